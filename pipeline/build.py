@@ -1,0 +1,75 @@
+"""The pipeline graph, stage by stage (see DESIGN.md section 3)."""
+
+from __future__ import annotations
+
+import apache_beam as beam
+from apache_beam.transforms.combiners import SingleInputTupleCombineFn
+
+from pipeline import combiners, tables
+from pipeline.config import RunConfig
+from pipeline.documents import GroupDocuments, ScoreDocumentFn
+from pipeline.read import ERRORS, ReadSummaries
+
+
+def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str) -> None:
+    """Read, validate, score, aggregate per system, and write every table to `staging`.
+
+    `inputs` holds the resolved file lists ("candidates", "references") and the
+    error rows of globs that matched nothing ("missing").
+    """
+    settings = config.settings()
+    stats = config.statistics
+    read = p | "ReadSummaries" >> ReadSummaries(config.input, inputs["candidates"], inputs["references"], inputs["missing"])
+    keep_conflicts = config.input.conflicting_references == "keep"
+    grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(keep_conflicts)
+    scored = grouped.documents | "ScoreDocuments" >> beam.ParDo(
+        ScoreDocumentFn(settings, config.run.progress_every)
+    ).with_outputs(ERRORS, main="documents")
+    errors = (read["errors"], grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
+
+    per_metric = scored.documents | "KeyBySystemAndMetric" >> beam.FlatMap(
+        lambda d: (((d.system, tag), (d.doc_id, s)) for tag, s in d.scores.items())
+    )
+    aggregates = per_metric | "AggregatePerSystem" >> beam.CombinePerKey(
+        SingleInputTupleCombineFn(
+            combiners.MeanCombineFn(),
+            combiners.MicroCombineFn(settings.alpha_value),
+            combiners.PoissonBootstrapCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, float(settings.confidence)),
+            combiners.JackknifeCombineFn(stats.jackknife_buckets),
+            combiners.GatherDocumentsCombineFn(),
+        )
+    )
+    eval_ids = (
+        scored.documents
+        | "DocIds" >> beam.Map(lambda d: d.doc_id)
+        | "DistinctDocIds" >> beam.Distinct()
+        | "EvalIds" >> beam.combiners.ToList()
+        | "NumberDocs" >> beam.Map(tables.evaluation_id_map, config.rouge.eval_ids)
+    )
+    summaries = aggregates | "Rouge155Averages" >> beam.Map(
+        tables.system_summary, settings, beam.pvalue.AsSingleton(eval_ids)
+    )
+
+    (
+        summaries
+        | "GatherSummaries" >> beam.combiners.ToList()
+        | "WriteSystemTables" >> beam.Map(tables.write_system_tables, staging, settings)
+    )
+    scored.documents | "WritePerDocument" >> tables.WritePerDocument(staging, config.output.per_document_shards)
+    errors | "GatherErrors" >> beam.combiners.ToList() | "WriteErrors" >> beam.Map(tables.write_errors, staging)
+    counts = {
+        "rows_read": read["rows_read"] | "SumRowsRead" >> beam.CombineGlobally(sum),
+        "scored": scored.documents | "CountScored" >> beam.combiners.Count.Globally(),
+        "errors_by_reason": errors
+        | "ReasonOf" >> beam.Map(lambda e: e.reason)
+        | "CountReasons" >> beam.combiners.Count.PerElement()
+        | "ReasonsToList" >> beam.combiners.ToList(),
+        "reference_rows": read["references"] | "CountReferenceRows" >> beam.combiners.Count.Globally(),
+    }
+    (
+        p
+        | "Once" >> beam.Create([None])
+        | "WriteCounts" >> beam.Map(
+            tables.write_counts, staging, **{name: beam.pvalue.AsSingleton(pc) for name, pc in counts.items()}
+        )
+    )

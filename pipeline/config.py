@@ -1,0 +1,209 @@
+"""Run configuration: a TOML file (data only, read with tomllib) plus CLI overrides.
+
+Every section and key, with its default:
+
+    [input]
+    candidates = ["data/*.jsonl"]   # globs: .jsonl, .json, .jsonl.gz, .parquet
+    references = []                 # split form: globs of reference files, joined by doc_id
+    system_field = "system"
+    doc_id_field = "doc_id"
+    candidate_field = "candidate"
+    references_field = "references" # a list of texts per row
+    reference_field = "reference"   # or one reference per row (split form only)
+    system_from_path = ""           # regex with a (?P<system>...) group, applied to the file path
+    max_text_bytes = 1000000        # longer texts go to the errors table
+    conflicting_references = "error"  # joined form: "error", or "keep" each row's own references
+
+    [rouge]
+    args = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"   # ROUGE-1.5.5 flags
+    multi_reference = ""            # "", "average", "best" or "jackknife" ("" keeps -f)
+    eval_ids = "doc_id"             # or "index": 1..N in sorted doc_id order, as pyrouge
+
+    [statistics]
+    bootstrap_replicates = 1000     # hash-seeded Poisson bootstrap of the mean
+    bootstrap_seed = 0
+    jackknife_buckets = 20          # delete-a-group jackknife over documents
+
+    [output]
+    folder = "out/run"
+    overwrite = false               # true: replace an existing result folder atomically
+    per_document_shards = 1
+
+    [run]
+    strict = false                  # any bad row fails the run
+    progress_every = 10000          # log progress every N documents per worker
+    beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rouge_core import RougeConfigError, RougeSettings
+
+
+@dataclass(frozen=True)
+class InputConfig:
+    candidates: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    system_field: str = "system"
+    doc_id_field: str = "doc_id"
+    candidate_field: str = "candidate"
+    references_field: str = "references"
+    reference_field: str = "reference"
+    system_from_path: str = ""
+    max_text_bytes: int = 1_000_000
+    conflicting_references: str = "error"
+
+
+@dataclass(frozen=True)
+class RougeConfig:
+    args: str = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
+    multi_reference: str = ""
+    eval_ids: str = "doc_id"
+
+
+@dataclass(frozen=True)
+class StatisticsConfig:
+    bootstrap_replicates: int = 1000
+    bootstrap_seed: int = 0
+    jackknife_buckets: int = 20
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    folder: str = "out/run"
+    overwrite: bool = False
+    per_document_shards: int = 1
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    strict: bool = False
+    progress_every: int = 10_000
+    beam_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    input: InputConfig = field(default_factory=InputConfig)
+    rouge: RougeConfig = field(default_factory=RougeConfig)
+    statistics: StatisticsConfig = field(default_factory=StatisticsConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
+    run: RunOptions = field(default_factory=RunOptions)
+    source: str = "<defaults>"
+
+    def settings(self) -> RougeSettings:
+        """The ROUGE settings this run scores with."""
+        settings = RougeSettings.from_flags(self.rouge.args)
+        if self.rouge.multi_reference:
+            settings = settings.replace(multi_reference=self.rouge.multi_reference)
+        return settings
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data.pop("source")
+        return data
+
+    def validate(self) -> "RunConfig":
+        def fail(key: str, value: object, allowed: str) -> None:
+            raise RougeConfigError(f"{key} must be {allowed}; got {value!r} (from {self.source})")
+
+        if not self.input.candidates:
+            fail("input.candidates", list(self.input.candidates), "at least one file or glob")
+        if self.input.system_from_path:
+            try:
+                pattern = re.compile(self.input.system_from_path)
+            except re.error as err:
+                fail("input.system_from_path", self.input.system_from_path, f"a valid regex ({err})")
+            if "system" not in pattern.groupindex:
+                fail("input.system_from_path", self.input.system_from_path, "a regex with a (?P<system>...) group")
+        if self.input.conflicting_references not in ("error", "keep"):
+            fail("input.conflicting_references", self.input.conflicting_references, '"error" or "keep"')
+        if self.input.max_text_bytes <= 0:
+            fail("input.max_text_bytes", self.input.max_text_bytes, "> 0")
+        if self.rouge.eval_ids not in ("doc_id", "index"):
+            fail("rouge.eval_ids", self.rouge.eval_ids, '"doc_id" or "index"')
+        if self.rouge.multi_reference not in ("", "average", "best", "jackknife"):
+            fail("rouge.multi_reference", self.rouge.multi_reference, '"average", "best" or "jackknife"')
+        if self.statistics.bootstrap_replicates < 2:
+            fail("statistics.bootstrap_replicates", self.statistics.bootstrap_replicates, ">= 2")
+        if self.statistics.jackknife_buckets < 2:
+            fail("statistics.jackknife_buckets", self.statistics.jackknife_buckets, ">= 2")
+        if self.output.per_document_shards < 1:
+            fail("output.per_document_shards", self.output.per_document_shards, ">= 1")
+        try:
+            self.settings()
+        except RougeConfigError as err:
+            raise RougeConfigError(f"{err} (rouge.args in {self.source})") from err
+        return self
+
+
+_SECTIONS = {
+    "input": InputConfig,
+    "rouge": RougeConfig,
+    "statistics": StatisticsConfig,
+    "output": OutputConfig,
+    "run": RunOptions,
+}
+
+
+def _section(cls, values: dict, name: str, source: str):
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise RougeConfigError(
+            f"unknown key(s) {unknown} in [{name}] of {source}; known keys: {sorted(known)}"
+        )
+    converted = {}
+    for key, value in values.items():
+        default = known[key].default
+        if isinstance(default, tuple):
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise RougeConfigError(f"{name}.{key} must be a list of strings; got {value!r} (from {source})")
+            value = tuple(value)
+        elif not isinstance(value, type(default)) or (isinstance(value, bool) != isinstance(default, bool)):
+            raise RougeConfigError(
+                f"{name}.{key} must be a {type(default).__name__}; got {value!r} (from {source})"
+            )
+        converted[key] = value
+    return cls(**converted)
+
+
+def load_config(path: str | None) -> RunConfig:
+    """Read a run configuration from TOML; relative input globs stay as written."""
+    if path is None:
+        return RunConfig()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError as err:
+        raise RougeConfigError(f"config file not found: {path}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise RougeConfigError(f"{path} is not valid TOML: {err}") from err
+    unknown = sorted(set(data) - set(_SECTIONS))
+    if unknown:
+        raise RougeConfigError(f"unknown section(s) {unknown} in {path}; known: {sorted(_SECTIONS)}")
+    sections = {name: _section(cls, data.get(name, {}), name, path) for name, cls in _SECTIONS.items()}
+    return RunConfig(**sections, source=str(Path(path)))
+
+
+def with_overrides(config: RunConfig, **overrides: Any) -> RunConfig:
+    """Apply CLI overrides given as section_key=value (None: not given)."""
+    changes: dict[str, dict[str, Any]] = {}
+    for name, value in overrides.items():
+        if value is None:
+            continue
+        section, key = name.split("_", 1)
+        changes.setdefault(section, {})[key] = value
+    replaced = {
+        section: dataclasses.replace(getattr(config, section), **values) for section, values in changes.items()
+    }
+    return dataclasses.replace(config, **replaced)

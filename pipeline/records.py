@@ -1,0 +1,66 @@
+"""The elements that flow through the pipeline, and the schemas of its tables.
+
+Plain tuples and dicts with `str` keys keep Beam's coders deterministic and
+make the elements cheap to pickle between worker processes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+
+class SourceRow(NamedTuple):
+    """One parsed input row and where it came from (file, 1-based line or row)."""
+
+    source: str
+    position: int
+    row: dict
+
+
+class Candidate(NamedTuple):
+    system: str
+    doc_id: str
+    text: object  # str or list of str
+    references: Optional[list]  # joined form: the row's references; split form: None
+    source: str
+    position: int
+
+
+class ReferenceRow(NamedTuple):
+    doc_id: str
+    references: list  # one or more texts
+    reference_id: Optional[str]  # one-reference-per-row form: orders the references
+    source: str
+    position: int
+
+
+class ErrorRecord(NamedTuple):
+    """A row that was not scored, and why.  The errors table has exactly these columns."""
+
+    system: Optional[str]
+    doc_id: Optional[str]
+    source: str
+    position: Optional[int]
+    reason: str
+    message: str
+
+
+# Reason codes of the errors table, and what each means.
+REASONS = {
+    "missing_path": "an input glob matched no file",
+    "unreadable_file": "a file could not be opened or read",
+    "undecodable": "a line is not valid UTF-8",
+    "invalid_json": "a line is not valid JSON",
+    "not_an_object": "a JSON line is not an object",
+    "invalid_parquet": "a Parquet file could not be read",
+    "missing_field": "a required field is absent",
+    "null_value": "a required field is null",
+    "wrong_type": "a field has the wrong type",
+    "text_too_long": "a text is longer than input.max_text_bytes",
+    "duplicate_key": "the same (system, doc_id) appears more than once",
+    "no_references": "no references for the candidate's doc_id",
+    "conflicting_references": "rows of one doc_id give different references",
+    "no_system": "input.system_from_path does not match the file path",
+}
+
+ERROR_COLUMNS = ErrorRecord._fields

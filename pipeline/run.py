@@ -1,0 +1,178 @@
+"""Running the pipeline: resolve inputs, run Beam, check the counts, publish the
+result folder atomically with its run record."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import shutil
+import sys
+import time
+import uuid
+from typing import Sequence
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
+from pipeline.build import build_pipeline
+from pipeline.config import RunConfig
+from pipeline.read import expand_globs
+from pipeline.tables import read_json
+from rouge_core import RougeConfigError, __version__
+
+log = logging.getLogger("rouge-pipeline")
+
+# The embedded default: every local core, in separate worker processes.  The
+# FnApiRunner is named directly, because the default DirectRunner first tries
+# to download the Prism runner, which fails (slowly) without internet.
+LOCAL_DEFAULTS = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=0"]
+
+FILE_LEVEL_REASONS = ("missing_path", "unreadable_file")
+
+
+class RunFailed(Exception):
+    """The run finished but must not be published (strict mode, nothing scored, counts off)."""
+
+
+def pipeline_options(beam_args: Sequence[str]) -> PipelineOptions:
+    args = list(beam_args)
+    if not any(a.startswith("--runner") for a in args):
+        args = LOCAL_DEFAULTS + args
+    return PipelineOptions(args)
+
+
+def resolve_inputs(config: RunConfig) -> dict:
+    candidates, missing = expand_globs(config.input.candidates)
+    references, missing_refs = expand_globs(config.input.references)
+    return {"candidates": candidates, "references": references, "missing": missing + missing_refs}
+
+
+def fingerprint(path: str) -> dict:
+    """Size and SHA-256 of an input file (read once more, through Beam's FileSystems)."""
+    digest = hashlib.sha256()
+    size = 0
+    with FileSystems.open(path, compression_type="uncompressed") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"path": path, "bytes": size, "sha256": digest.hexdigest()}
+
+
+def check_counts(counts: dict, strict: bool) -> None:
+    """`rows read = scored + row errors (+ reference rows)`; strict mode fails on any error."""
+    file_errors = sum(n for reason, n in counts["errors_by_reason"].items() if reason in FILE_LEVEL_REASONS)
+    accounted = counts["scored"] + counts["errors"] - file_errors + counts["reference_rows"]
+    counts["balanced"] = counts["rows_read"] == accounted
+    if not counts["balanced"]:
+        raise RunFailed(
+            f"rows read ({counts['rows_read']}) != scored ({counts['scored']}) + row errors "
+            f"({counts['errors'] - file_errors}) + reference rows ({counts['reference_rows']}): rows were lost"
+        )
+    if strict and counts["errors"]:
+        raise RunFailed(f"strict mode: {counts['errors']} error rows ({counts['errors_by_reason']}); see errors.jsonl")
+    if counts["scored"] == 0:
+        raise RunFailed("nothing was scored; see errors.jsonl")
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path
+
+
+def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
+    """Run the whole job and publish its result folder; returns the run record."""
+    settings = config.settings()
+    final = config.output.folder
+    if _is_local(final):
+        final = os.path.abspath(final)
+        if os.path.exists(final) and not config.output.overwrite:
+            raise RougeConfigError(
+                f"output folder {final} already exists; choose another --output or pass --overwrite "
+                "to replace it (atomically, once the new run has succeeded)"
+            )
+    elif FileSystems.exists(FileSystems.join(final, "_SUCCESS")) and not config.output.overwrite:
+        raise RougeConfigError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
+    started = time.time()
+    inputs = resolve_inputs(config)
+    log.warning(
+        "reading %d candidate file(s) and %d reference file(s); %d glob(s) matched nothing",
+        len(inputs["candidates"]), len(inputs["references"]), len(inputs["missing"]),
+    )
+    run_id = uuid.uuid4().hex[:12]
+    staging = f"{final}.staging-{run_id}" if _is_local(final) else final
+    options = pipeline_options(list(config.run.beam_args) + list(beam_args))
+    try:
+        with beam.Pipeline(options=options) as p:
+            build_pipeline(p, config, inputs, staging)
+        counts = read_json(FileSystems.join(staging, "_counts.json"))
+        check_counts(counts, config.run.strict)
+        record = {
+            "signature": settings.signature(),
+            "rouge155_flags": _flags_or_none(settings),
+            "config": config.to_dict(),
+            "config_file": config.source,
+            "inputs": {
+                "candidates": [fingerprint(p) for p in inputs["candidates"]],
+                "references": [fingerprint(p) for p in inputs["references"]],
+                "unmatched_globs": [e.source for e in inputs["missing"]],
+            },
+            "counts": counts,
+            "runner": options.view_as(StandardOptions).runner,
+            "direct_running_mode": options.view_as(DirectOptions).direct_running_mode,
+            "versions": _versions(),
+            "run_id": run_id,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "seconds": round(time.time() - started, 3),
+        }
+        FileSystems.delete([FileSystems.join(staging, "_counts.json")])
+        _write_text(FileSystems.join(staging, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        _write_text(FileSystems.join(staging, "_SUCCESS"), "")
+    except BaseException:
+        if _is_local(final) and os.path.isdir(staging):
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if _is_local(final):
+        _publish(staging, final)
+    return record
+
+
+def _publish(staging: str, final: str) -> None:
+    """Move the finished folder into place in one rename; an old one is swapped out first."""
+    if os.path.exists(final):
+        trash = f"{final}.replaced-{uuid.uuid4().hex[:12]}"
+        os.rename(final, trash)
+        os.rename(staging, final)
+        shutil.rmtree(trash)
+    else:
+        os.rename(staging, final)
+
+
+def _flags_or_none(settings):
+    try:
+        return settings.rouge155_flags()
+    except RougeConfigError:
+        return None
+
+
+def _write_text(path: str, text: str) -> None:
+    with FileSystems.create(path) as fh:
+        fh.write(text.encode("utf-8"))
+
+
+def _versions() -> dict:
+    import nltk
+    import numpy
+    import pyarrow
+
+    return {
+        "rouge_pipeline": __version__,
+        "apache_beam": beam.__version__,
+        "pyarrow": pyarrow.__version__,
+        "numpy": numpy.__version__,
+        "nltk": nltk.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }

@@ -1,0 +1,234 @@
+"""Turning aggregates into result tables, and writing them.
+
+Every table is written whole by one worker, sorted, through Beam's FileSystems,
+so the bytes do not depend on the runner, the worker count or the input order.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Optional
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline.records import ERROR_COLUMNS, ErrorRecord
+from rouge_core import RougeSettings
+from rouge_core.report import evaluation_ids, metric_block
+from rouge_core.resampling import perl_bootstrap, stable_hash
+
+SYSTEM_COLUMNS = [
+    ("system", pa.string()),
+    ("metric", pa.string()),
+    ("documents", pa.int64()),
+    ("recall", pa.float64()),
+    ("precision", pa.float64()),
+    ("f_measure", pa.float64()),
+    ("rouge155_recall", pa.float64()),
+    ("rouge155_recall_low", pa.float64()),
+    ("rouge155_recall_high", pa.float64()),
+    ("rouge155_precision", pa.float64()),
+    ("rouge155_precision_low", pa.float64()),
+    ("rouge155_precision_high", pa.float64()),
+    ("rouge155_f_measure", pa.float64()),
+    ("rouge155_f_measure_low", pa.float64()),
+    ("rouge155_f_measure_high", pa.float64()),
+    ("micro_recall", pa.float64()),
+    ("micro_precision", pa.float64()),
+    ("micro_f_measure", pa.float64()),
+    ("bootstrap_f_measure_low", pa.float64()),
+    ("bootstrap_f_measure_high", pa.float64()),
+    ("jackknife_se_recall", pa.float64()),
+    ("jackknife_se_precision", pa.float64()),
+    ("jackknife_se_f_measure", pa.float64()),
+    ("signature", pa.string()),
+]
+DOCUMENT_SCHEMA = pa.schema(
+    [
+        ("system", pa.string()),
+        ("doc_id", pa.string()),
+        ("metric", pa.string()),
+        ("recall", pa.float64()),
+        ("precision", pa.float64()),
+        ("f_measure", pa.float64()),
+        ("hits", pa.float64()),
+        ("reference_total", pa.float64()),
+        ("candidate_total", pa.float64()),
+    ]
+)
+ERROR_SCHEMA = pa.schema(
+    [
+        ("system", pa.string()),
+        ("doc_id", pa.string()),
+        ("source", pa.string()),
+        ("position", pa.int64()),
+        ("reason", pa.string()),
+        ("message", pa.string()),
+    ]
+)
+
+
+def evaluation_id_map(doc_ids: list, mode: str) -> dict:
+    return evaluation_ids(doc_ids, mode)
+
+
+def system_summary(element, settings: RougeSettings, eval_ids: dict):
+    """((system, metric), aggregates) -> (system, metric, table row, ROUGE-1.5.5 report lines)."""
+    (system, tag), (mean, micro, bootstrap, jackknife, documents) = element
+    by_eval_id = {eval_ids[doc_id]: stats for doc_id, stats in documents}
+    row = {"system": system, "metric": tag, "documents": mean["documents"]}
+    row.update({name: mean[name] for name in ("recall", "precision", "f_measure")})
+    if settings.counting == 2:
+        perl = [(None, None, None)] * 3
+    else:
+        instances = sorted(by_eval_id, key=lambda e: f"{e}.{system}")
+        rows = [
+            (s.recall, s.precision, s.f_measure) if settings.counting == 0 else (s.reference_total, s.candidate_total, s.hits)
+            for s in (by_eval_id[e] for e in instances)
+        ]
+        perl = perl_bootstrap(
+            rows,
+            resamples=settings.resamples,
+            confidence=settings.confidence,
+            counting=settings.counting,
+            alpha=settings.alpha_value,
+        )
+    for name, interval in zip(("recall", "precision", "f_measure"), perl):
+        row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
+            None if v is None else float(v) for v in interval
+        )
+    row.update({f"micro_{name}": value for name, value in micro.items()})
+    row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = bootstrap["f_measure"]
+    row.update({f"jackknife_se_{name}": value for name, value in jackknife.items()})
+    row["signature"] = settings.signature()
+    return system, tag, row, metric_block(system, tag, by_eval_id, settings)
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    with FileSystems.create(path) as fh:
+        fh.write(data)
+
+
+def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink)
+    return sink.getvalue()
+
+
+def _markdown_cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "%.5f" % value
+    text = str(value)
+    for ch in "\\|`*_[]<>#":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def write_system_tables(summaries: list, staging: str, settings: RougeSettings) -> None:
+    """system_scores.{parquet,csv,md} and rouge155.txt, sorted by system and metric order."""
+    order = {tag: i for i, tag in enumerate(settings.metric_tags())}
+    summaries = sorted(summaries, key=lambda s: (s[0], order[s[1]]))
+    rows = [s[2] for s in summaries]
+    schema = pa.schema(SYSTEM_COLUMNS, metadata={"signature": settings.signature()})
+    _write_bytes(FileSystems.join(staging, "system_scores.parquet"), _parquet_bytes(rows, schema))
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=[name for name, _ in SYSTEM_COLUMNS], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows)
+    _write_bytes(FileSystems.join(staging, "system_scores.csv"), text.getvalue().encode("utf-8"))
+    _write_bytes(FileSystems.join(staging, "system_scores.md"), markdown_table(rows, settings).encode("utf-8"))
+    report = "".join(line + "\n" for s in summaries for line in s[3])
+    _write_bytes(FileSystems.join(staging, "rouge155.txt"), report.encode("utf-8"))
+
+
+def markdown_table(rows: list[dict], settings: RougeSettings) -> str:
+    """The per-system table for people: F-measure x 100 with its intervals."""
+    head = "| system | metric | docs | F mean | ROUGE-1.5.5 F (95% CI) | micro F | jackknife SE |"
+    head = head.replace("95%", f"{settings.confidence}%")
+    lines = [f"Signature: `{settings.signature()}`", "", head, "|---|---|---:|---:|---|---:|---:|"]
+    for r in rows:
+        def pct(x):
+            return "" if x is None else "%.2f" % (100 * x)
+
+        perl = "" if r["rouge155_f_measure"] is None else (
+            f"{pct(r['rouge155_f_measure'])} ({pct(r['rouge155_f_measure_low'])}-{pct(r['rouge155_f_measure_high'])})"
+        )
+        cells = [
+            _markdown_cell(r["system"]), r["metric"], str(r["documents"]), pct(r["f_measure"]), perl,
+            pct(r["micro_f_measure"]), pct(r["jackknife_se_f_measure"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+class WritePerDocument(beam.PTransform):
+    """per_document/part-NNNNN-of-MMMMM.parquet: one row per (system, doc_id, metric),
+    sharded by a stable hash of (system, doc_id) and sorted within each shard."""
+
+    def __init__(self, staging: str, shards: int):
+        super().__init__()
+        self.staging = staging
+        self.shards = shards
+
+    def expand(self, documents):
+        shards = self.shards
+        keyed = documents | "ShardOf" >> beam.Map(lambda d: (stable_hash(f"{d.system}\x1f{d.doc_id}") % shards, d))
+        # Every shard is written, even an empty one, so the folder's layout is fixed.
+        empty = documents.pipeline | "AllShards" >> beam.Create([(i, None) for i in range(shards)])
+        return (
+            (keyed, empty)
+            | "FlattenShards" >> beam.Flatten()
+            | "GroupShards" >> beam.GroupByKey()
+            | "WriteShard" >> beam.Map(self._write)
+        )
+
+    def _write(self, element):
+        shard, documents = element
+        rows = [
+            {
+                "system": d.system, "doc_id": d.doc_id, "metric": tag,
+                "recall": s.recall, "precision": s.precision, "f_measure": s.f_measure,
+                "hits": float(s.hits), "reference_total": float(s.reference_total),
+                "candidate_total": float(s.candidate_total),
+            }
+            for d in sorted((d for d in documents if d is not None), key=lambda d: (d.system, d.doc_id))
+            for tag, s in d.scores.items()
+        ]
+        name = f"part-{shard:05d}-of-{self.shards:05d}.parquet"
+        _write_bytes(FileSystems.join(self.staging, "per_document", name), _parquet_bytes(rows, DOCUMENT_SCHEMA))
+        return name
+
+
+def _sort_key(e: ErrorRecord):
+    return (e.source, -1 if e.position is None else e.position, e.reason, e.system or "", e.doc_id or "", e.message)
+
+
+def write_errors(errors: list, staging: str) -> None:
+    """errors.parquet and errors.jsonl, sorted by source and position."""
+    errors = sorted(errors, key=_sort_key)
+    rows = [dict(zip(ERROR_COLUMNS, e)) for e in errors]
+    _write_bytes(FileSystems.join(staging, "errors.parquet"), _parquet_bytes(rows, ERROR_SCHEMA))
+    lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
+    _write_bytes(FileSystems.join(staging, "errors.jsonl"), lines.encode("utf-8"))
+
+
+def write_counts(_, staging: str, rows_read: int, scored: int, errors_by_reason: list, reference_rows: int) -> None:
+    counts = {
+        "rows_read": rows_read,
+        "scored": scored,
+        "errors": sum(n for _, n in errors_by_reason),
+        "errors_by_reason": dict(sorted(errors_by_reason)),
+        "reference_rows": reference_rows,
+    }
+    _write_bytes(FileSystems.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
+
+
+def read_json(path: str) -> Optional[dict]:
+    with FileSystems.open(path) as fh:
+        return json.loads(fh.read().decode("utf-8"))

@@ -1,0 +1,24 @@
+"""rouge_core: the official ROUGE-1.5.5 scores, exactly, in pure Python.
+
+    >>> from rouge_core import RougeScorer, RougeSettings
+    >>> scorer = RougeScorer(RougeSettings.from_flags("-n 2 -m"))
+    >>> scorer.score(candidate="Cats are running.", references=["A cat runs."])["ROUGE-1"].recall
+    0.66667
+"""
+
+__version__ = "0.1.0"
+
+from rouge_core.errors import RougeConfigError, RougeInputError
+from rouge_core.report import render_report
+from rouge_core.scoring import MetricStats, RougeScorer
+from rouge_core.settings import RougeSettings
+
+__all__ = [
+    "MetricStats",
+    "RougeConfigError",
+    "RougeInputError",
+    "RougeScorer",
+    "RougeSettings",
+    "render_report",
+    "__version__",
+]

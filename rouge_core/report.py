@@ -1,0 +1,115 @@
+"""The ROUGE-1.5.5 text report (`printResults` l.660), byte for byte.
+
+Input: per system, per evaluation id, the `MetricStats` of every metric.
+Systems print in string order (`-a`, l.527); each metric block starts with 45
+dashes; with `-d` the per-document lines follow 45 dots, ordered by `by_evalID`
+(l.789).  The averages come from `resampling.perl_bootstrap` over the documents
+in the script's instance order: the string-sorted `"<eval id>.<system>"`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from rouge_core.errors import RougeConfigError
+from rouge_core.resampling import perl_bootstrap, sequential_sum
+from rouge_core.scoring import MetricStats
+from rouge_core.settings import RougeSettings
+
+DASHES = "-" * 45
+DOTS = "." * 45
+_LEADING_DIGITS = re.compile(r"[0-9]+")
+
+# system -> evaluation id -> metric tag -> stats
+Results = Mapping[str, Mapping[str, Mapping[str, MetricStats]]]
+
+
+def perl_number(x: float) -> str:
+    """How Perl prints a number: integers in full, other values with %.15g."""
+    if isinstance(x, int):
+        return str(x)
+    return "%.15g" % x
+
+
+def by_eval_id(instance: str) -> tuple:
+    """Sort key equivalent to the script's `by_evalID`: numeric on leading digits
+    when both ids have them, string order otherwise.
+
+    Ids without leading digits start with a byte below '0' or above '9', so they
+    sort before or after all numbered ids; ids with equal numbers tie in Perl (in
+    hash order, which varies from run to run) and sort by string here.
+    """
+    digits = _LEADING_DIGITS.match(instance)
+    if digits:
+        return (1, float(digits.group()), instance)
+    return (0 if instance < "0" else 2, 0.0, instance)
+
+
+def _document_values(stats: MetricStats, counting: int) -> tuple:
+    if counting == 0:
+        return stats.recall, stats.precision, stats.f_measure
+    return stats.reference_total, stats.candidate_total, stats.hits
+
+
+def metric_block(system: str, tag: str, documents: Mapping[str, MetricStats], settings: RougeSettings) -> list[str]:
+    """The lines of one system's block for one metric."""
+    instances = sorted(f"{eval_id}.{system}" for eval_id in documents)
+    rows = {f"{eval_id}.{system}": _document_values(stats, settings.counting) for eval_id, stats in documents.items()}
+    lines = [DASHES]
+    if settings.counting == 2:
+        totals = [int(sequential_sum(rows[i][k] for i in instances)) for k in range(3)]
+        lines.append(f"{system} {tag} M_count: {totals[0]} P_count: {totals[1]} H_count: {totals[2]}")
+    else:
+        intervals = perl_bootstrap(
+            [rows[i] for i in instances],
+            resamples=settings.resamples,
+            confidence=settings.confidence,
+            counting=settings.counting,
+            alpha=settings.alpha_value,
+        )
+        for name, interval in zip("RPF", intervals):
+            lines.append(
+                f"{system} {tag} Average_{name}: {interval.average} "
+                f"({settings.confidence}%-conf.int. {interval.low} - {interval.high})"
+            )
+    if settings.per_document:
+        lines.append(DOTS)
+        for instance in sorted(instances, key=by_eval_id):
+            r, p, f = rows[instance]
+            if settings.counting == 0:
+                values = ("%7.5f" % r, "%7.5f" % p, "%7.5f" % f)
+            else:
+                values = (perl_number(r), perl_number(p), perl_number(f))
+            lines.append(f"{system} {tag} Eval {instance} R:{values[0]} P:{values[1]} F:{values[2]}")
+    return lines
+
+
+def evaluation_ids(doc_ids, mode: str = "doc_id") -> dict[str, str]:
+    """The ROUGE evaluation id of each document.
+
+    The printed averages depend on the order of the evaluation ids (see
+    `resampling`).  "doc_id" uses the doc_ids themselves; "index" numbers the
+    documents 1..N in sorted doc_id order, as pyrouge numbers its sorted files,
+    which is how most published ROUGE-1.5.5 numbers were made.
+
+    Example:
+        >>> evaluation_ids(["b", "a", "c"], "index")
+        {'a': '1', 'b': '2', 'c': '3'}
+    """
+    ordered = sorted(set(doc_ids))
+    if mode == "doc_id":
+        return {doc: doc for doc in ordered}
+    if mode == "index":
+        return {doc: str(i) for i, doc in enumerate(ordered, 1)}
+    raise RougeConfigError(f"eval ids must be 'doc_id' or 'index'; got {mode!r}")
+
+
+def render_report(results: Results, settings: RougeSettings) -> str:
+    """The whole ROUGE-1.5.5 report for every system, as the script prints it with `-a`."""
+    lines: list[str] = []
+    for system in sorted(results):
+        documents = results[system]
+        for tag in settings.metric_tags():
+            lines += metric_block(system, tag, {e: doc[tag] for e, doc in documents.items()}, settings)
+    return "".join(line + "\n" for line in lines)

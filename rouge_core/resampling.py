@@ -1,0 +1,207 @@
+"""The bootstrap behind ROUGE-1.5.5's printed averages and confidence intervals.
+
+ROUGE-1.5.5 does not print the mean of the per-document scores (l.935): it prints
+the mean of `-r` bootstrap means, and the `-c` interval from their order
+statistics.  Resample s (s = 0 .. R-1) calls `srand(s)` and draws n indices with
+`int(rand(n))`; since Perl 5.20 `rand` is drand48, seeded as `(s << 16) + 0x330E`.
+The draws are the same for every metric and system with the same n, so they are
+made once per n, for all resamples at a time, with numpy's wrapping 64-bit
+integers (2**48 divides 2**64, so the modular arithmetic is exact).
+
+Every floating-point sum here runs left to right, in the script's order, because
+the printed digits depend on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+_DRAND48_MULTIPLIER = np.uint64(0x5DEECE66D)
+_DRAND48_INCREMENT = np.uint64(0xB)
+_DRAND48_MASK = np.uint64((1 << 48) - 1)
+
+
+class Interval(NamedTuple):
+    """A printed average with its confidence interval, as ROUGE-1.5.5 prints them."""
+
+    average: str
+    low: str
+    high: str
+
+
+def sequential_sum(values) -> float:
+    """Left-to-right float sum (Python 3.12's sum() compensates, Perl's loop does not)."""
+    total = 0
+    for value in values:
+        total += value
+    return total
+
+
+@lru_cache(maxsize=4)
+def perl_draws(n: int, resamples: int) -> np.ndarray:
+    """The script's bootstrap indices: row k holds draw k of every resample.
+
+    Example:
+        >>> perl_draws(10, 3)[:4].T.tolist()   # srand(0), srand(1), srand(2); 4 draws each
+        [[1, 7, 0, 8], [0, 4, 8, 3], [9, 1, 5, 8]]
+    """
+    state = (np.arange(resamples, dtype=np.uint64) << np.uint64(16)) + np.uint64(0x330E)
+    draws = np.empty((n, resamples), dtype=np.int64)
+    for k in range(n):
+        state = (state * _DRAND48_MULTIPLIER + _DRAND48_INCREMENT) & _DRAND48_MASK
+        draws[k] = (n * (state.astype(np.float64) * 2.0**-48)).astype(np.int64)
+    draws.flags.writeable = False
+    return draws
+
+
+def _resample_sums(values: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Per resample, the sum of the drawn values in draw order."""
+    sums = np.zeros(draws.shape[1])
+    for row in draws:
+        sums += values[row]
+    return sums
+
+
+def _interval(means: np.ndarray, confidence: str) -> Interval:
+    """Average of the sorted resample means and the interpolated interval (l.906-931)."""
+    ranked = np.sort(means)
+    r = len(ranked)
+    average = sequential_sum(ranked.tolist()) / r
+    delta = r * ((100 - float(confidence)) / 2.0) / 100.0
+    upper = int(r - delta - 1)
+    lower = int(delta)
+    ratio = r - delta - 1 - upper
+
+    def at(i: int) -> float:  # Perl reads past the end of the array as 0
+        return float(ranked[i]) if i < r else 0.0
+
+    low = at(lower) + (at(lower + 1) - at(lower)) * ratio
+    high = at(upper) + (at(upper + 1) - at(upper)) * ratio
+    return Interval("%7.5f" % average, "%7.5f" % low, "%7.5f" % high)
+
+
+def perl_bootstrap(
+    rows: Sequence[Sequence[float]], *, resamples: int, confidence: str, counting: int, alpha: float
+) -> tuple[Interval, Interval, Interval]:
+    """ROUGE-1.5.5's printed Average_R/P/F and intervals for one system and metric.
+
+    Args:
+        rows: one row per document, in the script's instance order (string-sorted
+            `"<eval id>.<system>"`): (R, P, F) under `-t 0`, or the raw
+            (reference total, candidate total, hits) under `-t 1`.
+        resamples: `-r`.
+        confidence: `-c` as typed.
+        counting: `-t` (0 or 1).
+        alpha: `-p`.
+
+    Returns:
+        (recall, precision, f_measure) intervals.
+    """
+    n = len(rows)
+    if n == 0:
+        zero = Interval("%7.5f" % 0, "%7.5f" % 0, "%7.5f" % 0)
+        return zero, zero, zero
+    draws = perl_draws(n, resamples)
+    columns = np.asarray(rows, dtype=np.float64).T
+    sums = [_resample_sums(column, draws) for column in columns]
+    if counting == 0:
+        means = [s / n for s in sums]
+    else:
+        # -t 1 (l.739): every resample pools the counts, then forms R, P, F.
+        reference, candidate, hits = sums
+        recall = np.divide(hits, reference, out=np.zeros_like(hits), where=reference > 0)
+        precision = np.divide(hits, candidate, out=np.zeros_like(hits), where=candidate > 0)
+        denominator = (1 - alpha) * precision + alpha * recall
+        f = np.divide(recall * precision, denominator, out=np.zeros_like(hits), where=denominator > 0)
+        means = [recall, precision, f]
+    return tuple(_interval(m, confidence) for m in means)
+
+
+# --------------------------------------------------------------------------
+# Order-free estimators for the pipeline.  Scores enter as integers (units of
+# 1e-5, the precision ROUGE-1.5.5 keeps per document), so every sum is exact and
+# the result does not depend on how documents were split across workers.
+# --------------------------------------------------------------------------
+
+SCORE_UNITS = 100_000
+# Poisson(1) cumulative probabilities e^-1 * sum_{j<=k} 1/j!, written out so that
+# no platform's exp() enters the weights.
+_POISSON1_CDF = np.cumsum(
+    [0.36787944117144233 / f for f in (1, 1, 2, 6, 24, 120, 720, 5040, 40320, 362880, 3628800, 39916800)]
+)
+_GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+
+
+def to_units(score: float) -> int:
+    """A five-decimal score as an exact integer number of 1e-5 units."""
+    return round(score * SCORE_UNITS)
+
+
+def stable_hash(text: str) -> int:
+    """A 64-bit hash that is the same in every process, on every machine."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    x = x + _GOLDEN_GAMMA
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
+    """Poisson(1) bootstrap weights of one document in each replicate.
+
+    The weights depend only on (seed, key, replicate), never on workers or
+    order, so replicate sums can be accumulated anywhere and merged.
+
+    Example:
+        >>> w = poisson_weights("doc-1", 10_000, seed=0)
+        >>> round(float(w.mean()), 1), int(w.min())
+        (1.0, 0)
+    """
+    base = np.uint64(stable_hash(f"{seed}\x1f{key}"))
+    with np.errstate(over="ignore"):
+        bits = _splitmix64(base + np.arange(replicates, dtype=np.uint64) * _GOLDEN_GAMMA)
+    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The (lower, upper) empirical percentiles enclosing `confidence` percent."""
+    ranked = np.sort(values)
+    tail = (100 - confidence) / 200
+    lower = ranked[int(np.floor(tail * (len(ranked) - 1)))]
+    upper = ranked[int(np.ceil((1 - tail) * (len(ranked) - 1)))]
+    return float(lower), float(upper)
+
+
+def jackknife_bucket(key: str, buckets: int) -> int:
+    """The delete-a-group jackknife bucket of a document."""
+    return stable_hash(key) % buckets
+
+
+def jackknife_standard_error(bucket_sums: np.ndarray, bucket_counts: np.ndarray) -> float:
+    """Delete-a-group jackknife standard error of a mean.
+
+    Args:
+        bucket_sums: per bucket, the sum of the values in it.
+        bucket_counts: per bucket, the number of values in it.
+
+    Example (every bucket holds one value, so this is the classical jackknife,
+    whose standard error of a mean is the sample standard deviation over sqrt(n)):
+        >>> round(jackknife_standard_error(np.array([1, 2, 3, 4]), np.array([1, 1, 1, 1])), 6)
+        0.645497
+    """
+    used = bucket_counts > 0
+    sums, counts = bucket_sums[used], bucket_counts[used]
+    groups = len(counts)
+    total, n = sums.sum(), counts.sum()
+    if groups < 2 or n - counts.max() <= 0:
+        return float("nan")
+    leave_out = (total - sums) / (n - counts)
+    return float(np.sqrt((groups - 1) / groups * np.sum((leave_out - leave_out.mean()) ** 2)))

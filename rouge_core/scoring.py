@@ -1,0 +1,264 @@
+"""Scoring one candidate against its references, every metric family at once.
+
+Each text is read, cut, tokenized, filtered and stemmed once (`prepare`); the
+metric families then count overlaps on the shared tokens.  Per reference every
+family yields `(hits, reference_total, candidate_total)` and the value ROUGE-1.5.5
+uses to pick the best reference under `-f B`; `multiref` combines references;
+`finish` turns the counts into the rounded recall, precision and F that the
+script stores per document (l.1077: `sprintf("%7.5f")` of R and P, and F from
+the *rounded* R and P).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import NamedTuple, Sequence
+
+from rouge_core import lcs, ngram, skip_bigram
+from rouge_core.errors import RougeInputError
+from rouge_core.settings import RougeSettings
+from rouge_core.stem import morph_stem
+from rouge_core.text import Text, limit_bytes, limit_words, sentences, tokenize
+
+
+class MetricStats(NamedTuple):
+    """One metric for one document, as ROUGE-1.5.5 keeps it.
+
+    `reference_total`, `candidate_total` and `hits` are what `-t 1` and `-t 2`
+    add up (for ROUGE-W, f-weighted and not rounded); `recall`, `precision`
+    and `f_measure` are the per-document scores, rounded to five decimals.
+    """
+
+    reference_total: float
+    candidate_total: float
+    hits: float
+    recall: float
+    precision: float
+    f_measure: float
+
+
+class ReferenceCounts(NamedTuple):
+    hits: float
+    reference_total: float
+    candidate_total: float
+    best_key: float  # what -f B compares (l.1171): the first strictly greater wins
+
+
+def round5(x: float) -> float:
+    """ROUGE-1.5.5's `sprintf("%7.5f", x)`, read back as a number."""
+    return float("%.5f" % x)
+
+
+def f_measure(recall: float, precision: float, alpha: float) -> float:
+    """F = R*P / ((1-alpha)*P + alpha*R), rounded; 0 when the denominator is 0.
+
+    Example:
+        >>> f_measure(0.5, 0.25, 0.5)
+        0.33333
+    """
+    denominator = (1 - alpha) * precision + alpha * recall
+    return round5(precision * recall / denominator) if denominator > 0 else 0.0
+
+
+@lru_cache(maxsize=1)
+def smart_stopwords() -> frozenset[str]:
+    """The SMART stopword list ROUGE-1.5.5 removes under `-s` (598 entries)."""
+    data = resources.files("rouge_core") / "data" / "smart_common_words.txt"
+    return frozenset(data.read_text(encoding="ascii").split("\n")) - {""}
+
+
+@dataclass
+class PreparedText:
+    """A text read, cut, tokenized, filtered and stemmed as ROUGE-1.5.5 does."""
+
+    tokens: list[str]  # one stream for ROUGE-N/S and the ROUGE-L/W unigram tables
+    sentences: list[list[str]]  # per sentence, for ROUGE-L/W (differs only under -b)
+    counts: dict = field(default_factory=dict)  # memoised n-gram and skip-bigram tables
+
+    def ngrams(self, n: int) -> Counter:
+        key = ("n", n)
+        if key not in self.counts:
+            self.counts[key] = ngram.ngram_counts(self.tokens, n)
+        return self.counts[key]
+
+    def skip_bigrams(self, max_gap, with_unigrams: bool) -> Counter:
+        key = ("s", max_gap, with_unigrams)
+        if key not in self.counts:
+            if with_unigrams and ("s", max_gap, False) in self.counts:  # -U: SU = S + unigrams
+                table = self.counts[("s", max_gap, False)].copy()
+                table.update(self.tokens[:-1])
+            else:
+                table = skip_bigram.skip_bigram_counts(self.tokens, max_gap, with_unigrams)
+            self.counts[key] = table
+        return self.counts[key]
+
+    def bit_masks(self) -> list[tuple[list[str], dict[str, int]]]:
+        if "masks" not in self.counts:
+            self.counts["masks"] = [(s, lcs.bit_masks(s)) for s in self.sentences]
+        return self.counts["masks"]
+
+
+class RougeScorer:
+    """Scores candidates against references under one `RougeSettings`.
+
+    Example:
+        >>> scorer = RougeScorer(RougeSettings.from_flags("-n 2"))
+        >>> scores = scorer.score(candidate="the cat sat on the mat",
+        ...                       references=["the cat was on the mat"])
+        >>> scores["ROUGE-1"].recall, scores["ROUGE-2"].f_measure, scores["ROUGE-L"].precision
+        (0.83333, 0.6, 0.83333)
+    """
+
+    def __init__(self, settings: RougeSettings) -> None:
+        self.settings = settings
+        self.tags = settings.metric_tags()
+        self._stopwords = smart_stopwords() if settings.remove_stopwords else frozenset()
+        self._alpha = settings.alpha_value
+        self._weight = settings.weight_value
+        # References recur (one per system for every document): prepare each once.
+        self._prepare_cached = lru_cache(maxsize=4096)(self._prepare)
+
+    # ----------------------------------------------------------- reading
+    def prepare(self, text: Text) -> PreparedText:
+        """Read, cut, tokenize, filter and stem a text once for every metric."""
+        key = text if isinstance(text, str) else tuple(text) if isinstance(text, (list, tuple)) else text
+        try:
+            return self._prepare_cached(key)
+        except TypeError:  # unhashable: not a text at all
+            return self._prepare(key)
+
+    def _prepare(self, text: Text) -> PreparedText:
+        sents = sentences(text)
+        if self.settings.word_limit is not None:
+            sents = limit_words(sents, self.settings.word_limit)
+            lcs_sents = sents
+        elif self.settings.byte_limit is not None:
+            lcs_sents = limit_bytes(sents, self.settings.byte_limit, lcs_bug=True)
+            sents = limit_bytes(sents, self.settings.byte_limit)
+        else:
+            lcs_sents = sents
+        token_lists = [self._tokens(s) for s in sents]
+        lcs_lists = token_lists if lcs_sents is sents else [self._tokens(s) for s in lcs_sents]
+        return PreparedText([t for ts in token_lists for t in ts], lcs_lists)
+
+    def _tokens(self, sentence: str) -> list[str]:
+        tokens = tokenize(sentence)
+        if self._stopwords:
+            tokens = [t for t in tokens if t not in self._stopwords]
+        if self.settings.stemming:
+            tokens = [morph_stem(t) for t in tokens]
+        return tokens
+
+    # ----------------------------------------------------------- scoring
+    def score(self, *, candidate: Text, references: Sequence[Text]) -> dict[str, MetricStats]:
+        """Score one candidate against one or more references.
+
+        Args:
+            candidate: the system summary (a string, one sentence per line, or a
+                list of sentences).
+            references: the reference summaries, in a fixed order (it decides
+                ties under `-f B`).
+
+        Returns:
+            One `MetricStats` per metric tag, in ROUGE-1.5.5's print order.
+
+        Raises:
+            RougeInputError: no references, or a text that is not a string or a
+                list of strings.
+        """
+        if isinstance(references, str) or not isinstance(references, Sequence):
+            raise RougeInputError(
+                f"references must be a list of texts; got {type(references).__name__}"
+            )
+        if not references:
+            raise RougeInputError("a candidate needs at least one reference; got none")
+        cand = self.prepare(candidate)
+        refs = [self.prepare(r) for r in references]
+        return {tag: self._combine(tag, self._per_reference(tag, cand, refs)) for tag in self.tags}
+
+    def _per_reference(self, tag: str, cand: PreparedText, refs: list[PreparedText]) -> list[ReferenceCounts]:
+        s = self.settings
+        if tag == "ROUGE-L":
+            return [self._lcs_counts(cand, ref) for ref in refs]
+        if tag.startswith("ROUGE-W-"):
+            return [self._wlcs_counts(cand, ref) for ref in refs]
+        if tag.startswith("ROUGE-S"):
+            with_unigrams = tag.startswith("ROUGE-SU")
+            peer = cand.skip_bigrams(s.gap_limit, with_unigrams)
+            tables = [ref.skip_bigrams(s.gap_limit, with_unigrams) for ref in refs]
+        else:
+            n = int(tag[len("ROUGE-"):])
+            peer = cand.ngrams(n)
+            tables = [ref.ngrams(n) for ref in refs]
+        peer_total = sum(peer.values())
+        result = []
+        for table in tables:
+            total = sum(table.values())
+            hits = ngram.clipped_hits(table, peer)
+            # -f B compares the recall as printed with "%07.5f" (l.2240).
+            result.append(ReferenceCounts(hits, total, peer_total, round5(hits / total) if total else 0))
+        return result
+
+    def _lcs_counts(self, cand: PreparedText, ref: PreparedText) -> ReferenceCounts:
+        hits = lcs.union_lcs_hits(ref.sentences, cand.bit_masks(), Counter(ref.tokens), Counter(cand.tokens))
+        base = sum(len(sentence) for sentence in ref.sentences)
+        return ReferenceCounts(hits, base, len(cand.tokens), hits / base if base else 0)
+
+    def _wlcs_counts(self, cand: PreparedText, ref: PreparedText) -> ReferenceCounts:
+        w = self._weight
+        longest = max([len(x) for x in ref.sentences + cand.sentences], default=0)
+        weights = [k**w for k in range(longest + 2)]
+        hits = lcs.union_wlcs_hits(ref.sentences, cand.sentences, weights, Counter(ref.tokens), Counter(cand.tokens))
+        base = sum(weights[len(sentence)] for sentence in ref.sentences)
+        # ROUGE-1.5.5 dies here ("Illegal division by zero", l.2450) when the
+        # reference has no tokens; we score that reference 0, as ROUGE-L does.
+        best_key = (hits / base) ** (1 / w) if base else 0
+        return ReferenceCounts(hits, base**w, len(cand.tokens) ** w, best_key)
+
+    def _combine(self, tag: str, per_reference: list[ReferenceCounts]) -> MetricStats:
+        inverse = 1 / self._weight if tag.startswith("ROUGE-W-") else None
+        mode = self.settings.multi_reference
+        if mode == "average":
+            # -f A: hits and both totals add up over references (l.1170): the
+            # candidate total is counted once per reference.
+            return self._finish(
+                sum(c.hits for c in per_reference),
+                sum(c.reference_total for c in per_reference),
+                sum(c.candidate_total for c in per_reference),
+                inverse,
+            )
+        if mode == "best" or len(per_reference) == 1:
+            return self._finish(*_best(per_reference)[:3], inverse)
+        # Jackknife (Lin 2004, section 2.1): the best reference of each set of
+        # M-1 references, with R, P and F (and the counts) averaged over the M sets.
+        held_out = [
+            self._finish(*_best(per_reference[:k] + per_reference[k + 1 :])[:3], inverse)
+            for k in range(len(per_reference))
+        ]
+        m = len(held_out)
+        return MetricStats(
+            *(sum(column) / m for column in list(zip(*held_out))[:3]),
+            *(round5(sum(column) / m) for column in list(zip(*held_out))[3:]),
+        )
+
+    def _finish(self, hits: float, reference_total: float, candidate_total: float, inverse) -> MetricStats:
+        recall = hits / reference_total if reference_total != 0 else 0
+        precision = hits / candidate_total if candidate_total != 0 else 0
+        if inverse is not None:  # ROUGE-W reports f^-1 of the weighted ratios
+            recall, precision = recall**inverse, precision**inverse
+        recall, precision = round5(recall), round5(precision)
+        return MetricStats(
+            reference_total, candidate_total, hits, recall, precision, f_measure(recall, precision, self._alpha)
+        )
+
+
+def _best(per_reference: list[ReferenceCounts]) -> ReferenceCounts:
+    """-f B: the first reference whose key is strictly greater than all before it."""
+    best = per_reference[0]
+    for counts in per_reference[1:]:
+        if counts.best_key > best.best_key:
+            best = counts
+    return best

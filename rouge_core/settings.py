@@ -1,0 +1,292 @@
+"""RougeSettings: every choice that changes a ROUGE number, frozen and validated.
+
+Built from a ROUGE-1.5.5 flag string, so the command line a paper reports can be
+pasted as it is (`RougeSettings.from_flags("-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m")`).
+Values that ROUGE prints as typed (`-w`, `-2`, `-c`) are kept as typed strings so
+that the metric tags and the report come out byte-identical.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Optional
+
+from rouge_core.errors import RougeConfigError
+
+MULTI_REFERENCE_MODES = ("average", "best", "jackknife")
+_FLAG_OF_MODE = {"average": "A", "best": "B"}
+
+# ROUGE-1.5.5's own getopts string (l.455): a letter followed by ':' takes a value.
+_GETOPTS = "ahHb:c:de:f:l:mMn:p:st:r:2:3:w:uUvxz:"
+_TAKES_VALUE = {ch: nxt == ":" for ch, nxt in zip(_GETOPTS, _GETOPTS[1:] + " ") if ch != ":"}
+_NOT_SUPPORTED = {
+    "3": "Basic Element scoring (-3) needs BE-parsed input and is not supported",
+    "z": "-z reads a file list; give the texts as JSONL instead",
+    "M": "-M (stem models only) is undocumented in ROUGE-1.5.5 and not supported",
+    "h": "-h prints ROUGE's usage; see `rouge-pipeline --help`",
+    "H": "-H prints ROUGE's usage; see `rouge-pipeline --help`",
+    "v": "-v prints ROUGE's debugging trace and is not supported",
+}
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+@dataclass(frozen=True)
+class RougeSettings:
+    """The ROUGE-1.5.5 options, one field per flag.
+
+    Attributes:
+        max_ngram: `-n`: ROUGE-1 .. ROUGE-max_ngram (0: no ROUGE-N).
+        stemming: `-m`: the script's Porter stemmer plus WordNet 2.0 exceptions.
+        remove_stopwords: `-s`: drop the SMART stopwords.
+        word_limit: `-l`: keep the first N words of every text (None: no limit).
+        byte_limit: `-b`: keep the first N bytes of every text (None: no limit).
+        rouge_l: ROUGE-L is computed unless `-x`.
+        wlcs_weight: `-w`: ROUGE-W weight as typed, e.g. "1.2" (None: no ROUGE-W).
+        skip_distance: `-2`: ROUGE-S maximum gap as typed; negative means no limit.
+        skip_unigrams: `-u`: ROUGE-SU instead of ROUGE-S.
+        skip_both: `-U`: ROUGE-S and ROUGE-SU.
+        multi_reference: "average" (`-f A`), "best" (`-f B`) or "jackknife"
+            (Lin 2004 section 2.1; not a ROUGE-1.5.5 flag).
+        alpha: `-p`: F = R*P / ((1-alpha)*P + alpha*R), as typed.
+        confidence: `-c`: confidence level in percent, as typed.
+        resamples: `-r`: bootstrap resamples for the printed averages.
+        counting: `-t`: 0 averages per-document scores, 1 sums counts over the
+            corpus, 2 prints the summed counts.
+        per_document: `-d`: print per-document lines in the report.
+    """
+
+    max_ngram: int = 0
+    stemming: bool = False
+    remove_stopwords: bool = False
+    word_limit: Optional[int] = None
+    byte_limit: Optional[int] = None
+    rouge_l: bool = True
+    wlcs_weight: Optional[str] = None
+    skip_distance: Optional[str] = None
+    skip_unigrams: bool = False
+    skip_both: bool = False
+    multi_reference: str = "average"
+    alpha: str = "0.5"
+    confidence: str = "95"
+    resamples: int = 1000
+    counting: int = 0
+    per_document: bool = False
+
+    def __post_init__(self) -> None:
+        def fail(what: str, value: object, allowed: str) -> None:
+            raise RougeConfigError(f"{what} must be {allowed}; got {value!r}")
+
+        if not isinstance(self.max_ngram, int) or self.max_ngram < 0:
+            fail("max_ngram (-n)", self.max_ngram, "a whole number >= 0")
+        for name, flag in (("word_limit", "-l"), ("byte_limit", "-b")):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                fail(f"{name} ({flag})", value, "a whole number > 0, or None for no limit")
+        if self.word_limit is not None and self.byte_limit is not None:
+            raise RougeConfigError(
+                "word_limit (-l) and byte_limit (-b) cannot both be set: "
+                "ROUGE-1.5.5 limits a text in words or in bytes, not both"
+            )
+        if self.wlcs_weight is not None:
+            if not _NUMBER.fullmatch(str(self.wlcs_weight)) or float(self.wlcs_weight) <= 0:
+                fail("wlcs_weight (-w)", self.wlcs_weight, "a number > 0, e.g. '1.2'")
+        if self.skip_distance is not None and not _INTEGER.fullmatch(str(self.skip_distance)):
+            fail("skip_distance (-2)", self.skip_distance, "a whole number (negative: no gap limit)")
+        if self.multi_reference not in MULTI_REFERENCE_MODES:
+            fail("multi_reference (-f)", self.multi_reference, f"one of {MULTI_REFERENCE_MODES}")
+        if not _NUMBER.fullmatch(str(self.alpha)) or not 0 <= float(self.alpha) <= 1:
+            fail("alpha (-p)", self.alpha, "a number between 0 and 1")
+        if not _NUMBER.fullmatch(str(self.confidence)) or not 0 <= float(self.confidence) <= 100:
+            fail("confidence (-c)", self.confidence, "a number between 0 and 100")
+        if self.counting not in (0, 1, 2):
+            fail("counting (-t)", self.counting, "0, 1 or 2")
+        if not isinstance(self.resamples, int) or self.resamples < 0:
+            fail("resamples (-r)", self.resamples, "a whole number >= 1")
+        if self.resamples == 0 and self.counting != 2:
+            # ROUGE-1.5.5 dies with "Illegal division by zero" (l.906) here.
+            raise RougeConfigError(
+                "resamples (-r) must be at least 1: the printed averages are bootstrap "
+                "means (ROUGE-1.5.5 itself dies on -r 0); use -t 2 for raw counts "
+                "without a bootstrap"
+            )
+
+    # ------------------------------------------------------------------ flags
+    @classmethod
+    def from_flags(cls, flags: str | list[str]) -> "RougeSettings":
+        """Build settings from ROUGE-1.5.5 command-line flags.
+
+        `-a` and `-e DIR` are accepted and ignored (every system is always scored;
+        the data files ship with this package).  Options ROUGE-1.5.5 has but this
+        package does not (`-3`, `-z`, `-M`, `-v`) are refused with a reason.
+
+        Example:
+            >>> s = RougeSettings.from_flags("-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m")
+            >>> s.metric_tags()
+            ['ROUGE-1', 'ROUGE-2', 'ROUGE-3', 'ROUGE-4', 'ROUGE-L', 'ROUGE-W-1.2', 'ROUGE-S*', 'ROUGE-SU*']
+        """
+        args = shlex.split(flags) if isinstance(flags, str) else list(flags)
+        opts: dict[str, object] = {}
+        while args:
+            arg = args.pop(0)
+            if not arg.startswith("-") or len(arg) < 2:
+                raise RougeConfigError(
+                    f"unexpected argument {arg!r} in the ROUGE-1.5.5 flags: give only options "
+                    "(the input comes from the JSONL file, not a ROUGE XML config)"
+                )
+            letters = arg[1:]
+            while letters:
+                letter, letters = letters[0], letters[1:]
+                if letter not in _TAKES_VALUE:
+                    raise RougeConfigError(f"unknown ROUGE-1.5.5 option -{letter} in {arg!r}")
+                if letter in _NOT_SUPPORTED:
+                    raise RougeConfigError(_NOT_SUPPORTED[letter])
+                if _TAKES_VALUE[letter]:
+                    if not letters:
+                        if not args:
+                            raise RougeConfigError(f"option -{letter} needs a value")
+                        letters = args.pop(0)
+                    opts[letter], letters = letters, ""
+                else:
+                    opts[letter] = True
+
+        def integer(letter: str, what: str) -> int:
+            text = str(opts[letter])
+            if not _INTEGER.fullmatch(text):
+                raise RougeConfigError(f"-{letter} ({what}) must be a whole number; got {text!r}")
+            return int(text)
+
+        mode = str(opts.get("f", "A"))
+        if mode not in ("A", "B"):
+            raise RougeConfigError(f"-f must be A (model average) or B (best model); got {mode!r}")
+        return cls(
+            max_ngram=integer("n", "max n-gram") if "n" in opts else 0,
+            stemming="m" in opts,
+            remove_stopwords="s" in opts,
+            word_limit=integer("l", "word limit") if "l" in opts else None,
+            byte_limit=integer("b", "byte limit") if "b" in opts else None,
+            rouge_l="x" not in opts,
+            wlcs_weight=str(opts["w"]) if "w" in opts else None,
+            skip_distance=str(opts["2"]) if "2" in opts else None,
+            skip_unigrams="u" in opts,
+            skip_both="U" in opts,
+            multi_reference="best" if mode == "B" else "average",
+            alpha=str(opts.get("p", "0.5")),
+            confidence=str(opts.get("c", "95")),
+            resamples=integer("r", "resamples") if "r" in opts else 1000,
+            counting=integer("t", "counting unit") if "t" in opts else 0,
+            per_document="d" in opts,
+        )
+
+    def rouge155_flags(self) -> str:
+        """The equivalent ROUGE-1.5.5 flags (add `-e DATA_DIR -a` and the config file).
+
+        Raises:
+            RougeConfigError: for the jackknife multi-reference mode, which
+                ROUGE-1.5.5 removed in version 1.4 and has no flag for.
+
+        Example:
+            >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0").rouge155_flags()
+            '-c 95 -r 1000 -n 2 -m -2 4 -u -f A -p 0.5 -t 0'
+        """
+        if self.multi_reference not in _FLAG_OF_MODE:
+            raise RougeConfigError(
+                "the jackknife multi-reference mode has no ROUGE-1.5.5 flag "
+                "(the script dropped jackknifing in version 1.4)"
+            )
+        flags = ["-c", self.confidence, "-r", str(self.resamples)]
+        if self.max_ngram:
+            flags += ["-n", str(self.max_ngram)]
+        flags += ["-m"] if self.stemming else []
+        flags += ["-s"] if self.remove_stopwords else []
+        flags += ["-l", str(self.word_limit)] if self.word_limit is not None else []
+        flags += ["-b", str(self.byte_limit)] if self.byte_limit is not None else []
+        flags += ["-x"] if not self.rouge_l else []
+        flags += ["-w", self.wlcs_weight] if self.wlcs_weight is not None else []
+        if self.skip_distance is not None:
+            flags += ["-2", self.skip_distance]
+            flags += ["-u"] if self.skip_unigrams else []
+            flags += ["-U"] if self.skip_both else []
+        flags += ["-f", _FLAG_OF_MODE[self.multi_reference], "-p", self.alpha]
+        flags += ["-t", str(self.counting)]
+        flags += ["-d"] if self.per_document else []
+        return " ".join(flags)
+
+    def replace(self, **changes: object) -> "RougeSettings":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    # ---------------------------------------------------------------- metrics
+    def metric_tags(self) -> list[str]:
+        """The metric blocks in ROUGE-1.5.5's print order (l.532-646).
+
+        With `-2`, `-u` wins over `-U`; `-U` prints ROUGE-S and then ROUGE-SU.
+        """
+        tags = [f"ROUGE-{n}" for n in range(1, self.max_ngram + 1)]
+        if self.rouge_l:
+            tags.append("ROUGE-L")
+        if self.wlcs_weight is not None:
+            tags.append(f"ROUGE-W-{self.wlcs_weight}")
+        if self.skip_distance is not None:
+            gap = "*" if int(self.skip_distance) < 0 else self.skip_distance
+            if self.skip_unigrams:
+                tags.append(f"ROUGE-SU{gap}")
+            elif self.skip_both:
+                tags += [f"ROUGE-S{gap}", f"ROUGE-SU{gap}"]
+            else:
+                tags.append(f"ROUGE-S{gap}")
+        return tags
+
+    @property
+    def alpha_value(self) -> float:
+        return float(self.alpha)
+
+    @property
+    def weight_value(self) -> float:
+        return float(self.wlcs_weight) if self.wlcs_weight is not None else 1.0
+
+    @property
+    def gap_limit(self) -> Optional[int]:
+        """Maximum skip-bigram gap, or None for no limit (`-2` negative)."""
+        if self.skip_distance is None or int(self.skip_distance) < 0:
+            return None
+        return int(self.skip_distance)
+
+    # -------------------------------------------------------------- signature
+    def signature(self, version: str | None = None) -> str:
+        """A short, stable description of everything that changes the numbers.
+
+        Example:
+            >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000").signature(version="0.1.0")
+            'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
+        """
+        if version is None:
+            from rouge_core import __version__ as version
+        skip = "no"
+        if self.skip_distance is not None:
+            gap = "*" if self.gap_limit is None else self.skip_distance
+            skip = gap + ("+U" if self.skip_unigrams else "+S+U" if self.skip_both else "")
+        limit = "none"
+        if self.word_limit is not None:
+            limit = f"{self.word_limit}w"
+        elif self.byte_limit is not None:
+            limit = f"{self.byte_limit}b"
+        parts = [
+            "rouge155",
+            f"n:{self.max_ngram}",
+            f"L:{'yes' if self.rouge_l else 'no'}",
+            f"W:{self.wlcs_weight or 'no'}",
+            f"S:{skip}",
+            f"stem:{'porter155+wn2.0' if self.stemming else 'no'}",
+            f"stop:{'smart' if self.remove_stopwords else 'no'}",
+            f"limit:{limit}",
+            f"mref:{self.multi_reference}",
+            f"alpha:{self.alpha}",
+            f"t:{self.counting}",
+            f"ci:{self.confidence}%@{self.resamples}",
+            f"v:{version}",
+        ]
+        return "|".join(parts)

@@ -1,0 +1,17 @@
+import json
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden" / "rouge155"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+@pytest.fixture
+def golden():
+    return GOLDEN

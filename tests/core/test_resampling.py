@@ -1,0 +1,24 @@
+import numpy as np
+
+from rouge_core.resampling import perl_bootstrap, perl_draws
+
+
+def test_draws_are_perls_srand_and_rand():
+    # perl -e 'for $s (0..2){srand($s); print join(",", map {int(rand(10))} 1..4),"\n"}'
+    # printed 1,7,0,8 / 0,4,8,3 / 9,1,5,8 with perl 5.36 (drand48).
+    assert perl_draws(10, 3)[:4].T.tolist() == [[1, 7, 0, 8], [0, 4, 8, 3], [9, 1, 5, 8]]
+
+
+def test_constant_scores_give_that_value_and_a_zero_width_interval():
+    r, p, f = perl_bootstrap([(0.5, 0.25, 0.1)] * 7, resamples=50, confidence="95", counting=0, alpha=0.5)
+    assert r == ("0.50000", "0.50000", "0.50000")
+    assert f == ("0.10000", "0.10000", "0.10000")
+
+
+def test_interval_indices_for_1000_resamples_at_95_percent_are_25_and_974():
+    # delta = 1000 * 2.5 / 100 = 25: low = a[25] (+ 0 * (a[26] - a[25])),
+    # high = a[974] (ratio 0): with one document the resample means are exact.
+    scores = [(float(i % 2), 0.0, 0.0) for i in range(2)]
+    r, _, _ = perl_bootstrap(scores, resamples=1000, confidence="95", counting=0, alpha=0.5)
+    means = np.sort([np.mean([scores[k][0] for k in draw]) for draw in perl_draws(2, 1000).T])
+    assert r.low == "%7.5f" % means[25] and r.high == "%7.5f" % means[974]

@@ -1,0 +1,42 @@
+"""Running the real pipeline from tests, and reading what it wrote."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.config import InputConfig, OutputConfig, RougeConfig, RunConfig, RunOptions
+from pipeline.run import run
+
+IN_MEMORY = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
+TWO_PROCESSES = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+TWO_THREADS = ["--runner=FnApiRunner", "--direct_running_mode=multi_threading", "--direct_num_workers=2"]
+TABLES = [
+    "system_scores.parquet", "system_scores.csv", "system_scores.md", "rouge155.txt",
+    "per_document/part-00000-of-00001.parquet", "errors.parquet", "errors.jsonl",
+]
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def run_pipeline(output: Path, candidates, *, references=(), flags="-n 2", beam_args=IN_MEMORY, **options):
+    input_options = {k: v for k, v in options.items() if k in InputConfig.__dataclass_fields__}
+    rouge_options = {k: v for k, v in options.items() if k in RougeConfig.__dataclass_fields__}
+    run_options = {k: v for k, v in options.items() if k in RunOptions.__dataclass_fields__}
+    config = RunConfig(
+        input=InputConfig(candidates=tuple(map(str, candidates)), references=tuple(map(str, references)), **input_options),
+        rouge=RougeConfig(args=flags, **rouge_options),
+        output=OutputConfig(folder=str(output), overwrite=options.get("overwrite", False)),
+        run=RunOptions(**run_options),
+    ).validate()
+    return run(config, beam_args)
+
+
+def table_bytes(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in TABLES}

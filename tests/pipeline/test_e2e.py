@@ -1,0 +1,148 @@
+"""The real pipeline, end to end, on the DirectRunner (FnApiRunner)."""
+
+import json
+import random
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import GOLDEN, read_jsonl
+from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES, TWO_THREADS, run_pipeline, table_bytes, write_jsonl
+
+CASES = read_jsonl(GOLDEN / "cases.jsonl")
+PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
+
+
+def shards(rows, n, folder, seed=None):
+    rows = list(rows)
+    if seed is not None:
+        random.Random(seed).shuffle(rows)
+    return [write_jsonl(folder / f"part-{i:02d}.jsonl", rows[i::n]) for i in range(n)]
+
+
+def test_rouge155_report_is_the_official_sample_output(tmp_path):
+    record = run_pipeline(tmp_path / "out", shards(CASES, 4, tmp_path / "in"), flags=PYROUGE)
+    expected = (GOLDEN / "sample-output" / "ROUGE-test-c95-2-1-U-r1000-n4-w1.2-a-m.out").read_text()
+    assert (tmp_path / "out" / "rouge155.txt").read_text() == expected
+    assert record["counts"] == {
+        "rows_read": 200, "scored": 200, "errors": 0, "errors_by_reason": {}, "reference_rows": 0, "balanced": True,
+    }
+    assert (tmp_path / "out" / "_SUCCESS").exists()
+    table = pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()
+    assert len(table) == 8 * 8  # systems x metrics
+    row = next(r for r in table if r["system"] == "11" and r["metric"] == "ROUGE-1")
+    # the official sample output prints "11 ROUGE-1 Average_R: 0.22651" with -m
+    assert row["rouge155_recall"] == 0.22651
+    assert row["documents"] == 25
+
+
+def test_tables_are_byte_identical_across_runners_shards_orders_and_input_forms(tmp_path):
+    reference = run_pipeline(tmp_path / "one", shards(CASES, 1, tmp_path / "in1"), flags=PYROUGE)
+    assert reference["counts"]["scored"] == 200
+    expected = table_bytes(tmp_path / "one")
+
+    run_pipeline(tmp_path / "many", shards(CASES, 16, tmp_path / "in16", seed=5), flags=PYROUGE, beam_args=TWO_PROCESSES)
+    assert table_bytes(tmp_path / "many") == expected
+
+    candidates = [{k: c[k] for k in ("system", "doc_id", "candidate")} for c in CASES]
+    references = {c["doc_id"]: {"doc_id": c["doc_id"], "references": c["references"]} for c in CASES}
+    split = run_pipeline(
+        tmp_path / "split",
+        shards(candidates, 3, tmp_path / "cands", seed=9),
+        references=shards(references.values(), 2, tmp_path / "refs", seed=3),
+        flags=PYROUGE,
+        beam_args=TWO_THREADS,
+    )
+    assert split["counts"]["reference_rows"] == 25
+    assert table_bytes(tmp_path / "split") == expected
+
+
+def test_eval_ids_index_numbers_documents_in_sorted_doc_id_order(tmp_path):
+    rows = [dict(c, doc_id=f"doc-{int(c['doc_id']):02d}") for c in CASES]
+    run_pipeline(tmp_path / "out", shards(rows, 2, tmp_path / "in"), flags="-n 1 -x -r 100 -d", eval_ids="index")
+    report = (tmp_path / "out" / "rouge155.txt").read_text()
+    assert "11 ROUGE-1 Eval 1.11 " in report and "11 ROUGE-1 Eval 25.11 " in report
+    assert "doc-" not in report
+
+
+def test_bad_rows_land_in_the_errors_table_and_the_counts_reconcile(tmp_path):
+    good = [dict(c) for c in CASES if c["system"] in ("11", "12")]  # 50 rows
+    folder = tmp_path / "in"
+    write_jsonl(folder / "good.jsonl", good)
+    doc = {"doc_id": "x1", "candidate": "a b", "references": ["a c"]}
+    bad_rows = [
+        {"system": "s", "doc_id": "m1", "references": ["r"]},                      # missing_field
+        {"system": "s", "doc_id": "t1", "candidate": 5, "references": ["r"]},       # wrong_type
+        {"system": "s", "doc_id": None, "candidate": "c", "references": ["r"]},     # null_value
+        {"system": "s", "doc_id": "l1", "candidate": "x" * 300, "references": ["r"]},  # text_too_long
+        {"system": "s", "doc_id": "e1", "candidate": "c", "references": []},        # wrong_type (no refs)
+        dict(doc, system="dup"), dict(doc, system="dup"),                           # duplicate_key x2
+        {"system": "p", "doc_id": "c1", "candidate": "a", "references": ["r1"]},
+        {"system": "q", "doc_id": "c1", "candidate": "a", "references": ["r2"]},   # conflicting_references x2
+    ]
+    path = write_jsonl(folder / "bad.jsonl", bad_rows)
+    with open(path, "ab") as fh:
+        fh.write(b'{"system": "s", "doc_id": "u1", "candidate": "\xff\xfe"}\n')  # undecodable
+        fh.write(b'{"system": "s", "doc_id": \n')                                 # invalid_json
+        fh.write(b'[1, 2, 3]\n')                                                  # not_an_object
+    (folder / "empty.jsonl").write_bytes(b"")
+    record = run_pipeline(
+        tmp_path / "out", [folder / "*.jsonl", tmp_path / "nowhere" / "*.jsonl"], max_text_bytes=200
+    )
+    counts = record["counts"]
+    assert counts["errors_by_reason"] == {
+        "conflicting_references": 2, "duplicate_key": 2, "invalid_json": 1, "missing_field": 1,
+        "missing_path": 1, "not_an_object": 1, "null_value": 1, "text_too_long": 1, "undecodable": 1,
+        "wrong_type": 2,
+    }
+    assert counts["rows_read"] == 50 + len(bad_rows) + 3
+    assert counts["scored"] == 50
+    assert counts["balanced"]
+    errors = [json.loads(line) for line in (tmp_path / "out" / "errors.jsonl").read_text().splitlines()]
+    undecodable = next(e for e in errors if e["reason"] == "undecodable")
+    assert undecodable["source"].endswith("bad.jsonl") and undecodable["position"] == len(bad_rows) + 1
+    missing = next(e for e in errors if e["reason"] == "missing_path")
+    assert "nowhere" in missing["source"]
+    assert {e["doc_id"] for e in errors if e["reason"] == "duplicate_key"} == {"x1"}
+
+
+def test_split_form_candidates_without_references_are_errors(tmp_path):
+    cands = write_jsonl(tmp_path / "c.jsonl", [
+        {"system": "a", "doc_id": "d1", "candidate": "x y"},
+        {"system": "a", "doc_id": "d2", "candidate": "x y"},
+    ])
+    refs = write_jsonl(tmp_path / "r.jsonl", [
+        {"doc_id": "d1", "reference": "x y q r", "reference_id": "B"},
+        {"doc_id": "d1", "reference": "x q", "reference_id": "A"},
+        {"doc_id": "d9", "reference": "unused"},
+    ])
+    record = run_pipeline(tmp_path / "out", [cands], references=[refs], flags="-n 1 -x -f B -d -r 10")
+    assert record["counts"]["errors_by_reason"] == {"no_references": 1}
+    assert record["counts"]["reference_rows"] == 3 and record["counts"]["balanced"]
+    # Both references give R = 1/2; ordered by reference_id, A ("x q") comes first
+    # and wins the -f B tie, so P = 1/2 (B would give P = 2/2).
+    assert "a ROUGE-1 Eval d1.a R:0.50000 P:0.50000 F:0.50000" in (tmp_path / "out" / "rouge155.txt").read_text()
+
+
+def test_strict_mode_and_nothing_scored_fail_without_publishing(tmp_path):
+    from pipeline.run import RunFailed
+
+    bad = write_jsonl(tmp_path / "in.jsonl", [{"system": "s", "doc_id": "d"}] + CASES[:3])
+    with pytest.raises(RunFailed, match="strict mode: 1 error rows"):
+        run_pipeline(tmp_path / "out", [bad], strict=True)
+    assert not (tmp_path / "out").exists()
+    assert not list(tmp_path.glob("out.staging-*"))
+    with pytest.raises(RunFailed, match="nothing was scored"):
+        run_pipeline(tmp_path / "out", [write_jsonl(tmp_path / "only_bad.jsonl", [{"x": 1}])])
+
+
+def test_an_existing_result_folder_is_refused_or_replaced(tmp_path):
+    from rouge_core import RougeConfigError
+
+    data = shards(CASES[:16], 1, tmp_path / "in")
+    run_pipeline(tmp_path / "out", data)
+    with pytest.raises(RougeConfigError, match="already exists"):
+        run_pipeline(tmp_path / "out", data)
+    first = table_bytes(tmp_path / "out")
+    run_pipeline(tmp_path / "out", data, overwrite=True)
+    assert table_bytes(tmp_path / "out") == first
