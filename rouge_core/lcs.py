@@ -65,18 +65,31 @@ def wlcs_marks(
     """Mark the reference positions on the script's weighted-LCS path (`wlcs_inner`).
 
     `weights[k]` is k**w, for k up to at least min(len(reference), len(candidate)) + 1.
-    A diagonal step adds f(k+1) - f(k) for a run of k
-    consecutive matches so far, in the script's order of operations, because the
-    path depends on floating-point comparisons of these sums.
+    A diagonal step adds f(k+1) - f(k) for a run of k consecutive matches so far,
+    in the script's order of operations, because the path depends on
+    floating-point comparisons of these sums.
+
+    A row whose token is not in the candidate has no diagonal cell: each cell
+    takes the larger of the cell above and the cell to its left, preferring the
+    one above on ties.  When the row above never decreases, that is the row
+    above itself with every step going up, so such rows cost nothing.
     """
     n = len(candidate)
-    up_scores = [0.0] * (n + 1)
-    up_runs = [0] * (n + 1)
+    present = set(candidate)
+    if present.isdisjoint(reference):
+        return
+    all_up = bytearray(n + 1)  # 0 up, 1 diagonal, 2 left
+    no_runs = [0] * (n + 1)
+    up_scores, up_runs, nondecreasing = [0.0] * (n + 1), no_runs, True
     steps = []
     for token in reference:
+        if nondecreasing and token not in present:
+            steps.append(all_up)
+            up_runs = no_runs
+            continue
         scores = [0.0] * (n + 1)
         runs = [0] * (n + 1)
-        step = bytearray(n + 1)  # 0 up, 1 diagonal, 2 left
+        step = bytearray(n + 1)
         for j in range(1, n + 1):
             if token == candidate[j - 1]:
                 k = up_runs[j - 1]
@@ -90,6 +103,7 @@ def wlcs_marks(
                 step[j] = 2
         steps.append(step)
         up_scores, up_runs = scores, runs
+        nondecreasing = all(a <= b for a, b in zip(scores, scores[1:]))
     i, j = len(reference), n
     while i and j:
         move = steps[i - 1][j]

@@ -17,6 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import NamedTuple, Sequence
 
+import numpy as np
+
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeInputError
 from rouge_core.settings import RougeSettings
@@ -76,6 +78,7 @@ class PreparedText:
 
     tokens: list[str]  # one stream for ROUGE-N/S and the ROUGE-L/W unigram tables
     sentences: list[list[str]]  # per sentence, for ROUGE-L/W (differs only under -b)
+    ids: np.ndarray  # the tokens as ids of the scorer's vocabulary, for skip-bigram codes
     counts: dict = field(default_factory=dict)  # memoised n-gram and skip-bigram tables
 
     def ngrams(self, n: int) -> Counter:
@@ -84,15 +87,10 @@ class PreparedText:
             self.counts[key] = ngram.ngram_counts(self.tokens, n)
         return self.counts[key]
 
-    def skip_bigrams(self, max_gap, with_unigrams: bool) -> Counter:
+    def skip_bigrams(self, max_gap, with_unigrams: bool) -> skip_bigram.CodeTable:
         key = ("s", max_gap, with_unigrams)
         if key not in self.counts:
-            if with_unigrams and ("s", max_gap, False) in self.counts:  # -U: SU = S + unigrams
-                table = self.counts[("s", max_gap, False)].copy()
-                table.update(self.tokens[:-1])
-            else:
-                table = skip_bigram.skip_bigram_counts(self.tokens, max_gap, with_unigrams)
-            self.counts[key] = table
+            self.counts[key] = skip_bigram.skip_bigram_table(self.ids, max_gap, with_unigrams)
         return self.counts[key]
 
     def bit_masks(self) -> list[tuple[list[str], dict[str, int]]]:
@@ -118,6 +116,7 @@ class RougeScorer:
         self._stopwords = smart_stopwords() if settings.remove_stopwords else frozenset()
         self._alpha = settings.alpha_value
         self._weight = settings.weight_value
+        self._vocabulary: dict[str, int] = {}
         # References recur (one per system for every document): prepare each once.
         self._prepare_cached = lru_cache(maxsize=4096)(self._prepare)
 
@@ -142,7 +141,10 @@ class RougeScorer:
             lcs_sents = sents
         token_lists = [self._tokens(s) for s in sents]
         lcs_lists = token_lists if lcs_sents is sents else [self._tokens(s) for s in lcs_sents]
-        return PreparedText([t for ts in token_lists for t in ts], lcs_lists)
+        tokens = [t for ts in token_lists for t in ts]
+        vocabulary = self._vocabulary
+        ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), np.int64, len(tokens))
+        return PreparedText(tokens, lcs_lists, ids)
 
     def _tokens(self, sentence: str) -> list[str]:
         tokens = tokenize(sentence)
@@ -189,15 +191,17 @@ class RougeScorer:
             with_unigrams = tag.startswith("ROUGE-SU")
             peer = cand.skip_bigrams(s.gap_limit, with_unigrams)
             tables = [ref.skip_bigrams(s.gap_limit, with_unigrams) for ref in refs]
+            clip = skip_bigram.clipped_code_hits
         else:
             n = int(tag[len("ROUGE-"):])
             peer = cand.ngrams(n)
             tables = [ref.ngrams(n) for ref in refs]
-        peer_total = sum(peer.values())
+            clip = ngram.clipped_hits
+        peer_total = peer.total()
         result = []
         for table in tables:
-            total = sum(table.values())
-            hits = ngram.clipped_hits(table, peer)
+            total = table.total()
+            hits = clip(table, peer)
             # -f B compares the recall as printed with "%07.5f" (l.2240).
             result.append(ReferenceCounts(hits, total, peer_total, round5(hits / total) if total else 0))
         return result
