@@ -13,6 +13,8 @@ Every section and key, with its default:
     system_from_path = ""           # regex with a (?P<system>...) group, applied to the file path
     max_text_bytes = 1000000        # longer texts go to the errors table
     conflicting_references = "error"  # joined form: "error", or "keep" each row's own references
+    invalid_utf8 = "reject"         # a line that is not UTF-8: "reject" it, or "replace" bad bytes
+    max_line_bytes = 67108864       # longer JSONL lines are skipped as errors, never held in memory
 
     [rouge]
     args = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"   # ROUGE-1.5.5 flags
@@ -59,6 +61,8 @@ class InputConfig:
     system_from_path: str = ""
     max_text_bytes: int = 1_000_000
     conflicting_references: str = "error"
+    invalid_utf8: str = "reject"
+    max_line_bytes: int = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,10 @@ class RunConfig:
                 fail("input.system_from_path", self.input.system_from_path, "a regex with a (?P<system>...) group")
         if self.input.conflicting_references not in ("error", "keep"):
             fail("input.conflicting_references", self.input.conflicting_references, '"error" or "keep"')
+        if self.input.invalid_utf8 not in ("reject", "replace"):
+            fail("input.invalid_utf8", self.input.invalid_utf8, '"reject" or "replace"')
+        if self.input.max_line_bytes <= 0:
+            fail("input.max_line_bytes", self.input.max_line_bytes, "> 0")
         if self.input.max_text_bytes <= 0:
             fail("input.max_text_bytes", self.input.max_text_bytes, "> 0")
         if self.rouge.eval_ids not in ("doc_id", "index"):

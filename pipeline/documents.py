@@ -145,7 +145,7 @@ class ScoreDocumentFn(beam.DoFn):
             try:
                 scores = self.scorer.score(candidate=c.text, references=references)
             except RougeInputError as err:
-                yield _candidate_error(c, "wrong_type", str(err))
+                yield _candidate_error(c, err.reason, str(err))
                 continue
             self.scored.inc()
             self.count += 1

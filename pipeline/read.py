@@ -37,8 +37,39 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord]]
     return sorted(set(files)), errors
 
 
+def read_lines(fh, limit: int):
+    """The lines of a binary file, each with its newline; None for a line longer
+    than `limit` bytes, which is skipped without ever being held in memory."""
+    pending = bytearray()
+    overflow = False
+    while chunk := fh.read(1 << 16):
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if overflow:
+                yield None
+            else:
+                pending += chunk[start : end + 1]
+                yield bytes(pending) if len(pending) <= limit else None
+            pending.clear()
+            overflow = False
+            start = end + 1
+        if not overflow:
+            pending += chunk[start:]
+            if len(pending) > limit:
+                overflow = True
+                pending.clear()
+    if overflow:
+        yield None
+    elif pending:
+        yield bytes(pending)
+
+
 class ReadRowsFn(beam.DoFn):
     """A file path in, its parsed rows out (`SourceRow`); bad lines to ERRORS."""
+
+    def __init__(self, max_line_bytes: int = 64 << 20, invalid_utf8: str = "reject"):
+        self.max_line_bytes = max_line_bytes
+        self.invalid_utf8 = invalid_utf8
 
     def process(self, path: str):
         rows = 0
@@ -56,12 +87,10 @@ class ReadRowsFn(beam.DoFn):
 
     def _jsonl(self, path: str):
         with FileSystems.open(path) as fh:  # .gz is decompressed by extension
-            number = 0
-            while True:
-                raw = fh.readline()
-                if not raw:
-                    break
-                number += 1
+            for number, raw in enumerate(read_lines(fh, self.max_line_bytes), 1):
+                if raw is None:
+                    yield _error(path, number, "line_too_long", f"line longer than {self.max_line_bytes} bytes")
+                    continue
                 if number == 1 and raw.startswith(codecs.BOM_UTF8):
                     raw = raw[len(codecs.BOM_UTF8):]
                 if not raw.strip():
@@ -69,8 +98,10 @@ class ReadRowsFn(beam.DoFn):
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as err:
-                    yield _error(path, number, "undecodable", f"not valid UTF-8 at byte {err.start}")
-                    continue
+                    if self.invalid_utf8 != "replace":
+                        yield _error(path, number, "undecodable", f"not valid UTF-8 at byte {err.start}")
+                        continue
+                    line = raw.decode("utf-8", "replace")
                 try:
                     row = json.loads(line)
                 except (json.JSONDecodeError, RecursionError) as err:
@@ -221,12 +252,15 @@ class ReadSummaries(beam.PTransform):
         self.reference_files = reference_files
         self.missing = missing
 
+    def _reader(self) -> ReadRowsFn:
+        return ReadRowsFn(self.config.max_line_bytes, self.config.invalid_utf8)
+
     def expand(self, pbegin):
         joined = not self.reference_files
         candidates = (
             pbegin
             | "ListCandidateFiles" >> beam.Create(self.candidate_files)
-            | "ReadCandidateRows" >> beam.ParDo(ReadRowsFn()).with_outputs(ERRORS, COUNTS, main="rows")
+            | "ReadCandidateRows" >> beam.ParDo(self._reader()).with_outputs(ERRORS, COUNTS, main="rows")
         )
         parsed = candidates.rows | "ParseCandidates" >> beam.ParDo(ParseCandidateFn(self.config, joined)).with_outputs(
             ERRORS, main="candidates"
@@ -240,7 +274,7 @@ class ReadSummaries(beam.PTransform):
             references = (
                 pbegin
                 | "ListReferenceFiles" >> beam.Create(self.reference_files)
-                | "ReadReferenceRows" >> beam.ParDo(ReadRowsFn()).with_outputs(ERRORS, COUNTS, main="rows")
+                | "ReadReferenceRows" >> beam.ParDo(self._reader()).with_outputs(ERRORS, COUNTS, main="rows")
             )
             parsed_refs = references.rows | "ParseReferences" >> beam.ParDo(ParseReferenceFn(self.config)).with_outputs(
                 ERRORS, main="references"

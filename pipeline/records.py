@@ -49,7 +49,8 @@ class ErrorRecord(NamedTuple):
 REASONS = {
     "missing_path": "an input glob matched no file",
     "unreadable_file": "a file could not be opened or read",
-    "undecodable": "a line is not valid UTF-8",
+    "undecodable": "a line is not valid UTF-8 (input.invalid_utf8 = \"reject\")",
+    "line_too_long": "a JSONL line is longer than input.max_line_bytes",
     "invalid_json": "a line is not valid JSON",
     "not_an_object": "a JSON line is not an object",
     "invalid_parquet": "a Parquet file could not be read",
@@ -61,6 +62,7 @@ REASONS = {
     "no_references": "no references for the candidate's doc_id",
     "conflicting_references": "rows of one doc_id give different references",
     "no_system": "input.system_from_path does not match the file path",
+    "too_costly": "a text is too long for a quadratic metric (ROUGE-S*, ROUGE-L/W work limits)",
 }
 
 ERROR_COLUMNS = ErrorRecord._fields

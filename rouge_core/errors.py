@@ -6,4 +6,12 @@ class RougeConfigError(ValueError):
 
 
 class RougeInputError(ValueError):
-    """A text or reference list cannot be scored: says what is wrong and where."""
+    """A text or reference list cannot be scored: says what is wrong and where.
+
+    `reason` is a short code for tables of errors: "wrong_type" (not a text, or
+    no references) or "too_costly" (over a work limit of `RougeScorer`).
+    """
+
+    def __init__(self, message: str, reason: str = "wrong_type"):
+        super().__init__(message)
+        self.reason = reason

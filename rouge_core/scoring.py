@@ -42,6 +42,9 @@ class MetricStats(NamedTuple):
     f_measure: float
 
 
+_LONGEST_CACHED = 100_000  # characters
+
+
 class ReferenceCounts(NamedTuple):
     hits: float
     reference_total: float
@@ -102,6 +105,21 @@ class PreparedText:
 class RougeScorer:
     """Scores candidates against references under one `RougeSettings`.
 
+    Work limits keep long or adversarial texts from taking unbounded time and
+    memory; a text over a limit raises `RougeInputError` with reason "too_costly"
+    instead of being scored.  Costs, per candidate-reference pair:
+
+    * ROUGE-N: linear in the tokens.
+    * ROUGE-S/SU: one 8-byte code per skip-bigram, n(n-1)/2 for a text of n
+      tokens with no gap limit, about n(d+1) with gap d: `max_skip_bigrams`
+      per text (default 5 million: about 40 MB, well under a second).
+    * ROUGE-L: bit-parallel, (reference tokens x candidate tokens) / 64
+      machine-word steps and as many bits of memory: `64 * max_lcs_cells`.
+    * ROUGE-W: a dynamic programme over every reference-sentence x
+      candidate-sentence cell, one byte of memory per cell of the largest
+      sentence pair and about half a microsecond per cell: `max_lcs_cells`
+      (default 20 million: at most about 10-20 seconds).
+
     Example:
         >>> scorer = RougeScorer(RougeSettings.from_flags("-n 2"))
         >>> scores = scorer.score(candidate="the cat sat on the mat",
@@ -110,23 +128,29 @@ class RougeScorer:
         (0.83333, 0.6, 0.83333)
     """
 
-    def __init__(self, settings: RougeSettings) -> None:
+    def __init__(
+        self, settings: RougeSettings, *, max_skip_bigrams: int = 5_000_000, max_lcs_cells: int = 20_000_000
+    ) -> None:
         self.settings = settings
+        self.max_skip_bigrams = max_skip_bigrams
+        self.max_lcs_cells = max_lcs_cells
         self.tags = settings.metric_tags()
         self._stopwords = smart_stopwords() if settings.remove_stopwords else frozenset()
         self._alpha = settings.alpha_value
         self._weight = settings.weight_value
         self._vocabulary: dict[str, int] = {}
         # References recur (one per system for every document): prepare each once.
-        self._prepare_cached = lru_cache(maxsize=4096)(self._prepare)
+        self._prepare_cached = lru_cache(maxsize=512)(self._prepare)
 
     # ----------------------------------------------------------- reading
     def prepare(self, text: Text) -> PreparedText:
         """Read, cut, tokenize, filter and stem a text once for every metric."""
         key = text if isinstance(text, str) else tuple(text) if isinstance(text, (list, tuple)) else text
+        if isinstance(key, str) and len(key) > _LONGEST_CACHED:
+            return self._prepare(key)  # long texts are rare; their tables stay out of the cache
         try:
             return self._prepare_cached(key)
-        except TypeError:  # unhashable: not a text at all
+        except TypeError:  # unhashable: not a text at all, or a list holding one
             return self._prepare(key)
 
     def _prepare(self, text: Text) -> PreparedText:
@@ -179,7 +203,34 @@ class RougeScorer:
             raise RougeInputError("a candidate needs at least one reference; got none")
         cand = self.prepare(candidate)
         refs = [self.prepare(r) for r in references]
+        self._check_cost(cand, refs)
         return {tag: self._combine(tag, self._per_reference(tag, cand, refs)) for tag in self.tags}
+
+    def _check_cost(self, cand: PreparedText, refs: list[PreparedText]) -> None:
+        s = self.settings
+        if s.skip_distance is not None:
+            gap = s.gap_limit
+            for text in [cand, *refs]:
+                n = len(text.tokens)
+                pairs = n * (n - 1) // 2 if gap is None else n * (gap + 1)
+                if pairs > self.max_skip_bigrams:
+                    raise RougeInputError(
+                        f"a text of {n} tokens has {pairs} skip-bigrams, over the limit of "
+                        f"{self.max_skip_bigrams} (RougeScorer max_skip_bigrams)",
+                        reason="too_costly",
+                    )
+        if s.rouge_l or s.wlcs_weight is not None:
+            cand_tokens = sum(len(x) for x in cand.sentences)
+            limit = self.max_lcs_cells if s.wlcs_weight is not None else 64 * self.max_lcs_cells
+            for ref in refs:
+                cells = cand_tokens * sum(len(x) for x in ref.sentences)
+                if cells > limit:
+                    metric = "ROUGE-W" if s.wlcs_weight is not None else "ROUGE-L"
+                    raise RougeInputError(
+                        f"{metric} would fill {cells} table cells (candidate x reference tokens), over the "
+                        f"limit of {limit} (RougeScorer max_lcs_cells)",
+                        reason="too_costly",
+                    )
 
     def _per_reference(self, tag: str, cand: PreparedText, refs: list[PreparedText]) -> list[ReferenceCounts]:
         s = self.settings
