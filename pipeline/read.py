@@ -5,11 +5,13 @@ rows into candidates and references, with every bad row tagged as an error."""
 from __future__ import annotations
 
 import codecs
+import gzip
 import json
 import re
 from typing import Iterable, Optional
 
 import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.config import InputConfig
@@ -80,13 +82,17 @@ class ReadRowsFn(beam.DoFn):
                 yield output
         except (OSError, EOFError) as err:  # EOFError: a truncated .gz
             yield beam.pvalue.TaggedOutput(
-                ERRORS, ErrorRecord(None, None, path, None, "unreadable_file", f"cannot read {path}: {err}")
+                ERRORS,
+                ErrorRecord(None, None, path, None, "unreadable_file", f"cannot read {path} after {rows} rows: {err}"),
             )
         # Every row read becomes exactly one SourceRow or one error row.
         yield beam.pvalue.TaggedOutput(COUNTS, rows)
 
     def _jsonl(self, path: str):
-        with FileSystems.open(path) as fh:  # .gz is decompressed by extension
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw_file:
+            # Python's gzip, unlike Beam's decompressor, raises EOFError on a
+            # truncated file instead of silently ending it early.
+            fh = gzip.GzipFile(fileobj=raw_file) if path.endswith(".gz") else raw_file
             for number, raw in enumerate(read_lines(fh, self.max_line_bytes), 1):
                 if raw is None:
                     yield _error(path, number, "line_too_long", f"line longer than {self.max_line_bytes} bytes")
@@ -115,17 +121,14 @@ class ReadRowsFn(beam.DoFn):
     def _parquet(self, path: str):
         import pyarrow.parquet as pq
 
+        number = 0
         with FileSystems.open(path) as fh:
             try:
-                table = pq.ParquetFile(fh)
-                number = 0
-                for batch in table.iter_batches(batch_size=4096):
+                for batch in pq.ParquetFile(fh).iter_batches(batch_size=4096):
                     for row in batch.to_pylist():
                         number += 1
                         yield SourceRow(path, number, row)
-            except Exception as err:  # pyarrow raises several types for corrupt files
-                if isinstance(err, OSError) and not str(err):
-                    raise
+            except Exception as err:  # pyarrow raises several types for a corrupt file
                 yield _error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {err}")
 
 
