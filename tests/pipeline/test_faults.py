@@ -1,0 +1,79 @@
+"""Faults and safety: a run killed at any moment never leaves a folder that looks
+complete, reruns succeed, and ids from the input cannot steer where files go."""
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+
+from tests.conftest import GOLDEN, read_jsonl
+from tests.pipeline.runs import run_pipeline, write_jsonl
+
+CASES = read_jsonl(GOLDEN / "cases.jsonl")
+
+
+def check_complete(folder):
+    """A published folder holds every table, a valid run record and the marker."""
+    record = json.loads((folder / "run.json").read_text())
+    assert (folder / "_SUCCESS").exists()
+    assert record["counts"]["balanced"]
+    for name in ("system_scores.parquet", "errors.parquet", "per_document/part-00000-of-00001.parquet"):
+        pq.read_table(folder / name)
+    report = (folder / "rouge155.txt").read_text()
+    assert report.count("Average_F") == 8 * 4  # systems x (ROUGE-1, ROUGE-2, ROUGE-L, ROUGE-W)
+    return record
+
+
+def test_a_run_killed_at_random_moments_leaves_nothing_half_written(tmp_path):
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    data = [write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::4]) for i in range(4)]
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f'[input]\ncandidates = ["{tmp_path}/in/*.jsonl"]\n[rouge]\nargs = "-n 2 -w 1.2 -m -r 300"\n'
+        f'[output]\nfolder = "{tmp_path}/out"\noverwrite = true\n'
+        '[run]\nbeam_args = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]\n'
+    )
+    command = [sys.executable, "-m", "pipeline", "run", "--config", str(config)]
+    outcomes = []
+    for attempt in range(5):
+        if rng.random() < 0.6:  # kill a first run as well as a run replacing a finished one
+            shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(rng.uniform(0.5, 8.0))
+        finished = process.poll() is not None
+        if not finished:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        out = tmp_path / "out"
+        if out.exists():
+            check_complete(out)
+        outcomes.append(("finished" if finished else "killed", "complete" if out.exists() else "absent"))
+        assert not (finished and not out.exists()), f"seed {seed}: a finished run published nothing"
+    print(f"seed {seed}: after each kill the folder was {outcomes}")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "rows read 200, scored 200, errors 0" in done.stdout
+    check_complete(tmp_path / "out")
+
+
+def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path):
+    rows = [dict(c, system="../../escape|<b>*x*</b>", doc_id="/etc/" + c["doc_id"]) for c in CASES if c["system"] == "11"]
+    rows += [c for c in CASES if c["system"] == "12"]
+    record = run_pipeline(tmp_path / "out", [write_jsonl(tmp_path / "in.jsonl", rows)], flags="-n 1 -r 10")
+    assert record["counts"]["scored"] == 50
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == [
+        "in.jsonl", "out/_SUCCESS", "out/errors.jsonl", "out/errors.parquet",
+        "out/per_document/part-00000-of-00001.parquet", "out/rouge155.txt", "out/run.json",
+        "out/system_scores.csv", "out/system_scores.md", "out/system_scores.parquet",
+    ]
+    markdown = (tmp_path / "out" / "system_scores.md").read_text()
+    assert r"| ../../escape\|\<b\>\*x\*\</b\> | ROUGE-1 |" in markdown
+    assert "<b>" not in markdown
