@@ -54,9 +54,9 @@ from tests.oracle import find_rouge155_home, run_rouge155
 pytestmark = pytest.mark.oracle
 
 SEED = int(os.environ.get("ROUGE_DIFF_SEED") or random.SystemRandom().randrange(2**32))
-DOCS = max(300, int(os.environ.get("ROUGE_DIFF_DOCS") or 0))
-COMBOS = max(10, int(os.environ.get("ROUGE_DIFF_COMBOS") or 0))
-SUBSET = max(60, int(os.environ.get("ROUGE_DIFF_SUBSET") or 0))
+DOCS = max(300, int(os.environ.get("ROUGE_DIFF_DOCS") or 600))
+COMBOS = max(10, int(os.environ.get("ROUGE_DIFF_COMBOS") or 20))
+SUBSET = max(60, int(os.environ.get("ROUGE_DIFF_SUBSET") or 150))
 SHRINK_SECONDS = float(os.environ.get("ROUGE_DIFF_SHRINK_SECONDS") or 90)
 PERL_TIMEOUT = 900
 
@@ -87,7 +87,7 @@ PUNCT = [".", ",", ";", ":", "!", "?", "(", ")", "'s", "don't", '"quoted"', "U.S
          "$5", "#tag", "@me", "a/b", "[x]", "'", "``", "<p>", "&amp;"]
 NON_ASCII = ["café", "über", "naïve", "中文", "中", "😀", "é", "ü", "Ωmega", "straße", "\u212a",
              "\ufb01le", "İstanbul", "ß", "résumé", "日本語のテキスト", "x\u200by", "—", "«cat»"]
-JOINERS = [" "] * 30 + ["  ", "\t", " \t ", "\x0b", "\x0c", "\r", "\u00a0", "\u2028", "\x85", ""]
+JOINERS = [" "] * 30 + ["  ", "\t", " \t ", "\x0b", "\x0c", "\r", "\u00a0", "\u2028", "\x85", "\x00", "\x1c", ""]
 ODD_SENTENCES = ["", " ", "\t", "   ", ".", "- -", "…", "\r", " \r", "!!", "中"]
 # Safe first words of a W-safe reference: no stopword, at most 7 bytes.
 W_SAFE_WORDS = ["cats", "dog", "mat", "running", "women", "x42", "geese", "studies", "mice", "dogs"]
@@ -132,13 +132,13 @@ class Generator:
         rng = self.rng
         if rng.random() < 0.08:
             return rng.choice(ODD_SENTENCES)
-        n = rng.choice([1, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, max_words])
+        n = rng.choice([1, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, max_words, rng.randint(1, max_words)])
         words = [self.word(pool) for _ in range(n)]
         s = words[0]
         for w in words[1:]:
             s += rng.choice(JOINERS) + w
-        if rng.random() < 0.10:
-            s = rng.choice([" ", "  ", "\t"]) + s
+        if rng.random() < 0.10:  # a leading separator is an empty first word for -l
+            s = rng.choice([" ", " ", "  ", "\t", "\x0b", "\x0c", "\r", "\u00a0", "\x85", " \t"]) + s
         if rng.random() < 0.05:
             s += rng.choice([" ", "\t", "\r"])
         return s
@@ -195,13 +195,19 @@ class Generator:
 
     def document(self, index: int, doc_id: str, systems: list[str]) -> dict:
         rng = self.rng
-        pool = rng.sample(CONTENT, rng.randint(3, 12))
+        style = rng.random()
+        if style < 0.15:  # long texts from a tiny vocabulary: many LCS ties, heavy clipping
+            pool, max_words, n_sents = rng.sample(CONTENT, rng.randint(1, 4)), 40, [3, 4, 5, 6, 8]
+        elif style < 0.30:  # a few words from two or three
+            pool, max_words, n_sents = rng.sample(CONTENT, rng.randint(1, 3)), 3, [1, 1, 2]
+        else:
+            pool, max_words, n_sents = rng.sample(CONTENT, rng.randint(3, 12)), 14, [1, 1, 2, 2, 3, 4, 5]
         w_safe = rng.random() < 0.6
         ref_sents = []
         references = []
         for _ in range(rng.choice([1, 1, 2, 2, 3, 3, 4, 5])):
             r = rng.random()
-            sents = [self.sentence(pool) for _ in range(rng.choice([1, 1, 2, 2, 3, 4, 5]))]
+            sents = [self.sentence(pool, max_words) for _ in range(rng.choice(n_sents))]
             if w_safe:
                 sents[0] = rng.choice(W_SAFE_WORDS) + " " + sents[0].lstrip(" \t")
             elif r < 0.10:
@@ -227,7 +233,7 @@ class Generator:
             elif r < 0.70 and ref_sents:
                 cand = self.as_text(self.mutate(rng.choice(ref_sents), pool))
             else:
-                cand = self.as_text([self.sentence(pool) for _ in range(rng.choice([1, 2, 2, 3, 4, 6]))])
+                cand = self.as_text([self.sentence(pool, max_words) for _ in range(rng.choice(n_sents + [6]))])
             candidates[system] = cand
         return {"index": index, "doc_id": doc_id, "references": references,
                 "candidates": candidates, "w_safe": w_safe}
@@ -283,7 +289,7 @@ class Generator:
         opts.append(("f", rng.choice("AB")))
         opts.append(("p", rng.choice(_ALPHAS)))
         opts.append(("c", rng.choice(_CONFIDENCES)))
-        opts.append(("r", str(rng.choice([1, rng.randint(10, 200), rng.randint(10, 200)]))))
+        opts.append(("r", str(1 if rng.random() < 0.08 else rng.randint(10, 200))))
         opts.append(("t", rng.choice("0000112")))
         opts.append(("d", None))
         rng.shuffle(opts)
@@ -378,6 +384,12 @@ def perl_runs(request, rouge155_home):
     wanted = sorted({item.callspec.params["combo"] for item in request.session.items
                      if item.module is request.module and hasattr(item, "callspec")
                      and "combo" in item.callspec.params})
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:  # shown even when output is captured
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f"rouge differential test: ROUGE_DIFF_SEED={SEED} ({len(DOC_LIST)} documents, "
+                                f"{len(PLAN)} flag combinations, {len(wanted)} selected)")
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
     futures = {i: pool.submit(run_rouge155, cases_of(PLAN[i]["docs"]), PLAN[i]["flags"],
                               rouge155_home, PERL_TIMEOUT) for i in wanted}
@@ -440,8 +452,11 @@ def _doc_of_line(line: str, cases: list[dict]):
 
 def explain_mismatch(where, plan, cases, expected, ours, home) -> str:
     lines = _differing_lines(expected, ours)
-    out = [f"rouge_core differs from ROUGE-1.5.5: {where}", f"{len(lines)} differing line(s); first ones:"]
-    for number, e, g in lines[:12]:
+    per_doc = [line for line in lines if _EVAL_LINE.match(line[1])]
+    shown = lines[:6] + [line for line in per_doc[:6] if line not in lines[:6]]
+    out = [f"rouge_core differs from ROUGE-1.5.5: {where}",
+           f"{len(lines)} differing line(s), {len(per_doc)} of them per-document; the first ones:"]
+    for number, e, g in shown:
         if number == 0:
             out.append(e)
         else:

@@ -46,7 +46,7 @@ def test_a_run_killed_at_random_moments_leaves_nothing_half_written(tmp_path):
         if rng.random() < 0.6:  # kill a first run as well as a run replacing a finished one
             shutil.rmtree(tmp_path / "out", ignore_errors=True)
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(rng.uniform(0.5, 8.0))
+        time.sleep(rng.uniform(0.3, 6.0))
         finished = process.poll() is not None
         if not finished:
             os.killpg(process.pid, signal.SIGKILL)
