@@ -19,11 +19,13 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     """
     settings = config.settings()
     stats = config.statistics
-    read = p | "ReadSummaries" >> ReadSummaries(config.input, inputs["candidates"], inputs["references"], inputs["missing"])
+    read = p | "ReadSummaries" >> ReadSummaries(
+        config.input, inputs["candidates"], inputs["references"], inputs["missing"], config.run.progress_seconds
+    )
     keep_conflicts = config.input.conflicting_references == "keep"
     grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(keep_conflicts)
     scored = grouped.documents | "ScoreDocuments" >> beam.ParDo(
-        ScoreDocumentFn(settings, config.run.progress_every)
+        ScoreDocumentFn(settings, config.run.progress_seconds)
     ).with_outputs(ERRORS, main="documents")
     errors = (read["errors"], grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import Optional, Sequence
 
@@ -220,7 +221,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _QuietBeam(logging.Filter):
+    """Beam logs a warning about optional GCP libraries at import and forwards its
+    workers' routine warnings; the user needs neither."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name.startswith("apache_beam") or record.getMessage().startswith("apitools not found"))
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("rouge-pipeline: %(message)s"))
+    handler.addFilter(_QuietBeam())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    _configure_logging()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":

@@ -33,7 +33,7 @@ Every section and key, with its default:
 
     [run]
     strict = false                  # any bad row fails the run
-    progress_every = 10000          # log progress every N documents per worker
+    progress_seconds = 30.0         # each worker prints its progress this often
     beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
 
@@ -89,7 +89,7 @@ class OutputConfig:
 @dataclass(frozen=True)
 class RunOptions:
     strict: bool = False
-    progress_every: int = 10_000
+    progress_seconds: float = 30.0
     beam_args: tuple[str, ...] = ()
 
 
@@ -171,6 +171,8 @@ def _section(cls, values: dict, name: str, source: str):
     converted = {}
     for key, value in values.items():
         default = known[key].default
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
         if isinstance(default, tuple):
             if isinstance(value, str):
                 value = [value]

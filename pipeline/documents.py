@@ -4,18 +4,14 @@ conflicts, and scoring every (system, document) with rouge_core."""
 from __future__ import annotations
 
 import json
-import logging
-import time
 from typing import NamedTuple
 
 import apache_beam as beam
-from apache_beam.metrics import Metrics
 
+from pipeline.progress import Progress
 from pipeline.read import ERRORS
 from pipeline.records import Candidate, ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
-
-log = logging.getLogger(__name__)
 
 
 class DocumentGroup(NamedTuple):
@@ -130,26 +126,21 @@ class ScoreDocumentFn(beam.DoFn):
     once per document, whatever the number of systems.
     """
 
-    def __init__(self, settings: RougeSettings, progress_every: int):
+    def __init__(self, settings: RougeSettings, progress_seconds: float):
         self.settings = settings
-        self.progress_every = progress_every
-        self.scored = Metrics.counter("rouge", "documents_scored")
+        self.progress = Progress("scoring", progress_seconds)
 
     def setup(self):
         self.scorer = RougeScorer(self.settings)
-        self.count = 0
-        self.started = time.monotonic()
+        self.progress.start()
 
     def process(self, group: DocumentGroup):
         for c, references in group.candidates:
             try:
                 scores = self.scorer.score(candidate=c.text, references=references)
             except RougeInputError as err:
+                self.progress.add("failed")
                 yield _candidate_error(c, err.reason, str(err))
                 continue
-            self.scored.inc()
-            self.count += 1
-            if self.count % self.progress_every == 0:
-                rate = self.count / max(time.monotonic() - self.started, 1e-9)
-                log.warning("scored %d candidates in this worker (%.0f/s)", self.count, rate)
+            self.progress.add("scored")
             yield ScoredDocument(c.system, c.doc_id, scores)

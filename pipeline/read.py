@@ -15,6 +15,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline.config import InputConfig
+from pipeline.progress import Progress
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow
 
 ERRORS = "errors"
@@ -69,9 +70,13 @@ def read_lines(fh, limit: int):
 class ReadRowsFn(beam.DoFn):
     """A file path in, its parsed rows out (`SourceRow`); bad lines to ERRORS."""
 
-    def __init__(self, max_line_bytes: int = 64 << 20, invalid_utf8: str = "reject"):
+    def __init__(self, max_line_bytes: int = 64 << 20, invalid_utf8: str = "reject", progress_seconds: float = 30.0):
         self.max_line_bytes = max_line_bytes
         self.invalid_utf8 = invalid_utf8
+        self.progress = Progress("reading", progress_seconds)
+
+    def setup(self):
+        self.progress.start()
 
     def process(self, path: str):
         rows = 0
@@ -79,6 +84,7 @@ class ReadRowsFn(beam.DoFn):
             read = self._parquet(path) if path.endswith(".parquet") else self._jsonl(path)
             for output in read:
                 rows += 1
+                self.progress.add("rows" if isinstance(output, SourceRow) else "bad rows")
                 yield output
         except (OSError, EOFError) as err:  # EOFError: a truncated .gz
             yield beam.pvalue.TaggedOutput(
@@ -248,15 +254,23 @@ class ReadSummaries(beam.PTransform):
     "rows_read" (rows read per file, for the `input = scored + errors` check).
     """
 
-    def __init__(self, config: InputConfig, candidate_files: list[str], reference_files: list[str], missing: list[ErrorRecord]):
+    def __init__(
+        self,
+        config: InputConfig,
+        candidate_files: list[str],
+        reference_files: list[str],
+        missing: list[ErrorRecord],
+        progress_seconds: float = 30.0,
+    ):
         super().__init__()
         self.config = config
+        self.progress_seconds = progress_seconds
         self.candidate_files = candidate_files
         self.reference_files = reference_files
         self.missing = missing
 
     def _reader(self) -> ReadRowsFn:
-        return ReadRowsFn(self.config.max_line_bytes, self.config.invalid_utf8)
+        return ReadRowsFn(self.config.max_line_bytes, self.config.invalid_utf8, self.progress_seconds)
 
     def expand(self, pbegin):
         joined = not self.reference_files

@@ -19,6 +19,8 @@ import re
 from functools import lru_cache
 from importlib import resources
 
+from rouge_core.text import ASCII_LOWERCASE
+
 _c = "[^aeiou]"  # consonant
 _v = "[aeiouy]"  # vowel
 _C = f"{_c}[^aeiouy]*"  # consonant sequence
@@ -151,5 +153,6 @@ def morph_stem(token: str) -> str:
     """
     if len(token) <= 3:
         return token
+    token = token.translate(ASCII_LOWERCASE)  # MorphStem's tr/A-Z/a-z/
     exception = wordnet_exceptions().get(token)
     return exception if exception is not None else porter_stem(token)

@@ -27,7 +27,7 @@ Text = Union[str, Sequence[str]]
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Perl's \s on bytes: space, \t, \n, \r, \f and (since Perl 5.18) \x0B.
 _PERL_SPACE = re.compile(r"[ \t\n\r\f\x0b]+")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+ASCII_LOWERCASE = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def sentences(text: Text) -> list[str]:
@@ -56,7 +56,7 @@ def sentences(text: Text) -> list[str]:
         raise RougeInputError(
             f"a text must be a string or a list of strings; got {type(text).__name__}"
         )
-    return [line.translate(_ASCII_LOWER) for line in lines if line]
+    return [line.translate(ASCII_LOWERCASE) for line in lines if line]
 
 
 def perl_words(sentence: str) -> list[str]:
