@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import GOLDEN, SHARED_DATA
 from tests.pipeline.runs import TWO_PROCESSES, run_pipeline
 
 CNNDM = SHARED_DATA / "cnndm_test_outputs"
@@ -42,3 +42,14 @@ def test_see_et_al_table_is_reproduced_with_pyrouge_numbering(tmp_path):
     # averages bootstrap means in evaluation-id order): 0.36433 for pointer-gen R-1.
     mean = {(r["system"], r["metric"]): r["f_measure"] for r in rows}
     assert abs(mean["see2017_pointer_gen", "ROUGE-1"] - printed["see2017_pointer_gen", "ROUGE-1"]) < 1e-3
+
+
+@pytest.mark.slow
+def test_rouge155_report_equals_the_official_scripts_on_all_45960_pairs(tmp_path):
+    golden = GOLDEN.parent / "cnndm" / "rouge155-c95-2-1-U-r1000-n4-w1.2-a-m.txt"
+    record = run_pipeline(
+        tmp_path / "out", [CNNDM / "*.jsonl.gz"], flags="-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m",
+        conflicting_references="keep", beam_args=TWO_PROCESSES,
+    )
+    assert record["counts"]["scored"] == 45_960 and record["counts"]["errors"] == 0
+    assert (tmp_path / "out" / "rouge155.txt").read_text() == golden.read_text()
