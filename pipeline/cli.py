@@ -123,6 +123,11 @@ examples:
   rouge-pipeline run --config configs/pyrouge.toml --dry-run
       check the config, list the inputs, print the signature; run nothing.
 
+runners: without --runner, the local DirectRunner (FnApiRunner) on every core, in
+separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
+--runner SparkRunner / FlinkRunner, or --runner PortableRunner --job_endpoint HOST:PORT
+submit the same pipeline to a cluster; see configs/ and the README.
+
 The result folder holds system_scores.{parquet,csv,md}, rouge155.txt (the
 ROUGE-1.5.5 report), per_document/*.parquet, errors.{parquet,jsonl}, run.json
 and _SUCCESS.  It appears only when the run succeeded.
