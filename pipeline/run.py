@@ -55,10 +55,13 @@ def fingerprint(path: str) -> dict:
     """Size and SHA-256 of an input file (read once more, through Beam's FileSystems)."""
     digest = hashlib.sha256()
     size = 0
-    with FileSystems.open(path, compression_type="uncompressed") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
+    try:
+        with FileSystems.open(path, compression_type="uncompressed") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError as err:  # the errors table already says the file could not be read
+        return {"path": path, "error": str(err)}
     return {"path": path, "bytes": size, "sha256": digest.hexdigest()}
 
 
