@@ -29,6 +29,17 @@ def _units(stats) -> tuple[int, int, int]:
     return to_units(stats.recall), to_units(stats.precision), to_units(stats.f_measure)
 
 
+def _merge_into_first(accumulators):
+    """Element-wise sum into the first accumulator (a list, or an array by rows),
+    reading the rest as a stream, as Beam allows a CombineFn to."""
+    accumulators = iter(accumulators)
+    total = next(accumulators)
+    for acc in accumulators:
+        for i in range(len(total)):
+            total[i] += acc[i]
+    return total
+
+
 class MeanCombineFn(beam.CombineFn):
     """Order-free mean R/P/F over documents, and the document count."""
 
@@ -45,12 +56,7 @@ class MeanCombineFn(beam.CombineFn):
         return acc
 
     def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        total = next(accumulators)
-        for acc in accumulators:
-            for i in range(4):
-                total[i] += acc[i]
-        return total
+        return _merge_into_first(accumulators)
 
     def extract_output(self, acc):
         n = acc[0]
@@ -82,12 +88,7 @@ class MicroCombineFn(beam.CombineFn):
         return acc
 
     def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        total = next(accumulators)
-        for acc in accumulators:
-            for i in range(3):
-                total[i] += acc[i]
-        return total
+        return _merge_into_first(accumulators)
 
     def extract_output(self, acc):
         reference, candidate, hits = acc
@@ -120,11 +121,7 @@ class PoissonBootstrapCombineFn(beam.CombineFn):
         return acc
 
     def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        total = next(accumulators)
-        for acc in accumulators:
-            total += acc
-        return total
+        return _merge_into_first(accumulators)
 
     def extract_output(self, acc):
         weight = acc[0]
@@ -158,11 +155,7 @@ class JackknifeCombineFn(beam.CombineFn):
         return acc
 
     def merge_accumulators(self, accumulators):
-        accumulators = iter(accumulators)
-        total = next(accumulators)
-        for acc in accumulators:
-            total += acc
-        return total
+        return _merge_into_first(accumulators)
 
     def extract_output(self, acc):
         return {

@@ -10,21 +10,23 @@ from rouge_core import RougeScorer, RougeSettings, render_report
 from tests.conftest import GOLDEN, read_jsonl
 
 BASE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2"
+# The nine official ROUGE-test runs: file name suffix, extra flags.
+OFFICIAL_RUNS = [
+    ("-a", "-a"),
+    ("-a-m", "-a -m"),
+    ("-a-m-s", "-a -m -s"),
+    ("-l10-a", "-l 10 -a"),
+    ("-l10-a-m", "-l 10 -a -m"),
+    ("-l10-a-m-s", "-l 10 -a -m -s"),
+    ("-b75-a", "-b 75 -a"),
+    ("-b75-a-m", "-b 75 -a -m"),
+    ("-b75-a-m-s", "-b 75 -a -m -s"),
+]
 
 # (expected output, input cases, ROUGE-1.5.5 flags)
 SAMPLE_OUTPUTS = [
     (f"ROUGE-test-c95-2-1-U-r1000-n4-w1.2{suffix}.out", "cases.jsonl", f"{BASE} {flags}")
-    for suffix, flags in [
-        ("-a", "-a"),
-        ("-a-m", "-a -m"),
-        ("-a-m-s", "-a -m -s"),
-        ("-l10-a", "-l 10 -a"),
-        ("-l10-a-m", "-l 10 -a -m"),
-        ("-l10-a-m-s", "-l 10 -a -m -s"),
-        ("-b75-a", "-b 75 -a"),
-        ("-b75-a-m", "-b 75 -a -m"),
-        ("-b75-a-m-s", "-b 75 -a -m -s"),
-    ]
+    for suffix, flags in OFFICIAL_RUNS
 ] + [
     ("verify-c95-2-1-U-r1000-n4-w1.2-b75-a-m-s.out", "cases_verify.jsonl", f"{BASE} -b 75 -a -m -s"),
     ("verify-spl-c95-2-1-U-r1000-n4-w1.2-b75-a-m-s.out", "cases_verify_spl.jsonl", f"{BASE} -b 75 -a -m -s"),
@@ -33,17 +35,7 @@ SAMPLE_OUTPUTS = [
 
 ORACLE_OUTPUTS = [
     (f"ROUGE-test-c95-2-1-U-r1000-n4-w1.2{suffix}-d.out", "cases.jsonl", f"{BASE} {flags} -d")
-    for suffix, flags in [
-        ("-a", "-a"),
-        ("-a-m", "-a -m"),
-        ("-a-m-s", "-a -m -s"),
-        ("-l10-a", "-l 10 -a"),
-        ("-l10-a-m", "-l 10 -a -m"),
-        ("-l10-a-m-s", "-l 10 -a -m -s"),
-        ("-b75-a", "-b 75 -a"),
-        ("-b75-a-m", "-b 75 -a -m"),
-        ("-b75-a-m-s", "-b 75 -a -m -s"),
-    ]
+    for suffix, flags in OFFICIAL_RUNS
 ] + [
     ("ROUGE-test-n4-w1.2-m-2-4-u-c95-r1000-a-d.out", "cases.jsonl", "-n 4 -w 1.2 -m -2 4 -u -c 95 -r 1000 -a -d"),
     (
