@@ -34,7 +34,7 @@ class Interval(NamedTuple):
 
 
 def sequential_sum(values) -> float:
-    """Left-to-right float sum (Python 3.12's sum() compensates, Perl's loop does not)."""
+    """Left-to-right float sum, as Perl's loops add (Python 3.12's sum() compensates)."""
     total = 0
     for value in values:
         total += value

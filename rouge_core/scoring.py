@@ -21,6 +21,7 @@ import numpy as np
 
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeInputError
+from rouge_core.resampling import sequential_sum
 from rouge_core.settings import RougeSettings
 from rouge_core.stem import morph_stem
 from rouge_core.text import Text, limit_bytes, limit_words, sentences, tokenize
@@ -43,6 +44,7 @@ class MetricStats(NamedTuple):
 
 
 _LONGEST_CACHED = 100_000  # characters
+_LARGEST_VOCABULARY = 1 << 22  # token ids; past it the vocabulary and the cache start afresh
 
 
 class ReferenceCounts(NamedTuple):
@@ -201,6 +203,9 @@ class RougeScorer:
             )
         if not references:
             raise RougeInputError("a candidate needs at least one reference; got none")
+        if len(self._vocabulary) > _LARGEST_VOCABULARY:  # between calls: ids stay consistent within one
+            self._vocabulary.clear()
+            self._prepare_cached.cache_clear()
         cand = self.prepare(candidate)
         refs = [self.prepare(r) for r in references]
         self._check_cost(cand, refs)
@@ -267,7 +272,7 @@ class RougeScorer:
         longest = max([len(x) for x in ref.sentences + cand.sentences], default=0)
         weights = [k**w for k in range(longest + 2)]
         hits = lcs.union_wlcs_hits(ref.sentences, cand.sentences, weights, Counter(ref.tokens), Counter(cand.tokens))
-        base = sum(weights[len(sentence)] for sentence in ref.sentences)
+        base = sequential_sum(weights[len(sentence)] for sentence in ref.sentences)
         # ROUGE-1.5.5 dies here ("Illegal division by zero", l.2450) when the
         # reference has no tokens; we score that reference 0, as ROUGE-L does.
         best_key = (hits / base) ** (1 / w) if base else 0
@@ -280,9 +285,9 @@ class RougeScorer:
             # -f A: hits and both totals add up over references (l.1170): the
             # candidate total is counted once per reference.
             return self._finish(
-                sum(c.hits for c in per_reference),
-                sum(c.reference_total for c in per_reference),
-                sum(c.candidate_total for c in per_reference),
+                sequential_sum(c.hits for c in per_reference),
+                sequential_sum(c.reference_total for c in per_reference),
+                sequential_sum(c.candidate_total for c in per_reference),
                 inverse,
             )
         if mode == "best" or len(per_reference) == 1:
@@ -295,8 +300,8 @@ class RougeScorer:
         ]
         m = len(held_out)
         return MetricStats(
-            *(sum(column) / m for column in list(zip(*held_out))[:3]),
-            *(round5(sum(column) / m) for column in list(zip(*held_out))[3:]),
+            *(sequential_sum(column) / m for column in list(zip(*held_out))[:3]),
+            *(round5(sequential_sum(column) / m) for column in list(zip(*held_out))[3:]),
         )
 
     def _finish(self, hits: float, reference_total: float, candidate_total: float, inverse) -> MetricStats:
