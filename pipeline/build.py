@@ -67,6 +67,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         | "CountReasons" >> beam.combiners.Count.PerElement()
         | "ReasonsToList" >> beam.combiners.ToList(),
         "reference_rows": read["references"] | "CountReferenceRows" >> beam.combiners.Count.Globally(),
+        "documents": eval_ids | "CountDocuments" >> beam.Map(len),
+        "documents_by_system": scored.documents
+        | "SystemOf" >> beam.Map(lambda d: d.system)
+        | "CountPerSystem" >> beam.combiners.Count.PerElement()
+        | "SystemsToList" >> beam.combiners.ToList(),
     }
     (
         p

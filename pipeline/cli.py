@@ -178,6 +178,8 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
         + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
     )
+    for system, missing in counts["systems_missing_documents"].items():
+        print(f"warning: {system} has no score for {missing} of the {counts['documents']} documents")
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     return 0
 

@@ -218,13 +218,22 @@ def write_errors(errors: list, staging: str) -> None:
     _write_bytes(FileSystems.join(staging, "errors.jsonl"), lines.encode("utf-8"))
 
 
-def write_counts(_, staging: str, rows_read: int, scored: int, errors_by_reason: list, reference_rows: int) -> None:
+def write_counts(
+    _, staging: str, rows_read: int, scored: int, errors_by_reason: list, reference_rows: int,
+    documents: int, documents_by_system: list,
+) -> None:
+    """The run's counts, for run.json.  Systems that scored fewer than all documents
+    are listed: their averages are over different document sets."""
+    by_system = dict(sorted(documents_by_system))
     counts = {
         "rows_read": rows_read,
         "scored": scored,
         "errors": sum(n for _, n in errors_by_reason),
         "errors_by_reason": dict(sorted(errors_by_reason)),
         "reference_rows": reference_rows,
+        "documents": documents,
+        "documents_by_system": by_system,
+        "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
     }
     _write_bytes(FileSystems.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 

@@ -26,6 +26,8 @@ def test_rouge155_report_is_the_official_sample_output(tmp_path):
     assert (tmp_path / "out" / "rouge155.txt").read_text() == expected
     assert record["counts"] == {
         "rows_read": 200, "scored": 200, "errors": 0, "errors_by_reason": {}, "reference_rows": 0, "balanced": True,
+        "documents": 25, "documents_by_system": {s: 25 for s in ("11", "12", "13", "14", "21", "22", "23", "24")},
+        "systems_missing_documents": {},
     }
     assert (tmp_path / "out" / "_SUCCESS").exists()
     table = pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()
@@ -55,6 +57,16 @@ def test_tables_are_byte_identical_across_runners_shards_orders_and_input_forms(
     )
     assert split["counts"]["reference_rows"] == 25
     assert table_bytes(tmp_path / "split") == expected
+
+
+def test_system_from_the_file_path_and_systems_with_missing_documents(tmp_path):
+    folder = tmp_path / "outputs"
+    for system in ("11", "12"):
+        rows = [{k: c[k] for k in ("doc_id", "candidate", "references")} for c in CASES if c["system"] == system]
+        write_jsonl(folder / f"model-{system}.jsonl", rows[: 25 if system == "11" else 20])
+    record = run_pipeline(tmp_path / "out", [folder / "*.jsonl"], flags="-n 1 -r 10", system_from_path=r"model-(?P<system>\w+)\.jsonl")
+    assert record["counts"]["documents_by_system"] == {"11": 25, "12": 20}
+    assert record["counts"]["systems_missing_documents"] == {"12": 5}
 
 
 def test_eval_ids_index_numbers_documents_in_sorted_doc_id_order(tmp_path):
