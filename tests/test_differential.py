@@ -382,7 +382,7 @@ def perl_runs(request, rouge155_home):
     """The script's output for every selected combination, run two at a time in
     the background as soon as the first test asks."""
     wanted = sorted({item.callspec.params["combo"] for item in request.session.items
-                     if item.module is request.module and hasattr(item, "callspec")
+                     if getattr(item, "module", None) is request.module and hasattr(item, "callspec")
                      and "combo" in item.callspec.params})
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
