@@ -9,6 +9,7 @@ from pipeline import combiners, tables
 from pipeline.config import RunConfig
 from pipeline.documents import GroupDocuments, ScoreDocumentFn
 from pipeline.read import ERRORS, ReadSummaries
+from rouge_core.report import evaluation_ids
 
 
 def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str) -> None:
@@ -46,7 +47,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         | "DocIds" >> beam.Map(lambda d: d.doc_id)
         | "DistinctDocIds" >> beam.Distinct()
         | "EvalIds" >> beam.combiners.ToList()
-        | "NumberDocs" >> beam.Map(tables.evaluation_id_map, config.rouge.eval_ids)
+        | "NumberDocs" >> beam.Map(evaluation_ids, config.rouge.eval_ids)
     )
     summaries = aggregates | "Rouge155Averages" >> beam.Map(
         tables.system_summary, settings, beam.pvalue.AsSingleton(eval_ids)

@@ -18,8 +18,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core import RougeSettings
-from rouge_core.report import evaluation_ids, metric_block
-from rouge_core.resampling import perl_bootstrap, stable_hash
+from rouge_core.report import metric_block, printed_averages
+from rouge_core.resampling import stable_hash
 
 SYSTEM_COLUMNS = [
     ("system", pa.string()),
@@ -72,32 +72,14 @@ ERROR_SCHEMA = pa.schema(
 )
 
 
-def evaluation_id_map(doc_ids: list, mode: str) -> dict:
-    return evaluation_ids(doc_ids, mode)
-
-
 def system_summary(element, settings: RougeSettings, eval_ids: dict):
     """((system, metric), aggregates) -> (system, metric, table row, ROUGE-1.5.5 report lines)."""
     (system, tag), (mean, micro, bootstrap, jackknife, documents) = element
     by_eval_id = {eval_ids[doc_id]: stats for doc_id, stats in documents}
+    averages = printed_averages(system, by_eval_id, settings)
     row = {"system": system, "metric": tag, "documents": mean["documents"]}
-    row.update({name: mean[name] for name in ("recall", "precision", "f_measure")})
-    if settings.counting == 2:
-        perl = [(None, None, None)] * 3
-    else:
-        instances = sorted(by_eval_id, key=lambda e: f"{e}.{system}")
-        rows = [
-            (s.recall, s.precision, s.f_measure) if settings.counting == 0 else (s.reference_total, s.candidate_total, s.hits)
-            for s in (by_eval_id[e] for e in instances)
-        ]
-        perl = perl_bootstrap(
-            rows,
-            resamples=settings.resamples,
-            confidence=settings.confidence,
-            counting=settings.counting,
-            alpha=settings.alpha_value,
-        )
-    for name, interval in zip(("recall", "precision", "f_measure"), perl):
+    for name, interval in zip(("recall", "precision", "f_measure"), averages or [(None, None, None)] * 3):
+        row[name] = mean[name]
         row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
             None if v is None else float(v) for v in interval
         )
@@ -105,7 +87,7 @@ def system_summary(element, settings: RougeSettings, eval_ids: dict):
     row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = bootstrap["f_measure"]
     row.update({f"jackknife_se_{name}": value for name, value in jackknife.items()})
     row["signature"] = settings.signature()
-    return system, tag, row, metric_block(system, tag, by_eval_id, settings)
+    return system, tag, row, metric_block(system, tag, by_eval_id, settings, averages)
 
 
 def _write_bytes(path: str, data: bytes) -> None:

@@ -52,30 +52,42 @@ def _document_values(stats: MetricStats, counting: int) -> tuple:
     return stats.reference_total, stats.candidate_total, stats.hits
 
 
-def metric_block(system: str, tag: str, documents: Mapping[str, MetricStats], settings: RougeSettings) -> list[str]:
-    """The lines of one system's block for one metric."""
-    instances = sorted(f"{eval_id}.{system}" for eval_id in documents)
+def printed_averages(system: str, documents: Mapping[str, MetricStats], settings: RougeSettings):
+    """The (R, P, F) `Interval`s ROUGE-1.5.5 prints for one system and metric, or
+    None under `-t 2`, which prints counts instead.  `documents` maps evaluation
+    ids to the system's scores; the bootstrap takes them in the script's
+    instance order, the string order of `"<eval id>.<system>"`."""
+    if settings.counting == 2:
+        return None
+    instances = sorted(documents, key=lambda eval_id: f"{eval_id}.{system}")
+    return perl_bootstrap(
+        [_document_values(documents[e], settings.counting) for e in instances],
+        resamples=settings.resamples,
+        confidence=settings.confidence,
+        counting=settings.counting,
+        alpha=settings.alpha_value,
+    )
+
+
+def metric_block(
+    system: str, tag: str, documents: Mapping[str, MetricStats], settings: RougeSettings, averages=None
+) -> list[str]:
+    """The lines of one system's block for one metric (`averages`: from
+    `printed_averages`, computed here when not given)."""
     rows = {f"{eval_id}.{system}": _document_values(stats, settings.counting) for eval_id, stats in documents.items()}
     lines = [DASHES]
     if settings.counting == 2:
-        totals = [int(sequential_sum(rows[i][k] for i in instances)) for k in range(3)]
+        totals = [int(sequential_sum(rows[i][k] for i in sorted(rows))) for k in range(3)]
         lines.append(f"{system} {tag} M_count: {totals[0]} P_count: {totals[1]} H_count: {totals[2]}")
     else:
-        intervals = perl_bootstrap(
-            [rows[i] for i in instances],
-            resamples=settings.resamples,
-            confidence=settings.confidence,
-            counting=settings.counting,
-            alpha=settings.alpha_value,
-        )
-        for name, interval in zip("RPF", intervals):
+        for name, interval in zip("RPF", averages or printed_averages(system, documents, settings)):
             lines.append(
                 f"{system} {tag} Average_{name}: {interval.average} "
                 f"({settings.confidence}%-conf.int. {interval.low} - {interval.high})"
             )
     if settings.per_document:
         lines.append(DOTS)
-        for instance in sorted(instances, key=by_eval_id):
+        for instance in sorted(rows, key=by_eval_id):
             r, p, f = rows[instance]
             if settings.counting == 0:
                 values = ("%7.5f" % r, "%7.5f" % p, "%7.5f" % f)
