@@ -17,9 +17,7 @@ import gzip
 import json
 import os
 import resource
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -76,6 +74,7 @@ def main() -> None:
             for r in rows[:n]:
                 scores[r["doc_id"]] = scorer.score(candidate=r["candidate"], references=r["references"])
             render_report({"sys": scores}, settings)
+
         return go
 
     wall, used = timed(core(args.pairs, RougeSettings.from_flags(args.flags)))
@@ -108,10 +107,16 @@ def main() -> None:
 
     print(f"corpus {args.corpus}, {os.cpu_count()} cores, one process")
     print(f"--flags {args.flags!r}; --same-work-flags {args.same_work_flags!r}")
-    print(f"{'implementation':32} {'pairs':>6} {'pairs/CPU-s':>12} {'pairs/wall-s':>13} {'rouge_core, same work, is':>26}")
+    print(
+        f"{'implementation':32} {'pairs':>6} {'pairs/CPU-s':>12} {'pairs/wall-s':>13} {'rouge_core, same work, is':>26}"
+    )
     for name, n, wall, used, counterpart in results:
         rate = n / used
-        ratio = "" if counterpart is None else f"{results[counterpart][1] / results[counterpart][3] / rate:.1f}x faster"
+        ratio = (
+            ""
+            if counterpart is None
+            else f"{results[counterpart][1] / results[counterpart][3] / rate:.1f}x faster"
+        )
         print(f"{name:32} {n:6d} {rate:12.1f} {n / wall:13.1f} {ratio:>26}")
 
 

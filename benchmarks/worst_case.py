@@ -20,8 +20,18 @@ PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
 CASES = [
     ("one token x 100,000", "'the ' * 100_000", PYROUGE, "reference"),
     ("one token x 100,000", "'the ' * 100_000", "-n 4 -w 1.2 -m", "reference"),
-    ("100,000 one-word sentences", "'\\n'.join(['cat', 'mat', 'sleep', 'door'] * 25_000)", PYROUGE, "reference"),
-    ("100,000 one-word sentences", "'\\n'.join(['cat', 'mat', 'sleep', 'door'] * 25_000)", "-n 4 -w 1.2 -m", "reference"),
+    (
+        "100,000 one-word sentences",
+        "'\\n'.join(['cat', 'mat', 'sleep', 'door'] * 25_000)",
+        PYROUGE,
+        "reference",
+    ),
+    (
+        "100,000 one-word sentences",
+        "'\\n'.join(['cat', 'mat', 'sleep', 'door'] * 25_000)",
+        "-n 4 -w 1.2 -m",
+        "reference",
+    ),
     ("200,000 distinct words vs itself", "' '.join(f'w{i}' for i in range(200_000))", "-n 4 -m", "itself"),
     ("200,000 distinct words vs itself", "' '.join(f'w{i}' for i in range(200_000))", "-n 4 -x -m", "itself"),
     ("3,000 tokens vs itself", "' '.join(f'w{i % 500}' for i in range(3000))", "-x -w 1.2", "itself"),

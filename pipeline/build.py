@@ -21,7 +21,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     settings = config.settings()
     stats = config.statistics
     read = p | "ReadSummaries" >> ReadSummaries(
-        config.input, inputs["candidates"], inputs["references"], inputs["missing"], config.run.progress_seconds
+        config.input,
+        inputs["candidates"],
+        inputs["references"],
+        inputs["missing"],
+        config.run.progress_seconds,
     )
     keep_conflicts = config.input.conflicting_references == "keep"
     grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(keep_conflicts)
@@ -37,7 +41,9 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         SingleInputTupleCombineFn(
             combiners.MeanCombineFn(),
             combiners.MicroCombineFn(settings.alpha_value),
-            combiners.PoissonBootstrapCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, float(settings.confidence)),
+            combiners.PoissonBootstrapCombineFn(
+                stats.bootstrap_replicates, stats.bootstrap_seed, float(settings.confidence)
+            ),
             combiners.JackknifeCombineFn(stats.jackknife_buckets),
             combiners.GatherDocumentsCombineFn(),
         )
@@ -58,8 +64,14 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         | "GatherSummaries" >> beam.combiners.ToList()
         | "WriteSystemTables" >> beam.Map(tables.write_system_tables, staging, settings)
     )
-    scored.documents | "WritePerDocument" >> tables.WritePerDocument(staging, config.output.per_document_shards)
-    errors | "GatherErrors" >> beam.combiners.ToList() | "WriteErrors" >> beam.Map(tables.write_errors, staging)
+    scored.documents | "WritePerDocument" >> tables.WritePerDocument(
+        staging, config.output.per_document_shards
+    )
+    (
+        errors
+        | "GatherErrors" >> beam.combiners.ToList()
+        | "WriteErrors" >> beam.Map(tables.write_errors, staging)
+    )
     counts = {
         "rows_read": read["rows_read"] | "SumRowsRead" >> beam.CombineGlobally(sum),
         "scored": scored.documents | "CountScored" >> beam.combiners.Count.Globally(),
@@ -77,7 +89,8 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     (
         p
         | "Once" >> beam.Create([None])
-        | "WriteCounts" >> beam.Map(
+        | "WriteCounts"
+        >> beam.Map(
             tables.write_counts, staging, **{name: beam.pvalue.AsSingleton(pc) for name, pc in counts.items()}
         )
     )

@@ -1,10 +1,10 @@
 """The `rouge-pipeline` command.
 
-    rouge-pipeline run --config configs/NAME.toml [overrides] [Beam options]
-        The Beam pipeline: sharded inputs in, a result folder out.
-    rouge-pipeline score INPUT.jsonl [--rouge-args "<ROUGE-1.5.5 flags>"]
-        Score a JSONL file on this machine, without Beam, and print the
-        ROUGE-1.5.5 report, byte-identical to the official script's.
+rouge-pipeline run --config configs/NAME.toml [overrides] [Beam options]
+    The Beam pipeline: sharded inputs in, a result folder out.
+rouge-pipeline score INPUT.jsonl [--rouge-args "<ROUGE-1.5.5 flags>"]
+    Score a JSONL file on this machine, without Beam, and print the
+    ROUGE-1.5.5 report, byte-identical to the official script's.
 """
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ import logging
 import sys
 from typing import Optional, Sequence
 
-from rouge_core import RougeConfigError, RougeInputError, RougeScorer, RougeSettings, __version__, render_report
+from rouge_core import (
+    RougeConfigError,
+    RougeInputError,
+    RougeScorer,
+    RougeSettings,
+    __version__,
+    render_report,
+)
 from rouge_core.report import evaluation_ids
 
 PYROUGE_DEFAULTS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -103,7 +110,9 @@ def score_command(args: argparse.Namespace) -> int:
                 f"{args.input}:{number}: duplicate (system, doc_id) = ({row['system']!r}, {row['doc_id']!r})"
             )
         try:
-            documents[ids[row["doc_id"]]] = scorer.score(candidate=row["candidate"], references=row["references"])
+            documents[ids[row["doc_id"]]] = scorer.score(
+                candidate=row["candidate"], references=row["references"]
+            )
         except RougeInputError as err:
             raise RougeInputError(f"{args.input}:{number}: {err}") from err
     sys.stdout.write(render_report(results, settings))
@@ -216,14 +225,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="TOML run configuration (see configs/)")
     io_group = run.add_argument_group("input and output (override the config)")
     io_group.add_argument("--input", action="append", metavar="GLOB", help="candidate files (repeatable)")
-    io_group.add_argument("--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)")
+    io_group.add_argument(
+        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
+    )
     io_group.add_argument("--output", metavar="DIR", help="result folder")
     io_group.add_argument("--overwrite", action="store_true", help="replace an existing result folder")
     _add_rouge_options(run)
     run.set_defaults(rouge_args=None, eval_ids=None)
     control = run.add_argument_group("run control")
     control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
-    control.add_argument("--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing")
+    control.add_argument(
+        "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
+    )
     run.set_defaults(handler=run_command)
     return parser
 
@@ -233,7 +246,9 @@ class _QuietBeam(logging.Filter):
     workers' routine warnings; the user needs neither."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.name.startswith("apache_beam") or record.getMessage().startswith("apitools not found"))
+        return not (
+            record.name.startswith("apache_beam") or record.getMessage().startswith("apitools not found")
+        )
 
 
 def _configure_logging() -> None:

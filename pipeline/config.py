@@ -126,7 +126,11 @@ class RunConfig:
             except re.error as err:
                 fail("input.system_from_path", self.input.system_from_path, f"a valid regex ({err})")
             if "system" not in pattern.groupindex:
-                fail("input.system_from_path", self.input.system_from_path, "a regex with a (?P<system>...) group")
+                fail(
+                    "input.system_from_path",
+                    self.input.system_from_path,
+                    "a regex with a (?P<system>...) group",
+                )
         if self.input.conflicting_references not in ("error", "keep"):
             fail("input.conflicting_references", self.input.conflicting_references, '"error" or "keep"')
         if self.input.invalid_utf8 not in ("reject", "replace"):
@@ -177,7 +181,9 @@ def _section(cls, values: dict, name: str, source: str):
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise RougeConfigError(f"{name}.{key} must be a list of strings; got {value!r} (from {source})")
+                raise RougeConfigError(
+                    f"{name}.{key} must be a list of strings; got {value!r} (from {source})"
+                )
             value = tuple(value)
         elif not isinstance(value, type(default)) or (isinstance(value, bool) != isinstance(default, bool)):
             raise RougeConfigError(
@@ -214,6 +220,7 @@ def with_overrides(config: RunConfig, **overrides: Any) -> RunConfig:
         section, key = name.split("_", 1)
         changes.setdefault(section, {})[key] = value
     replaced = {
-        section: dataclasses.replace(getattr(config, section), **values) for section, values in changes.items()
+        section: dataclasses.replace(getattr(config, section), **values)
+        for section, values in changes.items()
     }
     return dataclasses.replace(config, **replaced)

@@ -30,7 +30,9 @@ def _canonical(texts) -> str:
 
 
 def _candidate_error(c: Candidate, reason: str, message: str):
-    return beam.pvalue.TaggedOutput(ERRORS, ErrorRecord(c.system, c.doc_id, c.source, c.position, reason, message))
+    return beam.pvalue.TaggedOutput(
+        ERRORS, ErrorRecord(c.system, c.doc_id, c.source, c.position, reason, message)
+    )
 
 
 class ResolveDocumentFn(beam.DoFn):
@@ -53,7 +55,12 @@ class ResolveDocumentFn(beam.DoFn):
         if not candidates:
             return
         references, problem = self._references(candidates, grouped["references"])
-        if problem and problem[0] == "conflicting_references" and self.keep_conflicts and not grouped["references"]:
+        if (
+            problem
+            and problem[0] == "conflicting_references"
+            and self.keep_conflicts
+            and not grouped["references"]
+        ):
             references, problem = None, None
         if problem:
             reason, message = problem
@@ -70,9 +77,13 @@ class ResolveDocumentFn(beam.DoFn):
                 continue
             places = ", ".join(f"{r.source}:{r.position}" for r in rows)
             for r in rows:
-                yield _candidate_error(r, "duplicate_key", f"({system!r}, {doc_id!r}) appears {len(rows)} times: {places}")
+                yield _candidate_error(
+                    r, "duplicate_key", f"({system!r}, {doc_id!r}) appears {len(rows)} times: {places}"
+                )
         if unique:
-            yield DocumentGroup(doc_id, [(c, c.references if references is None else references) for c in unique])
+            yield DocumentGroup(
+                doc_id, [(c, c.references if references is None else references) for c in unique]
+            )
 
     @staticmethod
     def _references(candidates, reference_rows):

@@ -39,4 +39,8 @@ class Progress:
     def report(self, now: float) -> None:
         done = ", ".join(f"{n:,} {what}" for what, n in self.counts.items())
         rate = sum(self.counts.values()) / max(now - self.started, 1e-9)
-        print(f"rouge-pipeline: worker {os.getpid()}: {self.stage}: {done} ({rate:,.0f}/s)", file=sys.stderr, flush=True)
+        print(
+            f"rouge-pipeline: worker {os.getpid()}: {self.stage}: {done} ({rate:,.0f}/s)",
+            file=sys.stderr,
+            flush=True,
+        )

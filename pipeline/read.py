@@ -70,7 +70,9 @@ def read_lines(fh, limit: int):
 class ReadRowsFn(beam.DoFn):
     """A file path in, its parsed rows out (`SourceRow`); bad lines to ERRORS."""
 
-    def __init__(self, max_line_bytes: int = 64 << 20, invalid_utf8: str = "reject", progress_seconds: float = 30.0):
+    def __init__(
+        self, max_line_bytes: int = 64 << 20, invalid_utf8: str = "reject", progress_seconds: float = 30.0
+    ):
         self.max_line_bytes = max_line_bytes
         self.invalid_utf8 = invalid_utf8
         self.progress = Progress("reading", progress_seconds)
@@ -89,7 +91,9 @@ class ReadRowsFn(beam.DoFn):
         except (OSError, EOFError) as err:  # EOFError: a truncated .gz
             yield beam.pvalue.TaggedOutput(
                 ERRORS,
-                ErrorRecord(None, None, path, None, "unreadable_file", f"cannot read {path} after {rows} rows: {err}"),
+                ErrorRecord(
+                    None, None, path, None, "unreadable_file", f"cannot read {path} after {rows} rows: {err}"
+                ),
             )
         # Every row read becomes exactly one SourceRow or one error row.
         yield beam.pvalue.TaggedOutput(COUNTS, rows)
@@ -101,10 +105,12 @@ class ReadRowsFn(beam.DoFn):
             fh = gzip.GzipFile(fileobj=raw_file) if path.endswith(".gz") else raw_file
             for number, raw in enumerate(read_lines(fh, self.max_line_bytes), 1):
                 if raw is None:
-                    yield _error(path, number, "line_too_long", f"line longer than {self.max_line_bytes} bytes")
+                    yield _error(
+                        path, number, "line_too_long", f"line longer than {self.max_line_bytes} bytes"
+                    )
                     continue
                 if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                    raw = raw[len(codecs.BOM_UTF8):]
+                    raw = raw[len(codecs.BOM_UTF8) :]
                 if not raw.strip():
                     continue
                 try:
@@ -120,7 +126,9 @@ class ReadRowsFn(beam.DoFn):
                     yield _error(path, number, "invalid_json", f"not valid JSON: {err}")
                     continue
                 if not isinstance(row, dict):
-                    yield _error(path, number, "not_an_object", f"expected a JSON object, got {type(row).__name__}")
+                    yield _error(
+                        path, number, "not_an_object", f"expected a JSON object, got {type(row).__name__}"
+                    )
                     continue
                 yield SourceRow(path, number, row)
 
@@ -160,7 +168,9 @@ class ParseCandidateFn(beam.DoFn):
         self.joined = joined
 
     def setup(self):
-        self._system_pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
+        self._system_pattern = (
+            re.compile(self.config.system_from_path) if self.config.system_from_path else None
+        )
 
     def process(self, item: SourceRow):
         c = self.config
@@ -170,7 +180,9 @@ class ParseCandidateFn(beam.DoFn):
         if self._system_pattern is not None and c.system_field not in row:
             match = self._system_pattern.search(source)
             if not match:
-                yield _error(source, position, "no_system", f"system_from_path {c.system_from_path!r} does not match")
+                yield _error(
+                    source, position, "no_system", f"system_from_path {c.system_from_path!r} does not match"
+                )
                 return
             system = match.group("system")
         fields = [c.system_field, c.doc_id_field, c.candidate_field]
@@ -207,7 +219,9 @@ class ParseReferenceFn(beam.DoFn):
                 return
         if one_per_row:
             reference_id = row.get("reference_id")
-            yield ReferenceRow(doc_id, [row[field]], "" if reference_id is None else str(reference_id), source, position)
+            yield ReferenceRow(
+                doc_id, [row[field]], "" if reference_id is None else str(reference_id), source, position
+            )
         else:
             yield ReferenceRow(doc_id, row[field], None, source, position)
 
@@ -235,13 +249,19 @@ def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bo
         if text is None:
             return "null_value", f"field {name!r} holds a null text"
         if not _is_text(text):
-            return "wrong_type", f"field {name!r} must hold texts (a string or a list of strings); got {type(text).__name__}"
+            return (
+                "wrong_type",
+                f"field {name!r} must hold texts (a string or a list of strings); got {type(text).__name__}",
+            )
         try:
             size = _text_bytes(text)
         except UnicodeEncodeError:
             return "undecodable", f"field {name!r} holds an unpaired surrogate"
         if size > config.max_text_bytes:
-            return "text_too_long", f"field {name!r} is {size} bytes, over the limit of {config.max_text_bytes}"
+            return (
+                "text_too_long",
+                f"field {name!r} is {size} bytes, over the limit of {config.max_text_bytes}",
+            )
     return None
 
 
@@ -279,10 +299,14 @@ class ReadSummaries(beam.PTransform):
             | "ListCandidateFiles" >> beam.Create(self.candidate_files)
             | "ReadCandidateRows" >> beam.ParDo(self._reader()).with_outputs(ERRORS, COUNTS, main="rows")
         )
-        parsed = candidates.rows | "ParseCandidates" >> beam.ParDo(ParseCandidateFn(self.config, joined)).with_outputs(
-            ERRORS, main="candidates"
-        )
-        error_parts = [candidates[ERRORS], parsed[ERRORS], pbegin | "MissingPaths" >> beam.Create(self.missing)]
+        parsed = candidates.rows | "ParseCandidates" >> beam.ParDo(
+            ParseCandidateFn(self.config, joined)
+        ).with_outputs(ERRORS, main="candidates")
+        error_parts = [
+            candidates[ERRORS],
+            parsed[ERRORS],
+            pbegin | "MissingPaths" >> beam.Create(self.missing),
+        ]
         count_parts = [candidates[COUNTS]]
         result = {"candidates": parsed.candidates}
         if joined:
@@ -293,9 +317,9 @@ class ReadSummaries(beam.PTransform):
                 | "ListReferenceFiles" >> beam.Create(self.reference_files)
                 | "ReadReferenceRows" >> beam.ParDo(self._reader()).with_outputs(ERRORS, COUNTS, main="rows")
             )
-            parsed_refs = references.rows | "ParseReferences" >> beam.ParDo(ParseReferenceFn(self.config)).with_outputs(
-                ERRORS, main="references"
-            )
+            parsed_refs = references.rows | "ParseReferences" >> beam.ParDo(
+                ParseReferenceFn(self.config)
+            ).with_outputs(ERRORS, main="references")
             result["references"] = parsed_refs.references
             error_parts += [references[ERRORS], parsed_refs[ERRORS]]
             count_parts.append(references[COUNTS])

@@ -49,7 +49,7 @@ class ErrorRecord(NamedTuple):
 REASONS = {
     "missing_path": "an input glob matched no file",
     "unreadable_file": "a file could not be opened or read",
-    "undecodable": "a line is not valid UTF-8 (input.invalid_utf8 = \"reject\")",
+    "undecodable": 'a line is not valid UTF-8 (input.invalid_utf8 = "reject")',
     "line_too_long": "a JSONL line is longer than input.max_line_bytes",
     "invalid_json": "a line is not valid JSON",
     "not_an_object": "a JSON line is not an object",

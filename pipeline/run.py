@@ -76,7 +76,9 @@ def check_counts(counts: dict, strict: bool) -> None:
             f"({counts['errors'] - file_errors}) + reference rows ({counts['reference_rows']}): rows were lost"
         )
     if strict and counts["errors"]:
-        raise RunFailed(f"strict mode: {counts['errors']} error rows ({counts['errors_by_reason']}); see errors.jsonl")
+        raise RunFailed(
+            f"strict mode: {counts['errors']} error rows ({counts['errors_by_reason']}); see errors.jsonl"
+        )
     if counts["scored"] == 0:
         raise RunFailed("nothing was scored; see errors.jsonl")
 
@@ -102,7 +104,9 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
     inputs = resolve_inputs(config)
     log.warning(
         "reading %d candidate file(s) and %d reference file(s); %d glob(s) matched nothing",
-        len(inputs["candidates"]), len(inputs["references"]), len(inputs["missing"]),
+        len(inputs["candidates"]),
+        len(inputs["references"]),
+        len(inputs["missing"]),
     )
     run_id = uuid.uuid4().hex[:12]
     staging = f"{final}.staging-{run_id}" if _is_local(final) else final
@@ -131,7 +135,9 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
             "seconds": round(time.time() - started, 3),
         }
         FileSystems.delete([FileSystems.join(staging, "_counts.json")])
-        _write_text(FileSystems.join(staging, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        _write_text(
+            FileSystems.join(staging, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+        )
         _write_text(FileSystems.join(staging, "_SUCCESS"), "")
     except BaseException:
         if _is_local(final) and os.path.isdir(staging):

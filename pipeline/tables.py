@@ -122,9 +122,13 @@ def write_system_tables(summaries: list, staging: str, settings: RougeSettings) 
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=[name for name, _ in SYSTEM_COLUMNS], lineterminator="\n")
     writer.writeheader()
-    writer.writerows({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows)
+    writer.writerows(
+        {k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows
+    )
     _write_bytes(FileSystems.join(staging, "system_scores.csv"), text.getvalue().encode("utf-8"))
-    _write_bytes(FileSystems.join(staging, "system_scores.md"), markdown_table(rows, settings).encode("utf-8"))
+    _write_bytes(
+        FileSystems.join(staging, "system_scores.md"), markdown_table(rows, settings).encode("utf-8")
+    )
     report = "".join(line + "\n" for s in summaries for line in s[3])
     _write_bytes(FileSystems.join(staging, "rouge155.txt"), report.encode("utf-8"))
 
@@ -135,15 +139,25 @@ def markdown_table(rows: list[dict], settings: RougeSettings) -> str:
     head = head.replace("95%", f"{settings.confidence}%")
     lines = [f"Signature: `{settings.signature()}`", "", head, "|---|---|---:|---:|---|---:|---:|"]
     for r in rows:
+
         def pct(x):
             return "" if x is None else "%.2f" % (100 * x)
 
-        perl = "" if r["rouge155_f_measure"] is None else (
-            f"{pct(r['rouge155_f_measure'])} ({pct(r['rouge155_f_measure_low'])}-{pct(r['rouge155_f_measure_high'])})"
+        perl = (
+            ""
+            if r["rouge155_f_measure"] is None
+            else (
+                f"{pct(r['rouge155_f_measure'])} ({pct(r['rouge155_f_measure_low'])}-{pct(r['rouge155_f_measure_high'])})"
+            )
         )
         cells = [
-            _markdown_cell(r["system"]), r["metric"], str(r["documents"]), pct(r["f_measure"]), perl,
-            pct(r["micro_f_measure"]), pct(r["jackknife_se_f_measure"]),
+            _markdown_cell(r["system"]),
+            r["metric"],
+            str(r["documents"]),
+            pct(r["f_measure"]),
+            perl,
+            pct(r["micro_f_measure"]),
+            pct(r["jackknife_se_f_measure"]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -160,7 +174,9 @@ class WritePerDocument(beam.PTransform):
 
     def expand(self, documents):
         shards = self.shards
-        keyed = documents | "ShardOf" >> beam.Map(lambda d: (stable_hash(f"{d.system}\x1f{d.doc_id}") % shards, d))
+        keyed = documents | "ShardOf" >> beam.Map(
+            lambda d: (stable_hash(f"{d.system}\x1f{d.doc_id}") % shards, d)
+        )
         # Every shard is written, even an empty one, so the folder's layout is fixed.
         empty = documents.pipeline | "AllShards" >> beam.Create([(i, None) for i in range(shards)])
         return (
@@ -174,21 +190,35 @@ class WritePerDocument(beam.PTransform):
         shard, documents = element
         rows = [
             {
-                "system": d.system, "doc_id": d.doc_id, "metric": tag,
-                "recall": s.recall, "precision": s.precision, "f_measure": s.f_measure,
-                "hits": float(s.hits), "reference_total": float(s.reference_total),
+                "system": d.system,
+                "doc_id": d.doc_id,
+                "metric": tag,
+                "recall": s.recall,
+                "precision": s.precision,
+                "f_measure": s.f_measure,
+                "hits": float(s.hits),
+                "reference_total": float(s.reference_total),
                 "candidate_total": float(s.candidate_total),
             }
             for d in sorted((d for d in documents if d is not None), key=lambda d: (d.system, d.doc_id))
             for tag, s in d.scores.items()
         ]
         name = f"part-{shard:05d}-of-{self.shards:05d}.parquet"
-        _write_bytes(FileSystems.join(self.staging, "per_document", name), _parquet_bytes(rows, DOCUMENT_SCHEMA))
+        _write_bytes(
+            FileSystems.join(self.staging, "per_document", name), _parquet_bytes(rows, DOCUMENT_SCHEMA)
+        )
         return name
 
 
 def _sort_key(e: ErrorRecord):
-    return (e.source, -1 if e.position is None else e.position, e.reason, e.system or "", e.doc_id or "", e.message)
+    return (
+        e.source,
+        -1 if e.position is None else e.position,
+        e.reason,
+        e.system or "",
+        e.doc_id or "",
+        e.message,
+    )
 
 
 def write_errors(errors: list, staging: str) -> None:
@@ -201,8 +231,14 @@ def write_errors(errors: list, staging: str) -> None:
 
 
 def write_counts(
-    _, staging: str, rows_read: int, scored: int, errors_by_reason: list, reference_rows: int,
-    documents: int, documents_by_system: list,
+    _,
+    staging: str,
+    rows_read: int,
+    scored: int,
+    errors_by_reason: list,
+    reference_rows: int,
+    documents: int,
+    documents_by_system: list,
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
     are listed: their averages are over different document sets."""

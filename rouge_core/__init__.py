@@ -1,9 +1,9 @@
 """rouge_core: the official ROUGE-1.5.5 scores, exactly, in pure Python.
 
-    >>> from rouge_core import RougeScorer, RougeSettings
-    >>> scorer = RougeScorer(RougeSettings.from_flags("-n 2 -m"))
-    >>> scorer.score(candidate="Cats are running.", references=["A cat runs."])["ROUGE-1"].recall
-    0.66667
+>>> from rouge_core import RougeScorer, RougeSettings
+>>> scorer = RougeScorer(RougeSettings.from_flags("-n 2 -m"))
+>>> scorer.score(candidate="Cats are running.", references=["A cat runs."])["ROUGE-1"].recall
+0.66667
 """
 
 __version__ = "0.1.0"

@@ -59,9 +59,7 @@ def lcs_marks(reference: list[str], candidate: list[str], masks: dict[str, int],
             j -= 1
 
 
-def wlcs_marks(
-    reference: list[str], candidate: list[str], weights: list[float], marks: list[bool]
-) -> None:
+def wlcs_marks(reference: list[str], candidate: list[str], weights: list[float], marks: list[bool]) -> None:
     """Mark the reference positions on the script's weighted-LCS path (`wlcs_inner`).
 
     `weights[k]` is k**w, for k up to at least min(len(reference), len(candidate)) + 1.

@@ -74,7 +74,10 @@ def metric_block(
 ) -> list[str]:
     """The lines of one system's block for one metric (`averages`: from
     `printed_averages`, computed here when not given)."""
-    rows = {f"{eval_id}.{system}": _document_values(stats, settings.counting) for eval_id, stats in documents.items()}
+    rows = {
+        f"{eval_id}.{system}": _document_values(stats, settings.counting)
+        for eval_id, stats in documents.items()
+    }
     lines = [DASHES]
     if settings.counting == 2:
         totals = [int(sequential_sum(rows[i][k] for i in sorted(rows))) for k in range(3)]

@@ -198,9 +198,7 @@ class RougeScorer:
                 list of strings.
         """
         if isinstance(references, str) or not isinstance(references, Sequence):
-            raise RougeInputError(
-                f"references must be a list of texts; got {type(references).__name__}"
-            )
+            raise RougeInputError(f"references must be a list of texts; got {type(references).__name__}")
         if not references:
             raise RougeInputError("a candidate needs at least one reference; got none")
         if len(self._vocabulary) > _LARGEST_VOCABULARY:  # between calls: ids stay consistent within one
@@ -249,7 +247,7 @@ class RougeScorer:
             tables = [ref.skip_bigrams(s.gap_limit, with_unigrams) for ref in refs]
             clip = skip_bigram.clipped_code_hits
         else:
-            n = int(tag[len("ROUGE-"):])
+            n = int(tag[len("ROUGE-") :])
             peer = cand.ngrams(n)
             tables = [ref.ngrams(n) for ref in refs]
             clip = ngram.clipped_hits
@@ -271,7 +269,9 @@ class RougeScorer:
         w = self._weight
         longest = max([len(x) for x in ref.sentences + cand.sentences], default=0)
         weights = [k**w for k in range(longest + 2)]
-        hits = lcs.union_wlcs_hits(ref.sentences, cand.sentences, weights, Counter(ref.tokens), Counter(cand.tokens))
+        hits = lcs.union_wlcs_hits(
+            ref.sentences, cand.sentences, weights, Counter(ref.tokens), Counter(cand.tokens)
+        )
         base = sequential_sum(weights[len(sentence)] for sentence in ref.sentences)
         # ROUGE-1.5.5 dies here ("Illegal division by zero", l.2450) when the
         # reference has no tokens; we score that reference 0, as ROUGE-L does.
@@ -311,7 +311,12 @@ class RougeScorer:
             recall, precision = recall**inverse, precision**inverse
         recall, precision = round5(recall), round5(precision)
         return MetricStats(
-            reference_total, candidate_total, hits, recall, precision, f_measure(recall, precision, self._alpha)
+            reference_total,
+            candidate_total,
+            hits,
+            recall,
+            precision,
+            f_measure(recall, precision, self._alpha),
         )
 
 

@@ -53,9 +53,7 @@ def sentences(text: Text) -> list[str]:
     elif isinstance(text, Sequence) and all(isinstance(s, str) for s in text):
         lines = [s.replace("\n", " ") for s in text]
     else:
-        raise RougeInputError(
-            f"a text must be a string or a list of strings; got {type(text).__name__}"
-        )
+        raise RougeInputError(f"a text must be a string or a list of strings; got {type(text).__name__}")
     return [line.translate(ASCII_LOWERCASE) for line in lines if line]
 
 

@@ -10,19 +10,25 @@ PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
 
 
 def test_score_prints_the_official_report():
     result = cli("score", GOLDEN / "cases.jsonl", "--rouge-args", PYROUGE)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / "sample-output" / "ROUGE-test-c95-2-1-U-r1000-n4-w1.2-a-m.out").read_text()
+    assert (
+        result.stdout == (GOLDEN / "sample-output" / "ROUGE-test-c95-2-1-U-r1000-n4-w1.2-a-m.out").read_text()
+    )
     assert "signature: rouge155|n:4|L:yes|W:1.2" in result.stderr
 
 
 def test_score_says_which_line_is_wrong(tmp_path):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps(read_jsonl(GOLDEN / "cases.jsonl")[0]) + "\n" + '{"system": "x", "doc_id": 1}\n')
+    bad.write_text(
+        json.dumps(read_jsonl(GOLDEN / "cases.jsonl")[0]) + "\n" + '{"system": "x", "doc_id": 1}\n'
+    )
     result = cli("score", bad)
     assert result.returncode == 2
     assert f"{bad}:2: field 'doc_id' has type int" in result.stderr
@@ -35,18 +41,30 @@ def test_bad_flags_are_explained():
 
 
 def test_dry_run_lists_inputs_and_prints_the_signature(tmp_path):
-    result = cli("run", "--config", "configs/demo.toml", "--dry-run", "--output", tmp_path / "out",
-                 cwd=GOLDEN.parents[2])
+    result = cli(
+        "run",
+        "--config",
+        "configs/demo.toml",
+        "--dry-run",
+        "--output",
+        tmp_path / "out",
+        cwd=GOLDEN.parents[2],
+    )
     assert result.returncode == 0, result.stderr
     assert "signature: rouge155|n:4" in result.stdout
-    assert "ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA -c 95 -r 1000 -n 4 -m -w 1.2 -2 -1 -U" in result.stdout
+    assert (
+        "ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA -c 95 -r 1000 -n 4 -m -w 1.2 -2 -1 -U"
+        in result.stdout
+    )
     assert result.stdout.count("candidate: ") == 4
     assert not (tmp_path / "out").exists()
 
 
 def test_run_exit_codes(tmp_path):
     data = tmp_path / "in.jsonl"
-    data.write_text("".join(json.dumps(c) + "\n" for c in read_jsonl(GOLDEN / "cases.jsonl")[:16]) + "{oops\n")
+    data.write_text(
+        "".join(json.dumps(c) + "\n" for c in read_jsonl(GOLDEN / "cases.jsonl")[:16]) + "{oops\n"
+    )
     common = ["--rouge-args", "-n 1 -r 10", "--runner", "FnApiRunner"]
     ok = cli("run", "--input", data, "--output", tmp_path / "ok", *common)
     assert ok.returncode == 0, ok.stderr

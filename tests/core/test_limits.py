@@ -39,4 +39,7 @@ def test_the_lcs_limit_names_the_metric():
     with pytest.raises(RougeInputError, match="ROUGE-W would fill 25000000 table cells"):
         RougeScorer(RougeSettings.from_flags("-x -w 1.2")).score(candidate=long, references=[long])
     # ROUGE-L alone is bit-parallel and allowed 64 times more cells.
-    assert RougeScorer(RougeSettings.from_flags("")).score(candidate=long, references=[long])["ROUGE-L"].recall == 1
+    assert (
+        RougeScorer(RougeSettings.from_flags("")).score(candidate=long, references=[long])["ROUGE-L"].recall
+        == 1
+    )

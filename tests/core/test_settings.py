@@ -22,7 +22,12 @@ def test_the_equivalent_command_line_round_trips(flags):
 
 def test_tags_follow_the_scripts_print_order():
     assert RougeSettings.from_flags("-n 2 -w 1.2 -2 4 -U").metric_tags() == [
-        "ROUGE-1", "ROUGE-2", "ROUGE-L", "ROUGE-W-1.2", "ROUGE-S4", "ROUGE-SU4",
+        "ROUGE-1",
+        "ROUGE-2",
+        "ROUGE-L",
+        "ROUGE-W-1.2",
+        "ROUGE-S4",
+        "ROUGE-SU4",
     ]
     # -u wins over -U; -x drops ROUGE-L; no -n means no ROUGE-N
     assert RougeSettings.from_flags("-x -2 -1 -u -U").metric_tags() == ["ROUGE-SU*"]

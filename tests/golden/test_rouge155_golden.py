@@ -37,7 +37,11 @@ ORACLE_OUTPUTS = [
     (f"ROUGE-test-c95-2-1-U-r1000-n4-w1.2{suffix}-d.out", "cases.jsonl", f"{BASE} {flags} -d")
     for suffix, flags in OFFICIAL_RUNS
 ] + [
-    ("ROUGE-test-n4-w1.2-m-2-4-u-c95-r1000-a-d.out", "cases.jsonl", "-n 4 -w 1.2 -m -2 4 -u -c 95 -r 1000 -a -d"),
+    (
+        "ROUGE-test-n4-w1.2-m-2-4-u-c95-r1000-a-d.out",
+        "cases.jsonl",
+        "-n 4 -w 1.2 -m -2 4 -u -c 95 -r 1000 -a -d",
+    ),
     (
         "ROUGE-test-n4-w1.2-m-2-4-u-c95-r1000-fB-p0.3-a-d.out",
         "cases.jsonl",
@@ -91,7 +95,9 @@ def test_official_sample_outputs(expected, cases, flags):
 
 
 @pytest.mark.parametrize(
-    "expected, cases, flags", ORACLE_OUTPUTS + EDGE_OUTPUTS, ids=[e for e, _, _ in ORACLE_OUTPUTS + EDGE_OUTPUTS]
+    "expected, cases, flags",
+    ORACLE_OUTPUTS + EDGE_OUTPUTS,
+    ids=[e for e, _, _ in ORACLE_OUTPUTS + EDGE_OUTPUTS],
 )
 def test_oracle_outputs_with_per_document_lines(expected, cases, flags):
     expected_text = (GOLDEN / "oracle-output" / expected).read_text(encoding="utf-8")
@@ -100,7 +106,10 @@ def test_oracle_outputs_with_per_document_lines(expected, cases, flags):
 
 @pytest.mark.parametrize(
     "expected, flags",
-    [("crash-n2-w1.2.out", "-n 2 -w 1.2 -2 4 -u -r 10 -a -d"), ("crash-n2-w1.2-s.out", "-n 2 -w 1.2 -2 4 -u -s -r 10 -a -d")],
+    [
+        ("crash-n2-w1.2.out", "-n 2 -w 1.2 -2 4 -u -r 10 -a -d"),
+        ("crash-n2-w1.2-s.out", "-n 2 -w 1.2 -2 4 -u -s -r 10 -a -d"),
+    ],
 )
 def test_rouge_w_with_a_tokenless_reference_goes_on_where_the_script_dies(expected, flags):
     """ROUGE-1.5.5 dies ("Illegal division by zero") in the ROUGE-W block when a
@@ -109,5 +118,5 @@ def test_rouge_w_with_a_tokenless_reference_goes_on_where_the_script_dies(expect
     partial = (GOLDEN / "oracle-output" / "edge" / expected).read_text(encoding="utf-8")
     report = report_for("edge_crash.jsonl", flags)
     assert report.startswith(partial)
-    w_block = report[len(partial):]
+    w_block = report[len(partial) :]
     assert "A ROUGE-W-1.2 Eval c1_empty_reference.A R:0.00000 P:0.00000 F:0.00000" in w_block

@@ -12,8 +12,13 @@ IN_MEMORY = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 TWO_PROCESSES = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 TWO_THREADS = ["--runner=FnApiRunner", "--direct_running_mode=multi_threading", "--direct_num_workers=2"]
 TABLES = [
-    "system_scores.parquet", "system_scores.csv", "system_scores.md", "rouge155.txt",
-    "per_document/part-00000-of-00001.parquet", "errors.parquet", "errors.jsonl",
+    "system_scores.parquet",
+    "system_scores.csv",
+    "system_scores.md",
+    "rouge155.txt",
+    "per_document/part-00000-of-00001.parquet",
+    "errors.parquet",
+    "errors.jsonl",
 ]
 
 
@@ -30,7 +35,9 @@ def run_pipeline(output: Path, candidates, *, references=(), flags="-n 2", beam_
     rouge_options = {k: v for k, v in options.items() if k in RougeConfig.__dataclass_fields__}
     run_options = {k: v for k, v in options.items() if k in RunOptions.__dataclass_fields__}
     config = RunConfig(
-        input=InputConfig(candidates=tuple(map(str, candidates)), references=tuple(map(str, references)), **input_options),
+        input=InputConfig(
+            candidates=tuple(map(str, candidates)), references=tuple(map(str, references)), **input_options
+        ),
         rouge=RougeConfig(args=flags, **rouge_options),
         output=OutputConfig(folder=str(output), overwrite=options.get("overwrite", False)),
         run=RunOptions(**run_options),

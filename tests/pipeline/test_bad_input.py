@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rouge_core import RougeInputError, RougeScorer, RougeSettings
+from rouge_core import RougeScorer, RougeSettings
 from tests.conftest import GOLDEN, read_jsonl
 from tests.pipeline.runs import run_pipeline, write_jsonl
 
@@ -38,7 +38,10 @@ ROW = {"system": "bad", "doc_id": "b1", "candidate": "a b c", "references": ["a 
 
 # file name -> (bytes, reason codes expected from that file)
 CASES = {
-    "invalid_utf8.jsonl": (b'{"system": "bad", "doc_id": "u", "candidate": "caf\xe9", "references": ["x"]}\n', ["undecodable"]),
+    "invalid_utf8.jsonl": (
+        b'{"system": "bad", "doc_id": "u", "candidate": "caf\xe9", "references": ["x"]}\n',
+        ["undecodable"],
+    ),
     "truncated.jsonl": (b'{"system": "bad", "doc_id": "t", "cand', ["invalid_json"]),
     "number.jsonl": (b"42\n", ["not_an_object"]),
     "list.jsonl": (b'["a", "b"]\n', ["not_an_object"]),
@@ -49,7 +52,10 @@ CASES = {
     "number_doc_id.jsonl": (line(dict(ROW, doc_id=7)), ["wrong_type"]),
     "missing.jsonl": (line({"system": "bad", "doc_id": "m", "candidate": "x"}), ["missing_field"]),
     "too_long.jsonl": (line(dict(ROW, doc_id="tl", candidate="word " * 4000)), ["text_too_long"]),
-    "long_line.jsonl": (b'{"x": "' + b"y" * 60_000 + b'"}\n' + line(dict(ROW, doc_id="after_long")), ["line_too_long"]),
+    "long_line.jsonl": (
+        b'{"x": "' + b"y" * 60_000 + b'"}\n' + line(dict(ROW, doc_id="after_long")),
+        ["line_too_long"],
+    ),
     "empty.jsonl": (b"", []),
     "blank_lines.jsonl": (b"\n\n   \n", []),
     "empty.jsonl.gz": (gzip.compress(b""), []),
@@ -57,8 +63,10 @@ CASES = {
     "bom_crlf.jsonl": (b"\xef\xbb\xbf" + line(dict(ROW, doc_id="bom"))[:-1] + b"\r\n", []),
     "controls.jsonl": (line(dict(ROW, doc_id="ctl", candidate="a\x00b\x07c\u2028d\r\ne")), []),
     "dup.jsonl": (line(dict(ROW, doc_id="dup")) * 2, ["duplicate_key", "duplicate_key"]),
-    "conflict.jsonl": (line(dict(ROW, doc_id="cf")) + line(dict(ROW, system="bad2", doc_id="cf", references=["z"])),
-                       ["conflicting_references", "conflicting_references"]),
+    "conflict.jsonl": (
+        line(dict(ROW, doc_id="cf")) + line(dict(ROW, system="bad2", doc_id="cf", references=["z"])),
+        ["conflicting_references", "conflicting_references"],
+    ),
 }
 SCORED_FROM_BAD_FILES = {"after_long", "bom", "ctl"}
 
@@ -68,11 +76,19 @@ def write_cases(folder):
     for name, (data, _) in CASES.items():
         (folder / name).write_bytes(data)
     # Parquet: a wrong column type, a missing column, an extra column, zero rows.
-    pq.write_table(pa.table({"system": ["bad"], "doc_id": ["pq1"], "candidate": [5], "references": [["x"]]}),
-                   folder / "wrong_type.parquet")
-    pq.write_table(pa.table({"system": ["bad"], "doc_id": ["pq2"], "references": [["x"]]}), folder / "missing.parquet")
-    pq.write_table(pa.table({"system": ["bad"], "doc_id": ["pq3"], "candidate": ["a"], "references": [["a"]],
-                             "extra": [1.5]}), folder / "extra.parquet")
+    pq.write_table(
+        pa.table({"system": ["bad"], "doc_id": ["pq1"], "candidate": [5], "references": [["x"]]}),
+        folder / "wrong_type.parquet",
+    )
+    pq.write_table(
+        pa.table({"system": ["bad"], "doc_id": ["pq2"], "references": [["x"]]}), folder / "missing.parquet"
+    )
+    pq.write_table(
+        pa.table(
+            {"system": ["bad"], "doc_id": ["pq3"], "candidate": ["a"], "references": [["a"]], "extra": [1.5]}
+        ),
+        folder / "extra.parquet",
+    )
     pq.write_table(pa.table({"system": pa.array([], pa.string())}), folder / "zero_rows.parquet")
     (folder / "garbage.parquet").write_bytes(os.urandom(300))
     # A file that cannot be read even by root: reading /proc/self/mem at offset 0 fails with EIO.
@@ -84,18 +100,26 @@ def test_every_bad_row_has_its_reason_and_good_rows_are_untouched(tmp_path, base
     write_cases(bad)
     good = write_jsonl(tmp_path / "good" / "good.jsonl", GOOD)
     record = run_pipeline(
-        tmp_path / "out", [good, bad / "*", tmp_path / "missing" / "*.jsonl"], flags=FLAGS,
-        max_text_bytes=15_000, max_line_bytes=50_000,
+        tmp_path / "out",
+        [good, bad / "*", tmp_path / "missing" / "*.jsonl"],
+        flags=FLAGS,
+        max_text_bytes=15_000,
+        max_line_bytes=50_000,
     )
     errors = [json.loads(x) for x in (tmp_path / "out" / "errors.jsonl").read_text().splitlines()]
     by_file: dict = {}
     for e in errors:
         by_file.setdefault(os.path.basename(e["source"]), []).append(e["reason"])
     expected = {name: sorted(reasons) for name, (_, reasons) in CASES.items() if reasons}
-    expected.update({
-        "wrong_type.parquet": ["wrong_type"], "missing.parquet": ["missing_field"],
-        "garbage.parquet": ["invalid_parquet"], "*.jsonl": ["missing_path"], "unreadable.jsonl": ["unreadable_file"],
-    })
+    expected.update(
+        {
+            "wrong_type.parquet": ["wrong_type"],
+            "missing.parquet": ["missing_field"],
+            "garbage.parquet": ["invalid_parquet"],
+            "*.jsonl": ["missing_path"],
+            "unreadable.jsonl": ["unreadable_file"],
+        }
+    )
     assert {k: sorted(v) for k, v in by_file.items()} == expected
     assert record["counts"]["balanced"]
     scored = {r["doc_id"] for r in pq.read_table(tmp_path / "out" / "per_document").to_pylist()}
@@ -121,14 +145,26 @@ def test_invalid_utf8_can_be_replaced_instead(tmp_path):
 
 def random_row(rng: random.Random) -> bytes:
     """A row that is valid, subtly wrong, or garbage, as a nightly bucket may hold."""
-    texts = ["", " ", "a b c", "The cat sat.\nOn the mat!", ["x y", "", "z"], "caf\u00e9 \u4e2d\u6587 \U0001f600",
-             "\x00\x01\x7f", "well-known 1,000 don't", "\r\n\r\n", "a " * 300]
+    texts = [
+        "",
+        " ",
+        "a b c",
+        "The cat sat.\nOn the mat!",
+        ["x y", "", "z"],
+        "caf\u00e9 \u4e2d\u6587 \U0001f600",
+        "\x00\x01\x7f",
+        "well-known 1,000 don't",
+        "\r\n\r\n",
+        "a " * 300,
+    ]
     value = lambda: rng.choice(texts + [None, 5, 2.5, True, [], {}, [1], [["a"]], {"a": "b"}])  # noqa: E731
     row = {
         "system": rng.choice(["s1", "s2", "s3", "", None, 3, "sys/../x"]),
         "doc_id": rng.choice([f"d{rng.randrange(300)}", f"d{rng.randrange(300)}", None, "", 1.5]),
         "candidate": rng.choice(texts) if rng.random() < 0.8 else value(),
-        "references": [rng.choice(texts) for _ in range(rng.randint(1, 3))] if rng.random() < 0.8 else value(),
+        "references": [rng.choice(texts) for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.8
+        else value(),
     }
     for key in list(row):
         if rng.random() < 0.05:
@@ -164,7 +200,9 @@ def test_fuzz_ten_thousand_random_rows(tmp_path):
             row = json.loads(raw)
             scorer.score(candidate=row["candidate"], references=row["references"])
         except (ValueError, KeyError, TypeError) as err:  # JSON errors, missing keys, non-dict rows
-            assert not isinstance(err, TypeError) or not isinstance(row, dict), f"seed {seed}: {raw!r}: {err!r}"
+            assert not isinstance(err, TypeError) or not isinstance(row, dict), (
+                f"seed {seed}: {raw!r}: {err!r}"
+            )
     record = run_pipeline(tmp_path / "out", [tmp_path / "in" / "*"], flags=FLAGS, max_text_bytes=2000)
     counts = record["counts"]
     assert counts["rows_read"] == non_blank, f"seed {seed}"

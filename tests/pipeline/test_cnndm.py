@@ -12,7 +12,9 @@ from tests.pipeline.runs import TWO_PROCESSES, run_pipeline
 
 CNNDM = SHARED_DATA / "cnndm_test_outputs"
 
-pytestmark = pytest.mark.skipif(not CNNDM.is_dir(), reason=f"{CNNDM} is absent (the corpus is not copied here)")
+pytestmark = pytest.mark.skipif(
+    not CNNDM.is_dir(), reason=f"{CNNDM} is absent (the corpus is not copied here)"
+)
 
 
 def as_paper(printed: float) -> Decimal:
@@ -30,8 +32,11 @@ def test_see_et_al_table_is_reproduced_with_pyrouge_numbering(tmp_path):
     }
     # and R-L do not depend on -w/-2/-U, so they are left out to save time.
     run_pipeline(
-        tmp_path / "out", [CNNDM / "see2017_*.jsonl.gz"], flags="-c 95 -r 1000 -n 2 -m -a",
-        eval_ids="index", beam_args=TWO_PROCESSES,
+        tmp_path / "out",
+        [CNNDM / "see2017_*.jsonl.gz"],
+        flags="-c 95 -r 1000 -n 2 -m -a",
+        eval_ids="index",
+        beam_args=TWO_PROCESSES,
     )
     rows = pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()
     printed = {(r["system"], r["metric"]): r["rouge155_f_measure"] for r in rows}
@@ -48,8 +53,11 @@ def test_see_et_al_table_is_reproduced_with_pyrouge_numbering(tmp_path):
 def test_rouge155_report_equals_the_official_scripts_on_all_45960_pairs(tmp_path):
     golden = GOLDEN.parent / "cnndm" / "rouge155-c95-2-1-U-r1000-n4-w1.2-a-m.txt"
     record = run_pipeline(
-        tmp_path / "out", [CNNDM / "*.jsonl.gz"], flags="-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m",
-        conflicting_references="keep", beam_args=TWO_PROCESSES,
+        tmp_path / "out",
+        [CNNDM / "*.jsonl.gz"],
+        flags="-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m",
+        conflicting_references="keep",
+        beam_args=TWO_PROCESSES,
     )
     assert record["counts"]["scored"] == 45_960 and record["counts"]["errors"] == 0
     assert (tmp_path / "out" / "rouge155.txt").read_text() == golden.read_text()

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import GOLDEN, read_jsonl
-from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES, TWO_THREADS, run_pipeline, table_bytes, write_jsonl
+from tests.pipeline.runs import TWO_PROCESSES, TWO_THREADS, run_pipeline, table_bytes, write_jsonl
 
 CASES = read_jsonl(GOLDEN / "cases.jsonl")
 PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -25,8 +25,14 @@ def test_rouge155_report_is_the_official_sample_output(tmp_path):
     expected = (GOLDEN / "sample-output" / "ROUGE-test-c95-2-1-U-r1000-n4-w1.2-a-m.out").read_text()
     assert (tmp_path / "out" / "rouge155.txt").read_text() == expected
     assert record["counts"] == {
-        "rows_read": 200, "scored": 200, "errors": 0, "errors_by_reason": {}, "reference_rows": 0, "balanced": True,
-        "documents": 25, "documents_by_system": {s: 25 for s in ("11", "12", "13", "14", "21", "22", "23", "24")},
+        "rows_read": 200,
+        "scored": 200,
+        "errors": 0,
+        "errors_by_reason": {},
+        "reference_rows": 0,
+        "balanced": True,
+        "documents": 25,
+        "documents_by_system": {s: 25 for s in ("11", "12", "13", "14", "21", "22", "23", "24")},
         "systems_missing_documents": {},
     }
     assert (tmp_path / "out" / "_SUCCESS").exists()
@@ -43,7 +49,12 @@ def test_tables_are_byte_identical_across_runners_shards_orders_and_input_forms(
     assert reference["counts"]["scored"] == 200
     expected = table_bytes(tmp_path / "one")
 
-    run_pipeline(tmp_path / "many", shards(CASES, 16, tmp_path / "in16", seed=5), flags=PYROUGE, beam_args=TWO_PROCESSES)
+    run_pipeline(
+        tmp_path / "many",
+        shards(CASES, 16, tmp_path / "in16", seed=5),
+        flags=PYROUGE,
+        beam_args=TWO_PROCESSES,
+    )
     assert table_bytes(tmp_path / "many") == expected
 
     candidates = [{k: c[k] for k in ("system", "doc_id", "candidate")} for c in CASES]
@@ -62,16 +73,25 @@ def test_tables_are_byte_identical_across_runners_shards_orders_and_input_forms(
 def test_system_from_the_file_path_and_systems_with_missing_documents(tmp_path):
     folder = tmp_path / "outputs"
     for system in ("11", "12"):
-        rows = [{k: c[k] for k in ("doc_id", "candidate", "references")} for c in CASES if c["system"] == system]
+        rows = [
+            {k: c[k] for k in ("doc_id", "candidate", "references")} for c in CASES if c["system"] == system
+        ]
         write_jsonl(folder / f"model-{system}.jsonl", rows[: 25 if system == "11" else 20])
-    record = run_pipeline(tmp_path / "out", [folder / "*.jsonl"], flags="-n 1 -r 10", system_from_path=r"model-(?P<system>\w+)\.jsonl")
+    record = run_pipeline(
+        tmp_path / "out",
+        [folder / "*.jsonl"],
+        flags="-n 1 -r 10",
+        system_from_path=r"model-(?P<system>\w+)\.jsonl",
+    )
     assert record["counts"]["documents_by_system"] == {"11": 25, "12": 20}
     assert record["counts"]["systems_missing_documents"] == {"12": 5}
 
 
 def test_eval_ids_index_numbers_documents_in_sorted_doc_id_order(tmp_path):
     rows = [dict(c, doc_id=f"doc-{int(c['doc_id']):02d}") for c in CASES]
-    run_pipeline(tmp_path / "out", shards(rows, 2, tmp_path / "in"), flags="-n 1 -x -r 100 -d", eval_ids="index")
+    run_pipeline(
+        tmp_path / "out", shards(rows, 2, tmp_path / "in"), flags="-n 1 -x -r 100 -d", eval_ids="index"
+    )
     report = (tmp_path / "out" / "rouge155.txt").read_text()
     assert "11 ROUGE-1 Eval 1.11 " in report and "11 ROUGE-1 Eval 25.11 " in report
     assert "doc-" not in report
@@ -83,28 +103,36 @@ def test_bad_rows_land_in_the_errors_table_and_the_counts_reconcile(tmp_path):
     write_jsonl(folder / "good.jsonl", good)
     doc = {"doc_id": "x1", "candidate": "a b", "references": ["a c"]}
     bad_rows = [
-        {"system": "s", "doc_id": "m1", "references": ["r"]},                      # missing_field
-        {"system": "s", "doc_id": "t1", "candidate": 5, "references": ["r"]},       # wrong_type
-        {"system": "s", "doc_id": None, "candidate": "c", "references": ["r"]},     # null_value
+        {"system": "s", "doc_id": "m1", "references": ["r"]},  # missing_field
+        {"system": "s", "doc_id": "t1", "candidate": 5, "references": ["r"]},  # wrong_type
+        {"system": "s", "doc_id": None, "candidate": "c", "references": ["r"]},  # null_value
         {"system": "s", "doc_id": "l1", "candidate": "x" * 300, "references": ["r"]},  # text_too_long
-        {"system": "s", "doc_id": "e1", "candidate": "c", "references": []},        # wrong_type (no refs)
-        dict(doc, system="dup"), dict(doc, system="dup"),                           # duplicate_key x2
+        {"system": "s", "doc_id": "e1", "candidate": "c", "references": []},  # wrong_type (no refs)
+        dict(doc, system="dup"),
+        dict(doc, system="dup"),  # duplicate_key x2
         {"system": "p", "doc_id": "c1", "candidate": "a", "references": ["r1"]},
-        {"system": "q", "doc_id": "c1", "candidate": "a", "references": ["r2"]},   # conflicting_references x2
+        {"system": "q", "doc_id": "c1", "candidate": "a", "references": ["r2"]},  # conflicting_references x2
     ]
     path = write_jsonl(folder / "bad.jsonl", bad_rows)
     with open(path, "ab") as fh:
         fh.write(b'{"system": "s", "doc_id": "u1", "candidate": "\xff\xfe"}\n')  # undecodable
-        fh.write(b'{"system": "s", "doc_id": \n')                                 # invalid_json
-        fh.write(b'[1, 2, 3]\n')                                                  # not_an_object
+        fh.write(b'{"system": "s", "doc_id": \n')  # invalid_json
+        fh.write(b"[1, 2, 3]\n")  # not_an_object
     (folder / "empty.jsonl").write_bytes(b"")
     record = run_pipeline(
         tmp_path / "out", [folder / "*.jsonl", tmp_path / "nowhere" / "*.jsonl"], max_text_bytes=200
     )
     counts = record["counts"]
     assert counts["errors_by_reason"] == {
-        "conflicting_references": 2, "duplicate_key": 2, "invalid_json": 1, "missing_field": 1,
-        "missing_path": 1, "not_an_object": 1, "null_value": 1, "text_too_long": 1, "undecodable": 1,
+        "conflicting_references": 2,
+        "duplicate_key": 2,
+        "invalid_json": 1,
+        "missing_field": 1,
+        "missing_path": 1,
+        "not_an_object": 1,
+        "null_value": 1,
+        "text_too_long": 1,
+        "undecodable": 1,
         "wrong_type": 2,
     }
     assert counts["rows_read"] == 50 + len(bad_rows) + 3
@@ -119,21 +147,29 @@ def test_bad_rows_land_in_the_errors_table_and_the_counts_reconcile(tmp_path):
 
 
 def test_split_form_candidates_without_references_are_errors(tmp_path):
-    cands = write_jsonl(tmp_path / "c.jsonl", [
-        {"system": "a", "doc_id": "d1", "candidate": "x y"},
-        {"system": "a", "doc_id": "d2", "candidate": "x y"},
-    ])
-    refs = write_jsonl(tmp_path / "r.jsonl", [
-        {"doc_id": "d1", "reference": "x y q r", "reference_id": "B"},
-        {"doc_id": "d1", "reference": "x q", "reference_id": "A"},
-        {"doc_id": "d9", "reference": "unused"},
-    ])
+    cands = write_jsonl(
+        tmp_path / "c.jsonl",
+        [
+            {"system": "a", "doc_id": "d1", "candidate": "x y"},
+            {"system": "a", "doc_id": "d2", "candidate": "x y"},
+        ],
+    )
+    refs = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            {"doc_id": "d1", "reference": "x y q r", "reference_id": "B"},
+            {"doc_id": "d1", "reference": "x q", "reference_id": "A"},
+            {"doc_id": "d9", "reference": "unused"},
+        ],
+    )
     record = run_pipeline(tmp_path / "out", [cands], references=[refs], flags="-n 1 -x -f B -d -r 10")
     assert record["counts"]["errors_by_reason"] == {"no_references": 1}
     assert record["counts"]["reference_rows"] == 3 and record["counts"]["balanced"]
     # Both references give R = 1/2; ordered by reference_id, A ("x q") comes first
     # and wins the -f B tie, so P = 1/2 (B would give P = 2/2).
-    assert "a ROUGE-1 Eval d1.a R:0.50000 P:0.50000 F:0.50000" in (tmp_path / "out" / "rouge155.txt").read_text()
+    assert (
+        "a ROUGE-1 Eval d1.a R:0.50000 P:0.50000 F:0.50000" in (tmp_path / "out" / "rouge155.txt").read_text()
+    )
 
 
 def test_strict_mode_and_nothing_scored_fail_without_publishing(tmp_path):

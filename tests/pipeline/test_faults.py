@@ -33,7 +33,8 @@ def check_complete(folder):
 def test_a_run_killed_at_random_moments_leaves_nothing_half_written(tmp_path):
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
-    data = [write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::4]) for i in range(4)]
+    for i in range(4):
+        write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::4])
     config = tmp_path / "run.toml"
     config.write_text(
         f'[input]\ncandidates = ["{tmp_path}/in/*.jsonl"]\n[rouge]\nargs = "-n 2 -w 1.2 -m -r 300"\n'
@@ -42,10 +43,12 @@ def test_a_run_killed_at_random_moments_leaves_nothing_half_written(tmp_path):
     )
     command = [sys.executable, "-m", "pipeline", "run", "--config", str(config)]
     outcomes = []
-    for attempt in range(5):
+    for _ in range(5):
         if rng.random() < 0.6:  # kill a first run as well as a run replacing a finished one
             shutil.rmtree(tmp_path / "out", ignore_errors=True)
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         time.sleep(rng.uniform(0.3, 6.0))
         finished = process.poll() is not None
         if not finished:
@@ -64,15 +67,26 @@ def test_a_run_killed_at_random_moments_leaves_nothing_half_written(tmp_path):
 
 
 def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path):
-    rows = [dict(c, system="../../escape|<b>*x*</b>", doc_id="/etc/" + c["doc_id"]) for c in CASES if c["system"] == "11"]
+    rows = [
+        dict(c, system="../../escape|<b>*x*</b>", doc_id="/etc/" + c["doc_id"])
+        for c in CASES
+        if c["system"] == "11"
+    ]
     rows += [c for c in CASES if c["system"] == "12"]
     record = run_pipeline(tmp_path / "out", [write_jsonl(tmp_path / "in.jsonl", rows)], flags="-n 1 -r 10")
     assert record["counts"]["scored"] == 50
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert written == [
-        "in.jsonl", "out/_SUCCESS", "out/errors.jsonl", "out/errors.parquet",
-        "out/per_document/part-00000-of-00001.parquet", "out/rouge155.txt", "out/run.json",
-        "out/system_scores.csv", "out/system_scores.md", "out/system_scores.parquet",
+        "in.jsonl",
+        "out/_SUCCESS",
+        "out/errors.jsonl",
+        "out/errors.parquet",
+        "out/per_document/part-00000-of-00001.parquet",
+        "out/rouge155.txt",
+        "out/run.json",
+        "out/system_scores.csv",
+        "out/system_scores.md",
+        "out/system_scores.parquet",
     ]
     markdown = (tmp_path / "out" / "system_scores.md").read_text()
     assert r"| ../../escape\|\<b\>\*x\*\</b\> | ROUGE-1 |" in markdown

@@ -74,8 +74,12 @@ def test_dataflow_graph_builds_and_serialises_offline(tmp_path):
     config = RunConfig(input=InputConfig(candidates=(str(data),)), rouge=RougeConfig(args=FLAGS)).validate()
     options = PipelineOptions(
         [
-            "--runner=DataflowRunner", "--project=dummy-project", "--region=us-central1",
-            "--temp_location=gs://dummy-bucket/tmp", "--dry_run=True", "--job_name=rouge-dry-run",
+            "--runner=DataflowRunner",
+            "--project=dummy-project",
+            "--region=us-central1",
+            "--temp_location=gs://dummy-bucket/tmp",
+            "--dry_run=True",
+            "--job_name=rouge-dry-run",
             f"--setup_file={REPO / 'pyproject.toml'}",
         ]
     )
@@ -84,7 +88,19 @@ def test_dataflow_graph_builds_and_serialises_offline(tmp_path):
     result = p.run()
     proto = result.job.proto_pipeline
     names = {t.unique_name for t in proto.components.transforms.values()}
-    for stage in ("ReadSummaries", "GroupDocuments", "ScoreDocuments", "AggregatePerSystem", "WriteSystemTables"):
+    for stage in (
+        "ReadSummaries",
+        "GroupDocuments",
+        "ScoreDocuments",
+        "AggregatePerSystem",
+        "WriteSystemTables",
+    ):
         assert any(name.startswith(stage) for name in names), stage
-    staged = {a.role_payload.decode("utf-8", "ignore") for env in proto.components.environments.values() for a in env.dependencies}
-    assert any("workflow.tar.gz" in s or "rouge_pipeline" in s or "rouge-pipeline" in s for s in staged), staged
+    staged = {
+        a.role_payload.decode("utf-8", "ignore")
+        for env in proto.components.environments.values()
+        for a in env.dependencies
+    }
+    assert any("workflow.tar.gz" in s or "rouge_pipeline" in s or "rouge-pipeline" in s for s in staged), (
+        staged
+    )
