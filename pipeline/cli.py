@@ -50,7 +50,8 @@ def _add_rouge_options(parser: argparse.ArgumentParser) -> None:
         "--rouge-args",
         default=PYROUGE_DEFAULTS,
         metavar="FLAGS",
-        help=f'ROUGE-1.5.5 flags, as a paper reports them (default: "{PYROUGE_DEFAULTS}")',
+        help=f'ROUGE-1.5.5 flags, as a paper reports them (default: the config\'s [rouge] args for run, '
+        f'"{PYROUGE_DEFAULTS}" for score)',
     )
     group.add_argument(
         "--multi-ref",
@@ -204,8 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     score = commands.add_parser(
         "score",
         help="score a JSONL file locally and print the ROUGE-1.5.5 report",
-        description="Score a JSONL file on this machine (no Beam) and print the ROUGE-1.5.5 report, "
-        "byte-identical to the official script's output with -a.",
+        description="Score a JSONL file on this machine (no Beam) and print the ROUGE-1.5.5\n"
+        "report, byte-identical to the official script's output with -a.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -216,9 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run the Beam pipeline over sharded inputs and write a result folder",
-        description="Run the Beam pipeline: read sharded JSONL/JSONL.gz/Parquet, score every "
-        "(system, document), aggregate per system, write the result folder. Options not listed "
-        "here are Beam pipeline options and pass through unchanged (default: every local core).",
+        description="Run the Beam pipeline: read sharded JSONL/JSONL.gz/Parquet, score every\n"
+        "(system, document), aggregate per system, write the result folder.  Options not\n"
+        "listed here are Beam pipeline options and pass through unchanged.",
         epilog=RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
