@@ -41,6 +41,14 @@ def sequential_sum(values) -> float:
     return total
 
 
+def _generate_draws(n: int, resamples: int):
+    """Draw k (k = 0 .. n-1) of every resample, one array of `resamples` indices at a time."""
+    state = (np.arange(resamples, dtype=np.uint64) << np.uint64(16)) + np.uint64(0x330E)
+    for _ in range(n):
+        state = (state * _DRAND48_MULTIPLIER + _DRAND48_INCREMENT) & _DRAND48_MASK
+        yield (n * (state.astype(np.float64) * 2.0**-48)).astype(np.int64)
+
+
 @lru_cache(maxsize=4)
 def perl_draws(n: int, resamples: int) -> np.ndarray:
     """The script's bootstrap indices: row k holds draw k of every resample.
@@ -49,20 +57,24 @@ def perl_draws(n: int, resamples: int) -> np.ndarray:
         >>> perl_draws(10, 3)[:4].T.tolist()   # srand(0), srand(1), srand(2); 4 draws each
         [[1, 7, 0, 8], [0, 4, 8, 3], [9, 1, 5, 8]]
     """
-    state = (np.arange(resamples, dtype=np.uint64) << np.uint64(16)) + np.uint64(0x330E)
-    draws = np.empty((n, resamples), dtype=np.int64)
-    for k in range(n):
-        state = (state * _DRAND48_MULTIPLIER + _DRAND48_INCREMENT) & _DRAND48_MASK
-        draws[k] = (n * (state.astype(np.float64) * 2.0**-48)).astype(np.int64)
+    draws = np.array(list(_generate_draws(n, resamples)), dtype=np.int64).reshape(n, resamples)
     draws.flags.writeable = False
     return draws
 
 
-def _resample_sums(values: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """Per resample, the sum of the drawn values in draw order."""
-    sums = np.zeros(draws.shape[1])
-    for row in draws:
-        sums += values[row]
+# Up to this many indices (256 MB) the draws are kept for the next metric with the
+# same n; beyond it (millions of documents) they are generated as they are used.
+_CACHED_DRAWS = 32 << 20
+
+
+def _resample_sums(columns: np.ndarray, resamples: int) -> np.ndarray:
+    """Per column and resample, the sum of the drawn values in draw order."""
+    n = columns.shape[1]
+    rows = perl_draws(n, resamples) if n * resamples <= _CACHED_DRAWS else _generate_draws(n, resamples)
+    sums = np.zeros((len(columns), resamples))
+    for row in rows:
+        for j, column in enumerate(columns):
+            sums[j] += column[row]
     return sums
 
 
@@ -105,9 +117,7 @@ def perl_bootstrap(
     if n == 0:
         zero = Interval("%7.5f" % 0, "%7.5f" % 0, "%7.5f" % 0)
         return zero, zero, zero
-    draws = perl_draws(n, resamples)
-    columns = np.asarray(rows, dtype=np.float64).T
-    sums = [_resample_sums(column, draws) for column in columns]
+    sums = _resample_sums(np.asarray(rows, dtype=np.float64).T, resamples)
     if counting == 0:
         means = [s / n for s in sums]
     else:
