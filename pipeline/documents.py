@@ -55,13 +55,6 @@ class ResolveDocumentFn(beam.DoFn):
         if not candidates:
             return
         references, problem = self._references(candidates, grouped["references"])
-        if (
-            problem
-            and problem[0] == "conflicting_references"
-            and self.keep_conflicts
-            and not grouped["references"]
-        ):
-            references, problem = None, None
         if problem:
             reason, message = problem
             for c in candidates:
@@ -85,31 +78,30 @@ class ResolveDocumentFn(beam.DoFn):
                 doc_id, [(c, c.references if references is None else references) for c in unique]
             )
 
-    @staticmethod
-    def _references(candidates, reference_rows):
+    def _references(self, candidates, reference_rows):
+        """(the document's references, None), or (None, (reason, message)) when the
+        rows cannot be used, or (None, None) when each row keeps its own."""
         if reference_rows:  # split form
             lists = {_canonical(r.references) for r in reference_rows if r.reference_id is None}
+            # One reference per row: ordered by reference_id (by text when there is
+            # none), so the order, which decides -f B ties, does not depend on the files.
             singles = sorted(
-                (r.reference_id, _canonical(r.references[0]), r.references[0])
-                for r in reference_rows
-                if r.reference_id is not None
+                {(r.reference_id, _canonical(r.references[0])) for r in reference_rows if r.reference_id is not None}
             )
             if len(lists) > 1 or (lists and singles):
                 return None, ("conflicting_references", f"{len(reference_rows)} reference rows disagree")
             if lists:
                 return json.loads(lists.pop()), None
-            ids = [s[0] for s in singles if s[0]]
+            ids = [rid for rid, _ in singles if rid]
             if len(ids) != len(set(ids)):
-                return None, ("conflicting_references", "a reference_id appears twice with different texts")
-            # Ordered by reference_id (or by text when there is none), so the
-            # order does not depend on the file layout; it decides -f B ties.
-            return [s[2] for s in singles], None
+                return None, ("conflicting_references", "a reference_id has two different texts")
+            return [json.loads(text) for _, text in singles], None
         if candidates[0].references is None:
             return None, ("no_references", "no reference row has this doc_id")
         lists = {_canonical(c.references) for c in candidates}
-        if len(lists) > 1:
+        if len(lists) > 1 and not self.keep_conflicts:
             return None, ("conflicting_references", f"{len(lists)} different reference lists for this doc_id")
-        return candidates[0].references, None
+        return (candidates[0].references if len(lists) == 1 else None), None
 
 
 class GroupDocuments(beam.PTransform):
