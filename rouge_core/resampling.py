@@ -5,8 +5,9 @@ the mean of `-r` bootstrap means, and the `-c` interval from their order
 statistics.  Resample s (s = 0 .. R-1) calls `srand(s)` and draws n indices with
 `int(rand(n))`; since Perl 5.20 `rand` is drand48, seeded as `(s << 16) + 0x330E`.
 The draws are the same for every metric and system with the same n, so they are
-made once per n, for all resamples at a time, with numpy's wrapping 64-bit
-integers (2**48 divides 2**64, so the modular arithmetic is exact).
+made for all resamples at a time, with numpy's wrapping 64-bit integers (2**48
+divides 2**64, so the modular arithmetic is exact), and kept for the next
+metric unless there are too many to hold.
 
 Every floating-point sum here runs left to right, in the script's order, because
 the printed digits depend on it.
