@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rouge_core.perl_numbers import perl_add
+
 
 def bit_masks(sentence: list[str]) -> dict[str, int]:
     """For each token, the bit set of its positions in the sentence."""
@@ -154,10 +156,10 @@ def union_lcs_hits(
 def union_wlcs_hits(
     reference: list[list[str]],
     candidate: list[list[str]],
-    weights: list[float],
+    weights: list,
     reference_unigrams: Counter,
     candidate_unigrams: Counter,
-) -> float:
+):
     """ROUGE-W hits of one reference: the sum of f(run length) over the runs of
     clipped union-WLCS matches, as `wlcs` (l.2387) adds them.
 
@@ -166,7 +168,7 @@ def union_wlcs_hits(
     nothing and does not end the run, so a run followed by such a position is
     added only if a later valid hit continues it (the script's behaviour).
     """
-    hits = 0.0
+    hits = 0
     for sentence in reference:
         size = len(sentence)
         marks = [False] * size
@@ -179,7 +181,7 @@ def union_wlcs_hits(
             if marks[position] and reference_unigrams[token] > 0 and candidate_unigrams[token] > 0:
                 run += 1
                 if position + 1 == size or not marks[position + 1]:
-                    hits += weights[run]
+                    hits = perl_add(hits, weights[run])
                     run = 0
                 reference_unigrams[token] -= 1
                 candidate_unigrams[token] -= 1

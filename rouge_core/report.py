@@ -13,7 +13,8 @@ import re
 from typing import Mapping
 
 from rouge_core.errors import RougeConfigError
-from rouge_core.resampling import perl_bootstrap, sequential_sum
+from rouge_core.perl_numbers import perl_int_string, perl_string, perl_sum
+from rouge_core.resampling import perl_bootstrap
 from rouge_core.scoring import MetricStats
 from rouge_core.settings import RougeSettings
 
@@ -23,13 +24,6 @@ _LEADING_DIGITS = re.compile(r"[0-9]+")
 
 # system -> evaluation id -> metric tag -> stats
 Results = Mapping[str, Mapping[str, Mapping[str, MetricStats]]]
-
-
-def perl_number(x: float) -> str:
-    """How Perl prints a number: integers in full, other values with %.15g."""
-    if isinstance(x, int):
-        return str(x)
-    return "%.15g" % x
 
 
 def by_eval_id(instance: str) -> tuple:
@@ -80,7 +74,7 @@ def metric_block(
     }
     lines = [DASHES]
     if settings.counting == 2:
-        totals = [int(sequential_sum(rows[i][k] for i in sorted(rows))) for k in range(3)]
+        totals = [perl_int_string(perl_sum(rows[i][k] for i in sorted(rows))) for k in range(3)]
         lines.append(f"{system} {tag} M_count: {totals[0]} P_count: {totals[1]} H_count: {totals[2]}")
     else:
         for name, interval in zip("RPF", averages or printed_averages(system, documents, settings)):
@@ -95,7 +89,7 @@ def metric_block(
             if settings.counting == 0:
                 values = ("%7.5f" % r, "%7.5f" % p, "%7.5f" % f)
             else:
-                values = (perl_number(r), perl_number(p), perl_number(f))
+                values = (perl_string(r), perl_string(p), perl_string(f))
             lines.append(f"{system} {tag} Eval {instance} R:{values[0]} P:{values[1]} F:{values[2]}")
     return lines
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeInputError
+from rouge_core.perl_numbers import integer_exponent, perl_divide, perl_pow, perl_sum
 from rouge_core.resampling import sequential_sum
 from rouge_core.settings import RougeSettings
 from rouge_core.stem import morph_stem
@@ -140,6 +141,7 @@ class RougeScorer:
         self._stopwords = smart_stopwords() if settings.remove_stopwords else frozenset()
         self._alpha = settings.alpha_value
         self._weight = settings.weight_value
+        self._weight_as_integer = integer_exponent(settings.wlcs_weight) if settings.wlcs_weight else None
         self._vocabulary: dict[str, int] = {}
         # References recur (one per system for every document): prepare each once.
         self._prepare_cached = lru_cache(maxsize=512)(self._prepare)
@@ -266,17 +268,20 @@ class RougeScorer:
         return ReferenceCounts(hits, base, len(cand.tokens), hits / base if base else 0)
 
     def _wlcs_counts(self, cand: PreparedText, ref: PreparedText) -> ReferenceCounts:
-        w = self._weight
         longest = max([len(x) for x in ref.sentences + cand.sentences], default=0)
-        weights = [k**w for k in range(longest + 2)]
+        weights = [self._f(k) for k in range(longest + 2)]
         hits = lcs.union_wlcs_hits(
             ref.sentences, cand.sentences, weights, Counter(ref.tokens), Counter(cand.tokens)
         )
-        base = sequential_sum(weights[len(sentence)] for sentence in ref.sentences)
+        base = perl_sum(weights[len(sentence)] for sentence in ref.sentences)
         # ROUGE-1.5.5 dies here ("Illegal division by zero", l.2450) when the
         # reference has no tokens; we score that reference 0, as ROUGE-L does.
-        best_key = (hits / base) ** (1 / w) if base else 0
-        return ReferenceCounts(hits, base**w, len(cand.tokens) ** w, best_key)
+        best_key = perl_divide(hits, base) ** (1 / self._weight) if base else 0
+        return ReferenceCounts(hits, self._f(base), self._f(len(cand.tokens)), best_key)
+
+    def _f(self, x):
+        """ROUGE-W's weighting f(x) = x**w, in Perl's arithmetic (`wlcsWeight`)."""
+        return perl_pow(x, self._weight, self._weight_as_integer)
 
     def _combine(self, tag: str, per_reference: list[ReferenceCounts]) -> MetricStats:
         inverse = 1 / self._weight if tag.startswith("ROUGE-W-") else None
@@ -285,9 +290,9 @@ class RougeScorer:
             # -f A: hits and both totals add up over references (l.1170): the
             # candidate total is counted once per reference.
             return self._finish(
-                sequential_sum(c.hits for c in per_reference),
-                sequential_sum(c.reference_total for c in per_reference),
-                sequential_sum(c.candidate_total for c in per_reference),
+                perl_sum(c.hits for c in per_reference),
+                perl_sum(c.reference_total for c in per_reference),
+                perl_sum(c.candidate_total for c in per_reference),
                 inverse,
             )
         if mode == "best" or len(per_reference) == 1:
@@ -305,8 +310,8 @@ class RougeScorer:
         )
 
     def _finish(self, hits: float, reference_total: float, candidate_total: float, inverse) -> MetricStats:
-        recall = hits / reference_total if reference_total != 0 else 0
-        precision = hits / candidate_total if candidate_total != 0 else 0
+        recall = perl_divide(hits, reference_total) if reference_total != 0 else 0
+        precision = perl_divide(hits, candidate_total) if candidate_total != 0 else 0
         if inverse is not None:  # ROUGE-W reports f^-1 of the weighted ratios
             recall, precision = recall**inverse, precision**inverse
         recall, precision = round5(recall), round5(precision)

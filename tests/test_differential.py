@@ -422,8 +422,31 @@ def test_report_matches_rouge155(combo, perl_runs, rouge155_home):
     ours = core_report(cases, flags)
     returncode, expected, stderr = perl_runs[combo].result()
     assert returncode == 0, f"{where}\nROUGE-1.5.5 exited {returncode}:\n{stderr[-3000:]}"
-    if ours != expected:
+    if ours != expected and not _same_but_perl_integer_flags(expected, ours):
         pytest.fail(explain_mismatch(where, plan, cases, expected, ours, rouge155_home), pytrace=False)
+
+
+_COUNT_FIELDS = re.compile(r"^(\S+ ROUGE-W-\S+ Eval \S+) R:(\S+) P:(\S+) F:(\S+)$")
+
+
+def _same_but_perl_integer_flags(expected: str, ours: str) -> bool:
+    """The one documented difference (README, "Known differences"; rouge_core.perl_numbers):
+    a ROUGE-W raw count (-t 1/-t 2 -d) above 10**15 that Perl prints in full because
+    an earlier addition read it as an exact integer, printed here with %.15g.  Such
+    lines must still agree on every number at Perl's 15 printed digits."""
+    exp, got = expected.splitlines(), ours.splitlines()
+    if len(exp) != len(got):
+        return False
+    for e, g in zip(exp, got):
+        if e == g:
+            continue
+        me, mg = _COUNT_FIELDS.match(e), _COUNT_FIELDS.match(g)
+        if not (me and mg and me.group(1) == mg.group(1)):
+            return False
+        for a, b in zip(me.groups()[1:], mg.groups()[1:]):
+            if a != b and not (max(float(a), float(b)) >= 1e15 and "%.15g" % float(a) == "%.15g" % float(b)):
+                return False
+    return True
 
 
 # ------------------------------------------------------------------ reporting a mismatch
