@@ -10,6 +10,7 @@ rouge-pipeline score INPUT.jsonl [--rouge-args "<ROUGE-1.5.5 flags>"]
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import logging
 import sys
@@ -78,7 +79,7 @@ def settings_from_args(args: argparse.Namespace) -> RougeSettings:
 def _read_cases(path: str):
     """Joined-form JSONL rows; a malformed row stops with its line number."""
     required = {"system": str, "doc_id": str, "candidate": (str, list), "references": list}
-    with open(path, encoding="utf-8") as fh:
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -118,6 +119,10 @@ def score_command(args: argparse.Namespace) -> int:
             raise RougeInputError(f"{args.input}:{number}: {err}") from err
     sys.stdout.write(render_report(results, settings))
     print(f"signature: {settings.signature()}", file=sys.stderr)
+    try:
+        print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml", file=sys.stderr)
+    except RougeConfigError as err:
+        print(f"ROUGE-1.5.5 equivalent: none ({err})", file=sys.stderr)
     return 0
 
 
@@ -210,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    score.add_argument("input", help="JSONL file with system, doc_id, candidate, references")
+    score.add_argument("input", help="JSONL (or .jsonl.gz) file with system, doc_id, candidate, references")
     _add_rouge_options(score)
     score.set_defaults(handler=lambda args, extra: score_command(args))
 
