@@ -5,7 +5,10 @@ generates DOCS (>= 300) random documents and COMBOS (>= 10) random ROUGE-1.5.5
 flag combinations.  For each combination the report of `render_report` must be
 byte-identical to the script's stdout (`-a -d`: per-document lines, averages and
 confidence intervals).  The script's stderr (warnings about missing peers and
-empty texts) is not compared.
+empty texts) is not compared.  One difference is allowed, the one the README
+documents under "Known differences": a ROUGE-W raw count above 10**15 in a
+-t 1/-t 2 -d line that Perl prints in full and rouge_core with %.15g, the same
+number at 15 digits.
 
 The documents mix random lengths, empty and punctuation-only candidates and
 references, a small vocabulary with many repeats, inflected words that stem,
@@ -21,7 +24,7 @@ it), then every combination is topped up with random documents to at least
 SUBSET (>= 60) documents: each combination scores a random subset of >= 60
 documents and the union of the subsets covers all the generated documents.
 The Perl runs go two at a time in the background while the Python side scores.
-A whole run takes about two minutes.
+A whole run takes 15-30 seconds here.
 
 ROUGE-W: the script dies ("Illegal division by zero") on a reference without
 tokens; rouge_core scores that reference 0.  So only "W-safe" documents, whose
