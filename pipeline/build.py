@@ -7,7 +7,7 @@ from apache_beam.transforms.combiners import SingleInputTupleCombineFn
 
 from pipeline import combiners, tables
 from pipeline.config import RunConfig
-from pipeline.documents import GroupDocuments, ScoreDocumentFn
+from pipeline.documents import UNUSED, GroupDocuments, ScoreDocumentFn
 from pipeline.read import ERRORS, ReadSummaries
 from rouge_core.report import evaluation_ids
 
@@ -33,6 +33,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         ScoreDocumentFn(settings, config.run.progress_seconds)
     ).with_outputs(ERRORS, main="documents")
     errors = (read["errors"], grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
+    error_count = errors | "CountErrors" >> beam.combiners.Count.Globally()
 
     per_metric = scored.documents | "KeyBySystemAndMetric" >> beam.FlatMap(
         lambda d: (((d.system, tag), (d.doc_id, s)) for tag, s in d.scores.items())
@@ -67,11 +68,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     scored.documents | "WritePerDocument" >> tables.WritePerDocument(
         staging, config.output.per_document_shards
     )
-    (
-        errors
-        | "GatherErrors" >> beam.combiners.ToList()
-        | "WriteErrors" >> beam.Map(tables.write_errors, staging)
-    )
+    errors | "WriteErrors" >> tables.WriteErrors(staging, error_count)
     counts = {
         "rows_read": read["rows_read"] | "SumRowsRead" >> beam.CombineGlobally(sum),
         "scored": scored.documents | "CountScored" >> beam.combiners.Count.Globally(),
@@ -80,6 +77,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         | "CountReasons" >> beam.combiners.Count.PerElement()
         | "ReasonsToList" >> beam.combiners.ToList(),
         "reference_rows": read["references"] | "CountReferenceRows" >> beam.combiners.Count.Globally(),
+        "reference_rows_unused": grouped[UNUSED] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
         "documents": eval_ids | "CountDocuments" >> beam.Map(len),
         "documents_by_system": scored.documents
         | "SystemOf" >> beam.Map(lambda d: d.system)

@@ -10,16 +10,17 @@ rouge-pipeline score INPUT.jsonl [--rouge-args "<ROUGE-1.5.5 flags>"]
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import logging
+import re
+import signal
 import sys
+import threading
+import traceback
 from typing import Optional, Sequence
 
 from rouge_core import (
     RougeConfigError,
     RougeInputError,
-    RougeScorer,
     RougeSettings,
     __version__,
     render_report,
@@ -76,47 +77,24 @@ def settings_from_args(args: argparse.Namespace) -> RougeSettings:
     return settings
 
 
-def _read_cases(path: str):
-    """Joined-form JSONL rows; a malformed row stops with its line number."""
-    required = {"system": str, "doc_id": str, "candidate": (str, list), "references": list}
-    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise RougeInputError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-            if not isinstance(row, dict):
-                raise RougeInputError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-            for name, kind in required.items():
-                if name not in row:
-                    raise RougeInputError(f"{path}:{number}: missing field {name!r}")
-                if not isinstance(row[name], kind):
-                    raise RougeInputError(
-                        f"{path}:{number}: field {name!r} has type {type(row[name]).__name__}"
-                    )
-            yield number, row
-
-
 def score_command(args: argparse.Namespace) -> int:
+    from pipeline.score import StrictStop, input_config, print_errors, score_files
+
     settings = settings_from_args(args)
-    scorer = RougeScorer(settings)
-    cases = list(_read_cases(args.input))
-    ids = evaluation_ids((row["doc_id"] for _, row in cases), args.eval_ids)
-    results: dict = {}
-    for number, row in cases:
-        documents = results.setdefault(row["system"], {})
-        if ids[row["doc_id"]] in documents:
-            raise RougeInputError(
-                f"{args.input}:{number}: duplicate (system, doc_id) = ({row['system']!r}, {row['doc_id']!r})"
-            )
-        try:
-            documents[ids[row["doc_id"]]] = scorer.score(
-                candidate=row["candidate"], references=row["references"]
-            )
-        except RougeInputError as err:
-            raise RougeInputError(f"{args.input}:{number}: {err}") from err
+    try:
+        scores = score_files(args.input, args.references or [], input_config(args), settings, strict=args.strict)
+    except StrictStop as err:
+        print(f"rouge-pipeline: error: strict mode: {err}", file=sys.stderr)
+        return 1
+    if scores.errors:
+        print_errors(scores)
+    if not scores.scored:
+        print("rouge-pipeline: error: nothing was scored", file=sys.stderr)
+        return 1
+    ids = evaluation_ids((d for docs in scores.results.values() for d in docs), args.eval_ids)
+    results = {
+        system: {ids[doc_id]: stats for doc_id, stats in docs.items()} for system, docs in scores.results.items()
+    }
     sys.stdout.write(render_report(results, settings))
     print(f"signature: {settings.signature()}", file=sys.stderr)
     try:
@@ -144,7 +122,7 @@ separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]')
 submit the same pipeline to a cluster; see configs/ and the README.
 
 The result folder holds system_scores.{parquet,csv,md}, rouge155.txt (the
-ROUGE-1.5.5 report), per_document/*.parquet, errors.{parquet,jsonl}, run.json
+ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json
 and _SUCCESS.  It appears only when the run succeeded.
 """
 
@@ -215,7 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    score.add_argument("input", help="JSONL (or .jsonl.gz) file with system, doc_id, candidate, references")
+    score.add_argument(
+        "input", nargs="+", metavar="INPUT", help="files or globs: JSONL, .jsonl.gz or Parquet (joined form, "
+        "or candidates with --references)"
+    )
+    score.add_argument(
+        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
+    )
+    score.add_argument("--strict", action="store_true", help="stop at the first bad row (exit 1)")
+    score.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
     _add_rouge_options(score)
     score.set_defaults(handler=lambda args, extra: score_command(args))
 
@@ -243,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     control.add_argument(
         "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
     )
+    control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
     run.set_defaults(handler=run_command)
     return parser
 
@@ -264,17 +251,46 @@ def _configure_logging() -> None:
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
+class Terminated(BaseException):
+    """SIGTERM, handled like Ctrl-C: the run stops, its staging folder is removed."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     _configure_logging()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.handler(args, extra)
     except (RougeConfigError, RougeInputError) as err:
         print(f"rouge-pipeline: error: {err}", file=sys.stderr)
         return 2
-    except OSError as err:
-        print(f"rouge-pipeline: error: {err}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print("rouge-pipeline: interrupted; nothing was published", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("rouge-pipeline: terminated (SIGTERM); nothing was published", file=sys.stderr)
+        return 143
+    except Exception as err:  # disk full, a worker's failure: one line, never a traceback
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        print(f"rouge-pipeline: error: {one_line(err)}", file=sys.stderr)
+        return 1
+
+
+def one_line(err: BaseException) -> str:
+    """An exception as one line: Beam's runners wrap a worker's exception in a
+    traceback text, whose last 'SomeError: message' line is the cause."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    causes = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b.*?:", line)]
+    text = causes[-1] if causes else (lines[-1] if lines else type(err).__name__)
+    if not causes and not text.startswith(type(err).__name__):
+        text = f"{type(err).__name__}: {text}"
+    return text[:500]

@@ -11,10 +11,10 @@ Every section and key, with its default:
     references_field = "references" # a list of texts per row
     reference_field = "reference"   # or one reference per row (split form only)
     system_from_path = ""           # regex with a (?P<system>...) group, applied to the file path
-    max_text_bytes = 1000000        # longer texts go to the errors table
+    max_text_bytes = 1000000        # longer texts go to the errors table (at most 256 MiB)
     conflicting_references = "error"  # joined form: "error", or "keep" each row's own references
     invalid_utf8 = "reject"         # a line that is not UTF-8: "reject" it, or "replace" bad bytes
-    max_line_bytes = 67108864       # longer JSONL lines are skipped as errors, never held in memory
+    max_line_bytes = 67108864       # longer JSONL lines are skipped as errors, never held in memory (<= 1 GiB)
 
     [rouge]
     args = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"   # ROUGE-1.5.5 flags
@@ -22,18 +22,18 @@ Every section and key, with its default:
     eval_ids = "doc_id"             # or "index": 1..N in sorted doc_id order, as pyrouge
 
     [statistics]
-    bootstrap_replicates = 1000     # hash-seeded Poisson bootstrap of the mean
-    bootstrap_seed = 0
-    jackknife_buckets = 20          # delete-a-group jackknife over documents
+    bootstrap_replicates = 1000     # hash-seeded Poisson bootstrap of the mean (2 to 100,000)
+    bootstrap_seed = 0              # 0 to 2**63-1
+    jackknife_buckets = 20          # delete-a-group jackknife over documents (2 to 10,000)
 
     [output]
     folder = "out/run"
     overwrite = false               # true: replace an existing result folder atomically
-    per_document_shards = 1
+    per_document_shards = 1         # 1 to 10,000
 
     [run]
     strict = false                  # any bad row fails the run
-    progress_seconds = 30.0         # each worker prints its progress this often
+    progress_seconds = 30.0         # each worker prints its progress this often (0.1 to 86,400)
     beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
 
@@ -135,20 +135,17 @@ class RunConfig:
             fail("input.conflicting_references", self.input.conflicting_references, '"error" or "keep"')
         if self.input.invalid_utf8 not in ("reject", "replace"):
             fail("input.invalid_utf8", self.input.invalid_utf8, '"reject" or "replace"')
-        if self.input.max_line_bytes <= 0:
-            fail("input.max_line_bytes", self.input.max_line_bytes, "> 0")
-        if self.input.max_text_bytes <= 0:
-            fail("input.max_text_bytes", self.input.max_text_bytes, "> 0")
-        if self.rouge.eval_ids not in ("doc_id", "index"):
-            fail("rouge.eval_ids", self.rouge.eval_ids, '"doc_id" or "index"')
-        if self.rouge.multi_reference not in ("", "average", "best", "jackknife"):
-            fail("rouge.multi_reference", self.rouge.multi_reference, '"average", "best" or "jackknife"')
-        if self.statistics.bootstrap_replicates < 2:
-            fail("statistics.bootstrap_replicates", self.statistics.bootstrap_replicates, ">= 2")
-        if self.statistics.jackknife_buckets < 2:
-            fail("statistics.jackknife_buckets", self.statistics.jackknife_buckets, ">= 2")
-        if self.output.per_document_shards < 1:
-            fail("output.per_document_shards", self.output.per_document_shards, ">= 1")
+        for key, value, low, high in (
+            ("input.max_line_bytes", self.input.max_line_bytes, 1, 1 << 30),
+            ("input.max_text_bytes", self.input.max_text_bytes, 1, 256 << 20),
+            ("statistics.bootstrap_replicates", self.statistics.bootstrap_replicates, 2, 100_000),
+            ("statistics.bootstrap_seed", self.statistics.bootstrap_seed, 0, (1 << 63) - 1),
+            ("statistics.jackknife_buckets", self.statistics.jackknife_buckets, 2, 10_000),
+            ("output.per_document_shards", self.output.per_document_shards, 1, 10_000),
+            ("run.progress_seconds", self.run.progress_seconds, 0.1, 86_400),
+        ):
+            if not low <= value <= high:
+                fail(key, value, f"between {low:,} and {high:,}")
         try:
             self.settings()
         except RougeConfigError as err:

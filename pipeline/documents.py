@@ -3,15 +3,19 @@ conflicts, and scoring every (system, document) with rouge_core."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import NamedTuple
 
 import apache_beam as beam
 
 from pipeline.progress import Progress
-from pipeline.read import ERRORS
+from pipeline.read import ERRORS, tagged
 from pipeline.records import Candidate, ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
+
+
+UNUSED = "unused_references"
 
 
 class DocumentGroup(NamedTuple):
@@ -29,79 +33,119 @@ def _canonical(texts) -> str:
     return json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
 
 
-def _candidate_error(c: Candidate, reason: str, message: str):
-    return beam.pvalue.TaggedOutput(
-        ERRORS, ErrorRecord(c.system, c.doc_id, c.source, c.position, reason, message)
-    )
+def _candidate_error(c: Candidate, reason: str, message: str) -> ErrorRecord:
+    return ErrorRecord(c.system, c.doc_id, c.source, c.position, reason, message)
+
+
+def _place(row) -> str:
+    return f"{row.source}:{row.position}"
+
+
+def resolve_document(doc_id: str, candidates: list, reference_rows: list, keep_conflicts: bool = False):
+    """One document's candidates and reference rows -> a DocumentGroup and error rows.
+
+    Every candidate leaves as part of the group or as exactly one error, and
+    every reference row is used or reported.  Duplicates of (system, doc_id) all
+    go to errors (keeping one would depend on input order), each pointing at the
+    first copy, so n copies cost O(n).  All candidates of a document go to
+    errors when it has no references or its reference rows cannot be used,
+    unless `keep_conflicts` lets each joined-form row keep its own references
+    (as when one system was released with its own copy of the references).
+    """
+    order = lambda r: (r.source, r.position)  # noqa: E731
+    candidates = sorted(candidates, key=lambda c: (c.system, c.source, c.position))
+    references, problem, reference_errors = _references(candidates, sorted(reference_rows, key=order), keep_conflicts)
+    yield from reference_errors
+    if problem:
+        reason, message = problem
+        for c in candidates:
+            yield _candidate_error(c, reason, message)
+        return
+    unique = []
+    for _, group in itertools.groupby(candidates, key=lambda c: c.system):
+        rows = list(group)
+        if len(rows) == 1:
+            unique.append(rows[0])
+            continue
+        for r in rows:
+            yield _candidate_error(
+                r,
+                "duplicate_key",
+                f"({r.system!r}, {doc_id!r}) appears {len(rows)} times; first at {_place(rows[0])}",
+            )
+    if unique:
+        yield DocumentGroup(doc_id, [(c, c.references if references is None else references) for c in unique])
+
+
+def _references(candidates, reference_rows, keep_conflicts):
+    """(references or None, problem or None, reference rows reported as errors).
+
+    Split form: list-form rows (a `references` list) must agree, and the copies
+    after the first are reported as `duplicate_reference`; one-reference-per-row
+    rows are each one reference, identical texts included (as the same texts in
+    a joined-form list would be), ordered by reference_id and then text, so the
+    order (which decides -f B ties) does not depend on the files; two rows with
+    one non-empty reference_id are both reported, never merged.
+    """
+    if reference_rows:
+        lists = [r for r in reference_rows if r.reference_id is None]
+        singles = [r for r in reference_rows if r.reference_id is not None]
+        if lists and singles:
+            return None, ("conflicting_references", "reference rows mix the list and one-per-row forms"), []
+        if lists:
+            if len({_canonical(r.references) for r in lists}) > 1:
+                return None, ("conflicting_references", f"{len(lists)} reference rows disagree"), []
+            first = lists[0]
+            errors = [
+                ErrorRecord(None, r.doc_id, r.source, r.position, "duplicate_reference",
+                            f"the same references again; used those at {_place(first)}")
+                for r in lists[1:]
+            ]
+            return first.references, None, errors
+        by_id: dict[str, list] = {}
+        for r in singles:
+            if r.reference_id:
+                by_id.setdefault(r.reference_id, []).append(r)
+        duplicated = {rid: rows for rid, rows in by_id.items() if len(rows) > 1}
+        if duplicated:
+            errors = [
+                ErrorRecord(None, r.doc_id, r.source, r.position, "duplicate_reference",
+                            f"reference_id {rid!r} appears {len(rows)} times; first at {_place(rows[0])}")
+                for rid, rows in sorted(duplicated.items())
+                for r in rows
+            ]
+            names = ", ".join(repr(rid) for rid in sorted(duplicated)[:3])
+            return None, ("conflicting_references", f"reference_id {names} appears more than once"), errors
+        ordered = sorted(singles, key=lambda r: (r.reference_id, _canonical(r.references[0])))
+        return [r.references[0] for r in ordered], None, []
+    if candidates[0].references is None:
+        return None, ("no_references", "no reference row has this doc_id"), []
+    lists = {_canonical(c.references) for c in candidates}
+    if len(lists) > 1 and not keep_conflicts:
+        return None, ("conflicting_references", f"{len(lists)} different reference lists for this doc_id"), []
+    return (candidates[0].references if len(lists) == 1 else None), None, []
 
 
 class ResolveDocumentFn(beam.DoFn):
-    """(doc_id, {"candidates": [...], "references": [...]}) in, a DocumentGroup out.
-
-    Every candidate of the document leaves as part of the group or as exactly
-    one error: duplicates of (system, doc_id) all go to errors (keeping one
-    would depend on input order), as do all candidates of a document that has
-    no references or whose rows disagree on the references, unless
-    `keep_conflicts` lets each joined-form row keep its own references (as when
-    one system was released with its own copy of the references).
-    """
+    """(doc_id, {"candidates": [...], "references": [...]}) in, a DocumentGroup out,
+    errors to ERRORS; reference rows of documents no candidate has are counted
+    on UNUSED (they are normal: a reference set larger than the outputs)."""
 
     def __init__(self, keep_conflicts: bool = False):
         self.keep_conflicts = keep_conflicts
 
     def process(self, element):
         doc_id, grouped = element
-        candidates = sorted(grouped["candidates"], key=lambda c: (c.system, c.source, c.position))
+        candidates, references = list(grouped["candidates"]), list(grouped["references"])
         if not candidates:
+            yield beam.pvalue.TaggedOutput(UNUSED, len(references))
             return
-        references, problem = self._references(candidates, grouped["references"])
-        if problem:
-            reason, message = problem
+        try:
+            yield from tagged(list(resolve_document(doc_id, candidates, references, self.keep_conflicts)))
+        except Exception as err:  # the last resort: every row of the document is reported
+            message = f"unexpected {type(err).__name__} while grouping this document: {str(err)[:300]!r}"
             for c in candidates:
-                yield _candidate_error(c, reason, message)
-            return
-        by_system: dict[str, list[Candidate]] = {}
-        for c in candidates:
-            by_system.setdefault(c.system, []).append(c)
-        unique = []
-        for system, rows in by_system.items():
-            if len(rows) == 1:
-                unique.append(rows[0])
-                continue
-            places = ", ".join(f"{r.source}:{r.position}" for r in rows)
-            for r in rows:
-                yield _candidate_error(
-                    r, "duplicate_key", f"({system!r}, {doc_id!r}) appears {len(rows)} times: {places}"
-                )
-        if unique:
-            yield DocumentGroup(
-                doc_id, [(c, c.references if references is None else references) for c in unique]
-            )
-
-    def _references(self, candidates, reference_rows):
-        """(the document's references, None), or (None, (reason, message)) when the
-        rows cannot be used, or (None, None) when each row keeps its own."""
-        if reference_rows:  # split form
-            lists = {_canonical(r.references) for r in reference_rows if r.reference_id is None}
-            # One reference per row: ordered by reference_id (by text when there is
-            # none), so the order, which decides -f B ties, does not depend on the files.
-            singles = sorted(
-                {(r.reference_id, _canonical(r.references[0])) for r in reference_rows if r.reference_id is not None}
-            )
-            if len(lists) > 1 or (lists and singles):
-                return None, ("conflicting_references", f"{len(reference_rows)} reference rows disagree")
-            if lists:
-                return json.loads(lists.pop()), None
-            ids = [rid for rid, _ in singles if rid]
-            if len(ids) != len(set(ids)):
-                return None, ("conflicting_references", "a reference_id has two different texts")
-            return [json.loads(text) for _, text in singles], None
-        if candidates[0].references is None:
-            return None, ("no_references", "no reference row has this doc_id")
-        lists = {_canonical(c.references) for c in candidates}
-        if len(lists) > 1 and not self.keep_conflicts:
-            return None, ("conflicting_references", f"{len(lists)} different reference lists for this doc_id")
-        return (candidates[0].references if len(lists) == 1 else None), None
+                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, "internal_error", message))
 
 
 class GroupDocuments(beam.PTransform):
@@ -118,7 +162,7 @@ class GroupDocuments(beam.PTransform):
             "references": references | "KeyReferences" >> beam.Map(lambda r: (r.doc_id, r)),
         } | "ByDocId" >> beam.CoGroupByKey()
         return grouped | "Resolve" >> beam.ParDo(ResolveDocumentFn(self.keep_conflicts)).with_outputs(
-            ERRORS, main="documents"
+            ERRORS, UNUSED, main="documents"
         )
 
 
@@ -143,7 +187,12 @@ class ScoreDocumentFn(beam.DoFn):
                 scores = self.scorer.score(candidate=c.text, references=references)
             except RougeInputError as err:
                 self.progress.add("failed")
-                yield _candidate_error(c, err.reason, str(err))
+                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, err.reason, str(err)))
+                continue
+            except Exception as err:  # the last resort of row isolation: counted and reported
+                self.progress.add("failed")
+                message = f"unexpected {type(err).__name__} while scoring: {str(err)[:300]!r}"
+                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, "internal_error", message))
                 continue
             self.progress.add("scored")
             yield ScoredDocument(c.system, c.doc_id, scores)

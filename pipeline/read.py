@@ -5,9 +5,11 @@ rows into candidates and references, with every bad row tagged as an error."""
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import json
 import re
+import zlib
 from typing import Iterable, Optional
 
 import apache_beam as beam
@@ -41,8 +43,13 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord]]
 
 
 def read_lines(fh, limit: int):
-    """The lines of a binary file, each with its newline; None for a line longer
-    than `limit` bytes, which is skipped without ever being held in memory."""
+    """The lines of a binary file without their line ends; None for a line longer
+    than `limit` bytes, which is skipped without ever being held in memory.
+
+    Line ends are those of Python's universal newlines, for `run` and `score`
+    alike: `\n`, `\r\n` and a lone `\r` (a JSON line cannot hold a raw CR inside a
+    string, so splitting at one never cuts a value).
+    """
     pending = bytearray()
     overflow = False
     while chunk := fh.read(1 << 16):
@@ -51,8 +58,11 @@ def read_lines(fh, limit: int):
             if overflow:
                 yield None
             else:
-                pending += chunk[start : end + 1]
-                yield bytes(pending) if len(pending) <= limit else None
+                pending += chunk[start:end]
+                if len(pending) <= limit:
+                    yield from _cr_lines(bytes(pending))
+                else:
+                    yield None
             pending.clear()
             overflow = False
             start = end + 1
@@ -64,17 +74,209 @@ def read_lines(fh, limit: int):
     if overflow:
         yield None
     elif pending:
-        yield bytes(pending)
+        yield from _cr_lines(bytes(pending))
+
+
+def _cr_lines(line: bytes):
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    if b"\r" in line:
+        yield from line.split(b"\r")
+    else:
+        yield line
+
+
+class _HugeInteger(int):
+    """An integer literal past Python's digit limit, kept as a marker: a field that
+    is used rejects it as a wrong type, an unused one is dropped."""
+
+
+def _parse_int(literal: str):
+    if len(literal) > 4000:  # int() refuses more than sys.get_int_max_str_digits() (4300)
+        return _HugeInteger(0)
+    return int(literal)
+
+
+def _sniff(fh) -> bytes:
+    head = fh.read(4)
+    fh.seek(0)
+    return head
+
+
+def iter_rows(path: str, config: InputConfig, fields: frozenset[str]):
+    """Every row of one file, as a `SourceRow` holding only `fields`, or an
+    `ErrorRecord`; a file that cannot be read ends with one `unreadable_file` error.
+
+    The format comes from the extension (any case: `.parquet`, `.jsonl`, `.json`,
+    `.gz`) and, for gzip, from the file's first bytes.  `run` (one call per file,
+    in a Beam worker) and `score` read through this same function.
+    """
+    rows = 0
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw_file:
+            if path.lower().endswith(".parquet"):
+                read = _parquet_rows(raw_file, path, config, fields)
+            else:
+                read = _jsonl_rows(raw_file, path, config, fields)
+            for item in read:
+                rows += 1
+                yield item
+    except (OSError, EOFError, zlib.error) as err:  # EOFError, zlib.error: a truncated or corrupt .gz
+        yield ErrorRecord(
+            None, None, path, None, "unreadable_file", f"cannot read {path} after {rows} rows: {err}"
+        )
+    except Exception as err:  # the last resort: the file stops here, and says so
+        yield ErrorRecord(
+            None, None, path, None, "unreadable_file",
+            f"unexpected {type(err).__name__} reading {path} after {rows} rows: {str(err)[:300]!r}",
+        )
+
+
+def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
+    # Python's gzip, unlike Beam's decompressor, raises EOFError on a truncated
+    # file instead of silently ending it early.
+    gzipped = path.lower().endswith(".gz") or _sniff(raw_file)[:2] == b"\x1f\x8b"
+    fh = gzip.GzipFile(fileobj=raw_file) if gzipped else raw_file
+    for number, raw in enumerate(read_lines(fh, config.max_line_bytes), 1):
+        if raw is None:
+            yield _row_error(path, number, "line_too_long", f"line longer than {config.max_line_bytes} bytes")
+            continue
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        if not raw.strip():
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            if config.invalid_utf8 != "replace":
+                yield _row_error(path, number, "undecodable", f"not valid UTF-8 at byte {err.start}")
+                continue
+            line = raw.decode("utf-8", "replace")
+        try:
+            row = json.loads(line, parse_int=_parse_int)
+        except RecursionError:
+            yield _row_error(path, number, "invalid_json", "JSON nested too deeply to read")
+            continue
+        except ValueError as err:
+            yield _row_error(path, number, "invalid_json", f"not valid JSON: {err}")
+            continue
+        if not isinstance(row, dict):
+            yield _row_error(path, number, "not_an_object", f"expected a JSON object, got {type(row).__name__}")
+            continue
+        yield SourceRow(path, number, {k: v for k, v in row.items() if k in fields})
+
+
+# A Parquet batch is made to hold about this many bytes of used columns.
+_BATCH_BYTES = 32 << 20
+
+
+def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
+    """Rows of a Parquet file, reading only the used columns, one row group at a
+    time, in batches that shrink for wide rows.  Cell sizes are checked on the
+    Arrow arrays before any Python string is made; a row group whose column
+    chunk is too large to hold one value within `max_text_bytes` is refused from
+    its metadata alone, without being read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    number = 0
+    try:
+        parquet = pq.ParquetFile(raw_file)
+        columns = [name for name in parquet.schema_arrow.names if name in fields]
+        for group in range(parquet.num_row_groups):
+            meta = parquet.metadata.row_group(group)
+            rows = meta.num_rows
+            # Column chunks by leaf path: a list column has several leaves under one name.
+            sizes = {}
+            for i in range(meta.num_columns):
+                chunk = meta.column(i)
+                top = chunk.path_in_schema.split(".")[0]
+                sizes[top] = sizes.get(top, 0) + chunk.total_uncompressed_size
+            used_bytes = sum(sizes.get(name, 0) for name in columns)
+            largest = max((sizes.get(name, 0) for name in columns), default=0)
+            if rows and largest > 4 * config.max_text_bytes and largest / rows > config.max_text_bytes:
+                for _ in range(rows):
+                    number += 1
+                    yield _row_error(
+                        path,
+                        number,
+                        "text_too_long",
+                        f"row group {group} holds {largest} bytes in one column for {rows} row(s), over "
+                        f"input.max_text_bytes ({config.max_text_bytes}) a row; not read",
+                    )
+                continue
+            batch_rows = max(1, min(4096, int(_BATCH_BYTES * rows / max(used_bytes, 1))))
+            for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns):
+                sizes = [_cell_bytes(batch.column(i), pa) for i in range(batch.num_columns)]
+                values = [_as_binary(batch.column(i), pa).to_pylist() for i in range(batch.num_columns)]
+                for r in range(batch.num_rows):
+                    number += 1
+                    too_long = [columns[i] for i in range(len(columns)) if sizes[i][r] > config.max_text_bytes]
+                    if too_long:
+                        yield _row_error(
+                            path,
+                            number,
+                            "text_too_long",
+                            f"field {too_long[0]!r} is over input.max_text_bytes ({config.max_text_bytes})",
+                        )
+                        continue
+                    try:
+                        row = {columns[i]: _decode(values[i][r], config.invalid_utf8) for i in range(len(columns))}
+                    except UnicodeDecodeError as err:
+                        yield _row_error(path, number, "undecodable", f"a cell is not valid UTF-8 at byte {err.start}")
+                        continue
+                    yield SourceRow(path, number, row)
+    except Exception as err:  # pyarrow raises several types for a corrupt file
+        yield _row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
+
+
+def _as_binary(array, pa):
+    """The same array with every string type as binary, so a cell with invalid UTF-8
+    fails alone (when it is decoded) instead of failing its whole batch."""
+    return array.cast(_binary_type(array.type, pa))
+
+
+def _binary_type(kind, pa):
+    if pa.types.is_string(kind):
+        return pa.binary()
+    if pa.types.is_large_string(kind):
+        return pa.large_binary()
+    if pa.types.is_list(kind):
+        return pa.list_(_binary_type(kind.value_type, pa))
+    if pa.types.is_large_list(kind):
+        return pa.large_list(_binary_type(kind.value_type, pa))
+    return kind
+
+
+def _cell_bytes(array, pa) -> list[int]:
+    """Per row, the bytes of string data in the cell (nested lists summed)."""
+    import pyarrow.compute as pc
+
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+        return [n or 0 for n in pc.binary_length(array).to_pylist()]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        inner = _cell_bytes(array.flatten(), pa)
+        offsets = array.offsets.to_pylist()
+        base = offsets[0]
+        return [sum(inner[a - base : b - base]) for a, b in zip(offsets, offsets[1:])]
+    return [0] * len(array)
+
+
+def _decode(value, invalid_utf8: str):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace" if invalid_utf8 == "replace" else "strict")
+    if isinstance(value, list):
+        return [_decode(v, invalid_utf8) for v in value]
+    return value
 
 
 class ReadRowsFn(beam.DoFn):
     """A file path in, its parsed rows out (`SourceRow`); bad lines to ERRORS."""
 
-    def __init__(
-        self, max_line_bytes: int = 64 << 20, invalid_utf8: str = "reject", progress_seconds: float = 30.0
-    ):
-        self.max_line_bytes = max_line_bytes
-        self.invalid_utf8 = invalid_utf8
+    def __init__(self, config: InputConfig, fields: frozenset[str], progress_seconds: float = 30.0):
+        self.config = config
+        self.fields = fields
         self.progress = Progress("reading", progress_seconds)
 
     def setup(self):
@@ -82,72 +284,52 @@ class ReadRowsFn(beam.DoFn):
 
     def process(self, path: str):
         rows = 0
-        try:
-            read = self._parquet(path) if path.endswith(".parquet") else self._jsonl(path)
-            for output in read:
+        for item in iter_rows(path, self.config, self.fields):
+            if isinstance(item, SourceRow):
                 rows += 1
-                self.progress.add("rows" if isinstance(output, SourceRow) else "bad rows")
-                yield output
-        except (OSError, EOFError) as err:  # EOFError: a truncated .gz
-            yield beam.pvalue.TaggedOutput(
-                ERRORS,
-                ErrorRecord(
-                    None, None, path, None, "unreadable_file", f"cannot read {path} after {rows} rows: {err}"
-                ),
-            )
+                self.progress.add("rows")
+                yield item
+            else:
+                rows += item.reason not in FILE_LEVEL_REASONS
+                self.progress.add("bad rows")
+                yield beam.pvalue.TaggedOutput(ERRORS, item)
         # Every row read becomes exactly one SourceRow or one error row.
         yield beam.pvalue.TaggedOutput(COUNTS, rows)
 
-    def _jsonl(self, path: str):
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw_file:
-            # Python's gzip, unlike Beam's decompressor, raises EOFError on a
-            # truncated file instead of silently ending it early.
-            fh = gzip.GzipFile(fileobj=raw_file) if path.endswith(".gz") else raw_file
-            for number, raw in enumerate(read_lines(fh, self.max_line_bytes), 1):
-                if raw is None:
-                    yield _error(
-                        path, number, "line_too_long", f"line longer than {self.max_line_bytes} bytes"
-                    )
-                    continue
-                if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                    raw = raw[len(codecs.BOM_UTF8) :]
-                if not raw.strip():
-                    continue
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    if self.invalid_utf8 != "replace":
-                        yield _error(path, number, "undecodable", f"not valid UTF-8 at byte {err.start}")
-                        continue
-                    line = raw.decode("utf-8", "replace")
-                try:
-                    row = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as err:
-                    yield _error(path, number, "invalid_json", f"not valid JSON: {err}")
-                    continue
-                if not isinstance(row, dict):
-                    yield _error(
-                        path, number, "not_an_object", f"expected a JSON object, got {type(row).__name__}"
-                    )
-                    continue
-                yield SourceRow(path, number, row)
 
-    def _parquet(self, path: str):
-        import pyarrow.parquet as pq
-
-        number = 0
-        with FileSystems.open(path) as fh:
-            try:
-                for batch in pq.ParquetFile(fh).iter_batches(batch_size=4096):
-                    for row in batch.to_pylist():
-                        number += 1
-                        yield SourceRow(path, number, row)
-            except Exception as err:  # pyarrow raises several types for a corrupt file
-                yield _error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {err}")
+FILE_LEVEL_REASONS = ("missing_path", "unreadable_file")
 
 
-def _error(source: str, position: Optional[int], reason: str, message: str, system=None, doc_id=None):
-    return beam.pvalue.TaggedOutput(ERRORS, ErrorRecord(system, doc_id, source, position, reason, message))
+def used_fields(config: InputConfig) -> frozenset[str]:
+    """The fields the pipeline reads; every other field is dropped at read."""
+    return frozenset(
+        (config.system_field, config.doc_id_field, config.candidate_field, config.references_field,
+         config.reference_field, "reference_id")
+    )
+
+
+def _row_error(source: str, position: Optional[int], reason: str, message: str, system=None, doc_id=None):
+    return ErrorRecord(printable(system), printable(doc_id), source, position, reason, message)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+MAX_ID_CHARS = 1000
+
+
+def printable(value) -> Optional[str]:
+    """An id as the errors table shows it: a string with control characters and
+    lone surrogates escaped (`\\n`, `\\x1b`, `\\ud800`), cut to MAX_ID_CHARS."""
+    if not isinstance(value, str):
+        return None
+    if len(value) > MAX_ID_CHARS:
+        value = value[:MAX_ID_CHARS] + "..."
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], value)
+
+
+def _has_surrogate(text) -> bool:
+    if isinstance(text, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in text) if not text.isascii() else False
+    return any(_has_surrogate(t) for t in text)
 
 
 def _is_text(value) -> bool:
@@ -158,6 +340,65 @@ def _text_bytes(value) -> int:
     if isinstance(value, str):
         return len(value.encode("utf-8", "surrogatepass"))
     return sum(len(s.encode("utf-8", "surrogatepass")) + 1 for s in value)
+
+
+def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_pattern):
+    """A `SourceRow` of a candidate file -> a `Candidate`, or an `ErrorRecord`."""
+    source, position, row = item
+    system = row.get(c.system_field)
+    doc_id = row.get(c.doc_id_field)
+    from_path = system_pattern is not None and c.system_field not in row
+    if from_path:
+        match = system_pattern.search(source)
+        system = match.group("system") if match else None
+        if not system:
+            return _row_error(
+                source, position, "no_system",
+                f"input.system_from_path {c.system_from_path!r} does not match {source!r} "
+                "(or its system group is empty)", doc_id=doc_id,
+            )
+    fields = [c.doc_id_field, c.candidate_field] + ([c.references_field] if joined else [])
+    if not from_path:
+        fields.insert(0, c.system_field)
+    for name in fields:
+        problem = _check_field(row, name, c, list_of_texts=name == c.references_field)
+        if problem:
+            return _row_error(source, position, *problem, system=system, doc_id=doc_id)
+    if from_path:
+        problem = _check_id("system (from the path)", system)
+        if problem:
+            return _row_error(source, position, *problem, doc_id=doc_id)
+    references = row[c.references_field] if joined else None
+    return Candidate(system, doc_id, row[c.candidate_field], references, source, position)
+
+
+def parse_reference(item: SourceRow, c: InputConfig):
+    """A `SourceRow` of a reference file -> a `ReferenceRow`, or an `ErrorRecord`."""
+    source, position, row = item
+    doc_id = row.get(c.doc_id_field)
+    one_per_row = c.references_field not in row and c.reference_field in row
+    field = c.reference_field if one_per_row else c.references_field
+    for name in (c.doc_id_field, field):
+        problem = _check_field(row, name, c, list_of_texts=not one_per_row and name == field)
+        if problem:
+            return _row_error(source, position, *problem, doc_id=doc_id)
+    if not one_per_row:
+        return ReferenceRow(doc_id, row[field], None, source, position)
+    reference_id = row.get("reference_id")
+    if reference_id is None:
+        reference_id = ""
+    elif isinstance(reference_id, (str, int)) and not isinstance(reference_id, (bool, _HugeInteger)):
+        reference_id = str(reference_id)
+        problem = _check_id("reference_id", reference_id)
+        if problem:
+            return _row_error(source, position, *problem, doc_id=doc_id)
+    else:
+        return _row_error(
+            source, position, "wrong_type",
+            f"field 'reference_id' must be a string or an integer; got {type(reference_id).__name__}",
+            doc_id=doc_id,
+        )
+    return ReferenceRow(doc_id, [row[field]], reference_id, source, position)
 
 
 class ParseCandidateFn(beam.DoFn):
@@ -173,31 +414,9 @@ class ParseCandidateFn(beam.DoFn):
         )
 
     def process(self, item: SourceRow):
-        c = self.config
-        source, position, row = item
-        system = row.get(c.system_field)
-        doc_id = row.get(c.doc_id_field)
-        if self._system_pattern is not None and c.system_field not in row:
-            match = self._system_pattern.search(source)
-            if not match:
-                yield _error(
-                    source, position, "no_system", f"system_from_path {c.system_from_path!r} does not match"
-                )
-                return
-            system = match.group("system")
-        fields = [c.system_field, c.doc_id_field, c.candidate_field]
-        if self.joined:
-            fields.append(c.references_field)
-        for name in fields:
-            if name == c.system_field and self._system_pattern is not None and c.system_field not in row:
-                continue
-            problem = _check_field(row, name, c, list_of_texts=name == c.references_field)
-            if problem:
-                reason, message = problem
-                yield _error(source, position, reason, message, _str_or_none(system), _str_or_none(doc_id))
-                return
-        references = row[c.references_field] if self.joined else None
-        yield Candidate(system, doc_id, row[c.candidate_field], references, source, position)
+        with isolated(item.source, item.position, "parsing") as out:
+            out.append(parse_candidate(item, self.config, self.joined, self._system_pattern))
+        yield from tagged(out)
 
 
 class ParseReferenceFn(beam.DoFn):
@@ -207,27 +426,46 @@ class ParseReferenceFn(beam.DoFn):
         self.config = config
 
     def process(self, item: SourceRow):
-        c = self.config
-        source, position, row = item
-        doc_id = row.get(c.doc_id_field)
-        one_per_row = c.references_field not in row and c.reference_field in row
-        field = c.reference_field if one_per_row else c.references_field
-        for name in (c.doc_id_field, field):
-            problem = _check_field(row, name, c, list_of_texts=not one_per_row and name == field)
-            if problem:
-                yield _error(source, position, *problem, doc_id=_str_or_none(doc_id))
-                return
-        if one_per_row:
-            reference_id = row.get("reference_id")
-            yield ReferenceRow(
-                doc_id, [row[field]], "" if reference_id is None else str(reference_id), source, position
+        with isolated(item.source, item.position, "parsing") as out:
+            out.append(parse_reference(item, self.config))
+        yield from tagged(out)
+
+
+class _Isolated(list):
+    pass
+
+
+@contextlib.contextmanager
+def isolated(source: str, position: Optional[int], stage: str, system=None, doc_id=None):
+    """Run one row's work; any exception turns the row into one `internal_error`
+    row (with the exception's type) instead of failing the run.  Whatever the
+    work appended before failing is discarded, so the row is counted once."""
+    out = _Isolated()
+    try:
+        yield out
+    except Exception as err:  # the last resort of row isolation: counted and reported
+        out[:] = [
+            _row_error(
+                source, position, "internal_error",
+                f"unexpected {type(err).__name__} while {stage} this row: {str(err)[:300]!r}",
+                system=system, doc_id=doc_id,
             )
-        else:
-            yield ReferenceRow(doc_id, row[field], None, source, position)
+        ]
 
 
-def _str_or_none(value) -> Optional[str]:
-    return value if isinstance(value, str) else None
+def tagged(items):
+    for item in items:
+        yield beam.pvalue.TaggedOutput(ERRORS, item) if isinstance(item, ErrorRecord) else item
+
+
+def _check_id(name: str, value: str):
+    if len(value) > MAX_ID_CHARS:
+        return "invalid_id", f"{name} is {len(value)} characters, over the limit of {MAX_ID_CHARS}"
+    bad = _CONTROL.search(value)
+    if bad:
+        what = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
+        return "invalid_id", f"{name} holds {what} ({repr(bad.group())[1:-1]}), which could forge output lines"
+    return None
 
 
 def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bool):
@@ -237,10 +475,12 @@ def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bo
     value = row[name]
     if value is None:
         return "null_value", f"field {name!r} is null"
+    if isinstance(value, _HugeInteger):
+        return "wrong_type", f"field {name!r} holds an integer of over 4000 digits, not a text"
     if name in (config.system_field, config.doc_id_field):
         if not isinstance(value, str) or not value:
             return "wrong_type", f"field {name!r} must be a non-empty string; got {type(value).__name__}"
-        return None
+        return _check_id(f"field {name!r}", value)
     texts = value if list_of_texts else [value]
     if list_of_texts and (not isinstance(value, list) or not value):
         kind = "an empty list" if isinstance(value, list) else type(value).__name__
@@ -253,10 +493,9 @@ def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bo
                 "wrong_type",
                 f"field {name!r} must hold texts (a string or a list of strings); got {type(text).__name__}",
             )
-        try:
-            size = _text_bytes(text)
-        except UnicodeEncodeError:
-            return "undecodable", f"field {name!r} holds an unpaired surrogate"
+        if _has_surrogate(text):
+            return "lone_surrogate", f"field {name!r} holds a lone surrogate (an invalid \\ud800-\\udfff escape)"
+        size = _text_bytes(text)
         if size > config.max_text_bytes:
             return (
                 "text_too_long",
@@ -290,7 +529,7 @@ class ReadSummaries(beam.PTransform):
         self.missing = missing
 
     def _reader(self) -> ReadRowsFn:
-        return ReadRowsFn(self.config.max_line_bytes, self.config.invalid_utf8, self.progress_seconds)
+        return ReadRowsFn(self.config, used_fields(self.config), self.progress_seconds)
 
     def expand(self, pbegin):
         joined = not self.reference_files

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import platform
-import shutil
 import sys
 import time
 import uuid
@@ -20,7 +19,8 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipeline.build import build_pipeline
 from pipeline.config import RunConfig
-from pipeline.read import expand_globs
+from pipeline.publish import OutputError, Staging, check_output, is_local
+from pipeline.read import FILE_LEVEL_REASONS, expand_globs
 from pipeline.tables import read_json
 from rouge_core import RougeConfigError, __version__
 
@@ -31,7 +31,6 @@ log = logging.getLogger("rouge-pipeline")
 # to download the Prism runner, which fails (slowly) without internet.
 LOCAL_DEFAULTS = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=0"]
 
-FILE_LEVEL_REASONS = ("missing_path", "unreadable_file")
 
 
 class RunFailed(Exception):
@@ -66,55 +65,52 @@ def fingerprint(path: str) -> dict:
 
 
 def check_counts(counts: dict, strict: bool) -> None:
-    """`rows read = scored + row errors (+ reference rows)`; strict mode fails on any error."""
-    file_errors = sum(n for reason, n in counts["errors_by_reason"].items() if reason in FILE_LEVEL_REASONS)
-    accounted = counts["scored"] + counts["errors"] - file_errors + counts["reference_rows"]
+    """`rows read = scored + row errors + reference rows` (a reference row reported as
+    `duplicate_reference` is counted once, as an error); strict mode fails on any error."""
+    by_reason = counts["errors_by_reason"]
+    file_errors = sum(n for reason, n in by_reason.items() if reason in FILE_LEVEL_REASONS)
+    reported_references = by_reason.get("duplicate_reference", 0)
+    row_errors = counts["errors"] - file_errors
+    accounted = counts["scored"] + row_errors + counts["reference_rows"] - reported_references
     counts["balanced"] = counts["rows_read"] == accounted
     if not counts["balanced"]:
         raise RunFailed(
             f"rows read ({counts['rows_read']}) != scored ({counts['scored']}) + row errors "
-            f"({counts['errors'] - file_errors}) + reference rows ({counts['reference_rows']}): rows were lost"
+            f"({row_errors}) + reference rows ({counts['reference_rows'] - reported_references}): rows were lost"
         )
     if strict and counts["errors"]:
-        raise RunFailed(
-            f"strict mode: {counts['errors']} error rows ({counts['errors_by_reason']}); see errors.jsonl"
-        )
+        raise RunFailed(f"strict mode: {counts['errors']} error rows ({by_reason}); see errors/")
     if counts["scored"] == 0:
-        raise RunFailed("nothing was scored; see errors.jsonl")
-
-
-def _is_local(path: str) -> bool:
-    return "://" not in path
+        raise RunFailed("nothing was scored; see errors/")
 
 
 def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
     """Run the whole job and publish its result folder; returns the run record."""
     settings = config.settings()
     final = config.output.folder
-    if _is_local(final):
-        final = os.path.abspath(final)
-        if os.path.exists(final) and not config.output.overwrite:
-            raise RougeConfigError(
-                f"output folder {final} already exists; choose another --output or pass --overwrite "
-                "to replace it (atomically, once the new run has succeeded)"
-            )
-    elif FileSystems.exists(FileSystems.join(final, "_SUCCESS")) and not config.output.overwrite:
-        raise RougeConfigError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
     started = time.time()
     inputs = resolve_inputs(config)
+    staging = None
+    if is_local(final):
+        final = os.path.abspath(final)
+        replaces = check_output(final, config.output.overwrite, inputs["candidates"] + inputs["references"])
+        staging = Staging(final, replaces).create()
+        folder, run_id = staging.path, staging.run_id
+    else:
+        if FileSystems.exists(FileSystems.join(final, "_SUCCESS")) and not config.output.overwrite:
+            raise OutputError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
+        folder, run_id = final, uuid.uuid4().hex[:12]
     log.warning(
         "reading %d candidate file(s) and %d reference file(s); %d glob(s) matched nothing",
         len(inputs["candidates"]),
         len(inputs["references"]),
         len(inputs["missing"]),
     )
-    run_id = uuid.uuid4().hex[:12]
-    staging = f"{final}.staging-{run_id}" if _is_local(final) else final
     options = pipeline_options(list(config.run.beam_args) + list(beam_args))
     try:
         with beam.Pipeline(options=options) as p:
-            build_pipeline(p, config, inputs, staging)
-        counts = read_json(FileSystems.join(staging, "_counts.json"))
+            build_pipeline(p, config, inputs, folder)
+        counts = read_json(FileSystems.join(folder, "_counts.json"))
         check_counts(counts, config.run.strict)
         record = {
             "signature": settings.signature(),
@@ -134,29 +130,18 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "seconds": round(time.time() - started, 3),
         }
-        FileSystems.delete([FileSystems.join(staging, "_counts.json")])
+        FileSystems.delete([FileSystems.join(folder, "_counts.json")])
         _write_text(
-            FileSystems.join(staging, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+            FileSystems.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
-        _write_text(FileSystems.join(staging, "_SUCCESS"), "")
+        _write_text(FileSystems.join(folder, "_SUCCESS"), "")
+        if staging is not None:
+            staging.publish()
     except BaseException:
-        if _is_local(final) and os.path.isdir(staging):
-            shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            staging.discard()
         raise
-    if _is_local(final):
-        _publish(staging, final)
     return record
-
-
-def _publish(staging: str, final: str) -> None:
-    """Move the finished folder into place in one rename; an old one is swapped out first."""
-    if os.path.exists(final):
-        trash = f"{final}.replaced-{uuid.uuid4().hex[:12]}"
-        os.rename(final, trash)
-        os.rename(staging, final)
-        shutil.rmtree(trash)
-    else:
-        os.rename(staging, final)
 
 
 def _flags_or_none(settings):

@@ -101,6 +101,22 @@ def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
     return sink.getvalue()
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value) -> str:
+    """A CSV cell that a spreadsheet cannot run: text starting with = + - @ tab or CR
+    gets a leading apostrophe (OWASP's advice on CSV injection); numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
 def _markdown_cell(value) -> str:
     if value is None:
         return ""
@@ -122,9 +138,7 @@ def write_system_tables(summaries: list, staging: str, settings: RougeSettings) 
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=[name for name, _ in SYSTEM_COLUMNS], lineterminator="\n")
     writer.writeheader()
-    writer.writerows(
-        {k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows
-    )
+    writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
     _write_bytes(FileSystems.join(staging, "system_scores.csv"), text.getvalue().encode("utf-8"))
     _write_bytes(
         FileSystems.join(staging, "system_scores.md"), markdown_table(rows, settings).encode("utf-8")
@@ -221,13 +235,45 @@ def _sort_key(e: ErrorRecord):
     )
 
 
-def write_errors(errors: list, staging: str) -> None:
-    """errors.parquet and errors.jsonl, sorted by source and position."""
-    errors = sorted(errors, key=_sort_key)
-    rows = [dict(zip(ERROR_COLUMNS, e)) for e in errors]
-    _write_bytes(FileSystems.join(staging, "errors.parquet"), _parquet_bytes(rows, ERROR_SCHEMA))
-    lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
-    _write_bytes(FileSystems.join(staging, "errors.jsonl"), lines.encode("utf-8"))
+ERRORS_PER_SHARD = 100_000
+
+
+def error_shards(count: int) -> int:
+    """Errors are written in shards of at most ERRORS_PER_SHARD rows: memory per
+    worker stays bounded however many rows are bad."""
+    return max(1, -(-count // ERRORS_PER_SHARD))
+
+
+class WriteErrors(beam.PTransform):
+    """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: sharded by a stable hash of where
+    the row came from, sorted by source and position within each shard."""
+
+    def __init__(self, staging: str, count):
+        super().__init__()
+        self.staging = staging
+        self.count = count
+
+    def expand(self, errors):
+        count = beam.pvalue.AsSingleton(self.count)
+        keyed = errors | "ErrorShardOf" >> beam.Map(
+            lambda e, n: (stable_hash(f"{e.source}\x1f{e.position}") % error_shards(n), e), count
+        )
+        empty = self.count | "AllErrorShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(error_shards(n))])
+        return (
+            (keyed, empty)
+            | "FlattenErrorShards" >> beam.Flatten()
+            | "GroupErrorShards" >> beam.GroupByKey()
+            | "WriteErrorShard" >> beam.Map(self._write, count)
+        )
+
+    def _write(self, element, count: int):
+        shard, errors = element
+        rows = [dict(zip(ERROR_COLUMNS, e)) for e in sorted((e for e in errors if e is not None), key=_sort_key)]
+        name = FileSystems.join(self.staging, "errors", f"part-{shard:05d}-of-{error_shards(count):05d}")
+        _write_bytes(name + ".parquet", _parquet_bytes(rows, ERROR_SCHEMA))
+        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        _write_bytes(name + ".jsonl", lines.encode("utf-8"))
+        return name
 
 
 def write_counts(
@@ -237,6 +283,7 @@ def write_counts(
     scored: int,
     errors_by_reason: list,
     reference_rows: int,
+    reference_rows_unused: int,
     documents: int,
     documents_by_system: list,
 ) -> None:
@@ -249,6 +296,7 @@ def write_counts(
         "errors": sum(n for _, n in errors_by_reason),
         "errors_by_reason": dict(sorted(errors_by_reason)),
         "reference_rows": reference_rows,
+        "reference_rows_unused": reference_rows_unused,
         "documents": documents,
         "documents_by_system": by_system,
         "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},

@@ -17,6 +17,10 @@ from typing import Optional
 from rouge_core.errors import RougeConfigError
 
 MULTI_REFERENCE_MODES = ("average", "best", "jackknife")
+# Upper bounds, so that no setting can ask for unbounded time or memory: the
+# bootstrap behind the printed averages costs resamples x documents.
+MAX_RESAMPLES = 100_000
+MAX_NGRAM = 100
 _FLAG_OF_MODE = {"average": "A", "best": "B"}
 
 # ROUGE-1.5.5's own getopts string (l.455): a letter followed by ':' takes a value.
@@ -80,8 +84,8 @@ class RougeSettings:
         def fail(what: str, value: object, allowed: str) -> None:
             raise RougeConfigError(f"{what} must be {allowed}; got {value!r}")
 
-        if not isinstance(self.max_ngram, int) or self.max_ngram < 0:
-            fail("max_ngram (-n)", self.max_ngram, "a whole number >= 0")
+        if not isinstance(self.max_ngram, int) or not 0 <= self.max_ngram <= MAX_NGRAM:
+            fail("max_ngram (-n)", self.max_ngram, f"a whole number from 0 to {MAX_NGRAM}")
         for name, flag in (("word_limit", "-l"), ("byte_limit", "-b")):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value <= 0):
@@ -104,8 +108,8 @@ class RougeSettings:
             fail("confidence (-c)", self.confidence, "a number between 0 and 100")
         if self.counting not in (0, 1, 2):
             fail("counting (-t)", self.counting, "0, 1 or 2")
-        if not isinstance(self.resamples, int) or self.resamples < 0:
-            fail("resamples (-r)", self.resamples, "a whole number >= 1")
+        if not isinstance(self.resamples, int) or not 0 <= self.resamples <= MAX_RESAMPLES:
+            fail("resamples (-r)", self.resamples, f"a whole number from 1 to {MAX_RESAMPLES:,}")
         if self.resamples == 0 and self.counting != 2:
             # ROUGE-1.5.5 dies with "Illegal division by zero" (l.906) here.
             raise RougeConfigError(

@@ -24,14 +24,19 @@ def test_score_prints_the_official_report():
     assert "signature: rouge155|n:4|L:yes|W:1.2" in result.stderr
 
 
-def test_score_says_which_line_is_wrong(tmp_path):
+def test_score_reports_bad_rows_like_run_and_continues_or_stops_with_strict(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
         json.dumps(read_jsonl(GOLDEN / "cases.jsonl")[0]) + "\n" + '{"system": "x", "doc_id": 1}\n'
     )
-    result = cli("score", bad)
-    assert result.returncode == 2
-    assert f"{bad}:2: field 'doc_id' has type int" in result.stderr
+    result = cli("score", bad, "--rouge-args", "-n 1 -r 10")
+    assert result.returncode == 0, result.stderr
+    assert "rows read 2, scored 1, errors 1\n  wrong_type: 1\n" in result.stderr
+    assert f"{bad}:2: wrong_type: field 'doc_id' must be a non-empty string; got int" in result.stderr
+    assert "ROUGE-1 Average_R" in result.stdout
+    strict = cli("score", bad, "--strict")
+    assert strict.returncode == 1 and not strict.stdout
+    assert f"strict mode: {bad}:2: wrong_type: field 'doc_id'" in strict.stderr
 
 
 def test_bad_flags_are_explained():

@@ -17,8 +17,8 @@ TABLES = [
     "system_scores.md",
     "rouge155.txt",
     "per_document/part-00000-of-00001.parquet",
-    "errors.parquet",
-    "errors.jsonl",
+    "errors/part-00000-of-00001.parquet",
+    "errors/part-00000-of-00001.jsonl",
 ]
 
 
@@ -47,3 +47,12 @@ def run_pipeline(output: Path, candidates, *, references=(), flags="-n 2", beam_
 
 def table_bytes(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in TABLES}
+
+
+def read_errors(folder: Path) -> list[dict]:
+    """Every row of the errors table, from all of its shards, in shard order."""
+    return [
+        json.loads(line)
+        for part in sorted((folder / "errors").glob("part-*.jsonl"))
+        for line in part.read_text(encoding="utf-8").splitlines()
+    ]

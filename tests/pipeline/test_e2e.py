@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import GOLDEN, read_jsonl
-from tests.pipeline.runs import TWO_PROCESSES, TWO_THREADS, run_pipeline, table_bytes, write_jsonl
+from tests.pipeline.runs import read_errors, TWO_PROCESSES, TWO_THREADS, run_pipeline, table_bytes, write_jsonl
 
 CASES = read_jsonl(GOLDEN / "cases.jsonl")
 PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -30,6 +30,7 @@ def test_rouge155_report_is_the_official_sample_output(tmp_path):
         "errors": 0,
         "errors_by_reason": {},
         "reference_rows": 0,
+        "reference_rows_unused": 0,
         "balanced": True,
         "documents": 25,
         "documents_by_system": {s: 25 for s in ("11", "12", "13", "14", "21", "22", "23", "24")},
@@ -138,7 +139,7 @@ def test_bad_rows_land_in_the_errors_table_and_the_counts_reconcile(tmp_path):
     assert counts["rows_read"] == 50 + len(bad_rows) + 3
     assert counts["scored"] == 50
     assert counts["balanced"]
-    errors = [json.loads(line) for line in (tmp_path / "out" / "errors.jsonl").read_text().splitlines()]
+    errors = read_errors(tmp_path / "out")
     undecodable = next(e for e in errors if e["reason"] == "undecodable")
     assert undecodable["source"].endswith("bad.jsonl") and undecodable["position"] == len(bad_rows) + 1
     missing = next(e for e in errors if e["reason"] == "missing_path")

@@ -23,7 +23,7 @@ def check_complete(folder):
     record = json.loads((folder / "run.json").read_text())
     assert (folder / "_SUCCESS").exists()
     assert record["counts"]["balanced"]
-    for name in ("system_scores.parquet", "errors.parquet", "per_document/part-00000-of-00001.parquet"):
+    for name in ("system_scores.parquet", "errors/part-00000-of-00001.parquet", "per_document/part-00000-of-00001.parquet"):
         pq.read_table(folder / name)
     report = (folder / "rouge155.txt").read_text()
     assert report.count("Average_F") == 8 * 4  # systems x (ROUGE-1, ROUGE-2, ROUGE-L, ROUGE-W)
@@ -31,7 +31,10 @@ def check_complete(folder):
 
 
 def test_a_run_killed_at_random_moments_leaves_nothing_half_written(tmp_path):
-    seed = random.randrange(1 << 30)
+    """Random kill times (replay with ROUGE_KILL_SEED); the kills inside each publish
+    step, on purpose, are in test_output_safety.py."""
+    seed = int(os.environ.get("ROUGE_KILL_SEED", random.randrange(1 << 30)))
+    print(f"kill seed {seed} (replay with ROUGE_KILL_SEED={seed})")
     rng = random.Random(seed)
     for i in range(4):
         write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::4])
@@ -46,24 +49,31 @@ def test_a_run_killed_at_random_moments_leaves_nothing_half_written(tmp_path):
     for _ in range(5):
         if rng.random() < 0.6:  # kill a first run as well as a run replacing a finished one
             shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        out = tmp_path / "out"
+        had = json.loads((out / "run.json").read_text())["run_id"] if out.exists() else None
         process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
-        time.sleep(rng.uniform(0.3, 6.0))
+        time.sleep(rng.uniform(0.3, 8.0))
         finished = process.poll() is not None
         if not finished:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        out = tmp_path / "out"
+        if had is not None:  # a finished folder stood here: the old or the new one must remain
+            assert out.exists(), f"seed {seed}: the previous result folder was lost"
         if out.exists():
-            check_complete(out)
-        outcomes.append(("finished" if finished else "killed", "complete" if out.exists() else "absent"))
-        assert not (finished and not out.exists()), f"seed {seed}: a finished run published nothing"
-    print(f"seed {seed}: after each kill the folder was {outcomes}")
+            record = check_complete(out)
+            state = "old" if record["run_id"] == had else "new"
+        else:
+            state = "absent"
+        outcomes.append(("finished" if finished else "killed", state))
+        assert not (finished and state != "new"), f"seed {seed}: a finished run did not publish"
+    print(f"seed {seed}: after each attempt the folder was {outcomes}")
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "rows read 200, scored 200, errors 0" in done.stdout
     check_complete(tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out", "run.toml"]
 
 
 def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path):
@@ -78,9 +88,10 @@ def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path)
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert written == [
         "in.jsonl",
+        "out/_ROUGE_PIPELINE",
         "out/_SUCCESS",
-        "out/errors.jsonl",
-        "out/errors.parquet",
+        "out/errors/part-00000-of-00001.jsonl",
+        "out/errors/part-00000-of-00001.parquet",
         "out/per_document/part-00000-of-00001.parquet",
         "out/rouge155.txt",
         "out/run.json",

@@ -1,6 +1,7 @@
 """The portable submission path (what Spark and Flink use) and the Dataflow graph,
 exercised without a cluster: see DESIGN.md section 9."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -62,7 +63,8 @@ def test_portable_runner_gives_the_same_tables(tmp_path, job_service):
 
 
 def test_dataflow_graph_builds_and_serialises_offline(tmp_path):
-    pytest.importorskip("apache_beam.runners.dataflow.internal.apiclient", reason="needs apache-beam[gcp]")
+    if not os.environ.get("CI"):  # in CI, apache-beam[gcp] is installed by scripts/test.sh: fail, not skip
+        pytest.importorskip("apache_beam.runners.dataflow.internal.apiclient", reason="needs apache-beam[gcp]")
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 

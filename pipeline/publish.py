@@ -1,0 +1,278 @@
+"""Result folders: what may be replaced, staging, and publishing atomically and exclusively.
+
+A run writes into a staging folder next to its output (`OUT.staging-<run id>`,
+guarded by a lock file `OUT.staging-<run id>.lock` held for the run's lifetime)
+and publishes it at the end in one step:
+
+* a new output: `renameat2(RENAME_NOREPLACE)`: if anything appeared at the output
+  since the run started (another run finished first), the rename fails and
+  the output is not touched;
+* `--overwrite` of a previous result folder: `renameat2(RENAME_EXCHANGE)` swaps
+  the two folders in one step, after checking that the output is still the
+  folder the run was allowed to replace; the old one is then deleted.
+
+So at every instant the output is absent, the old folder or the new folder,
+each complete.  A staging folder whose lock is free (its run was SIGKILLed) is
+deleted by the next run into the same output.  Where `renameat2` is missing
+(not Linux, or a filesystem without it) the same checks run just before a plain
+rename, which leaves a short window.
+
+`--overwrite` replaces only a folder this tool published: one that holds the
+marker file and `run.json`, and nothing this tool does not write.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from rouge_core import RougeConfigError
+
+MARKER = "_ROUGE_PIPELINE"
+# Top-level names a result folder may hold (a previous version's folders included).
+RESULT_ENTRIES = re.compile(
+    r"(_ROUGE_PIPELINE|_SUCCESS|run\.json|rouge155\.txt|report\.html|per_document|errors"
+    r"|(system_scores|errors|significance|comparison|correlations)\.(parquet|csv|md|jsonl))"
+)
+_STAGING = re.compile(r"\.staging-[0-9a-f]{12}")
+TEST_PAUSE = "ROUGE_PIPELINE_TEST_PAUSE"  # "STEP" or "STEP:RESUME_FILE"; tests only
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+
+
+class OutputError(RougeConfigError):
+    """The output folder cannot be used or published; nothing of the user's was touched."""
+
+
+def is_local(path: str) -> bool:
+    return "://" not in path
+
+
+def _contains(folder: str, path: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _foreign_entries(folder: str) -> Optional[list[str]]:
+    """None when `folder` is a result folder of this tool, else what makes it foreign."""
+    names = sorted(os.listdir(folder))
+    if MARKER not in names and "_SUCCESS" not in names:
+        return names or ["(it is empty, but this tool did not create it)"]
+    try:
+        with open(os.path.join(folder, "run.json"), encoding="utf-8") as fh:
+            record = json.load(fh)
+        if not isinstance(record, dict) or "signature" not in record:
+            raise ValueError
+    except (OSError, ValueError):
+        return ["run.json (missing or not a run record of this tool)"]
+    return [n for n in names if not RESULT_ENTRIES.fullmatch(n)] or None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a folder was when the run started, to tell whether it was replaced meanwhile."""
+
+    device: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: str) -> "Identity":
+        st = os.stat(path)
+        return cls(st.st_dev, st.st_ino)
+
+
+def check_output(final: str, overwrite: bool, inputs: Iterable[str]) -> Optional[Identity]:
+    """Refuse, before any work, an output that must not be written or replaced.
+
+    Returns the identity of the previous result folder that `--overwrite` will
+    replace, or None when the output does not exist yet.
+    """
+    here = os.path.realpath(os.getcwd())
+    real = os.path.realpath(final)
+    if _contains(real, here):
+        raise OutputError(f"refusing output {final}: it is the current folder or contains it")
+    for path in inputs:
+        if is_local(path) and _contains(real, os.path.realpath(path)):
+            raise OutputError(f"refusing output {final}: it contains the input file {path}")
+    if not os.path.lexists(final):
+        return None
+    if not os.path.isdir(final) or os.path.islink(final):
+        raise OutputError(f"refusing output {final}: it exists and is not a folder")
+    if not overwrite:
+        raise OutputError(
+            f"output folder {final} already exists; choose another --output or pass --overwrite "
+            "to replace it (only a result folder of this tool is replaced, once the new run has succeeded)"
+        )
+    foreign = _foreign_entries(final)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise OutputError(
+            f"refusing to replace {final}: it is not a result folder of rouge-pipeline "
+            f"(it holds {shown}); --overwrite replaces only folders this tool published"
+        )
+    return Identity.of(final)
+
+
+def _renameat2(source: str, target: str, flags: int) -> bool:
+    """True when done; False when the system has no renameat2 for this filesystem."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    call = getattr(libc, "renameat2", None)
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), target)
+
+
+def test_pause(step: str) -> None:
+    """A hook for the tests: with ROUGE_PIPELINE_TEST_PAUSE=STEP[:RESUME_FILE] the run
+    announces the step on stderr and waits there (until RESUME_FILE exists, or for
+    ever) so that a test can kill it, or race another run, at exactly that point."""
+    wanted = os.environ.get(TEST_PAUSE, "")
+    name, _, resume = wanted.partition(":")
+    if name != step:
+        return
+    print(f"rouge-pipeline: test pause at {step}", file=sys.stderr, flush=True)
+    while not (resume and os.path.exists(resume)):
+        time.sleep(0.05)
+
+
+class Staging:
+    """The folder a run writes into, published at the end (local outputs only)."""
+
+    def __init__(self, final: str, replaces: Optional[Identity]):
+        self.final = final
+        self.replaces = replaces
+        self.run_id = uuid.uuid4().hex[:12]
+        self.path = f"{final}.staging-{self.run_id}"
+        self._lock_fd: Optional[int] = None
+
+    def create(self) -> "Staging":
+        """Make the staging folder (and the output's parents): any problem with the
+        output's location (not writable, name too long) shows here, before Beam."""
+        parent = os.path.dirname(os.path.abspath(self.final))
+        try:
+            try:
+                os.makedirs(parent, exist_ok=True)
+            except FileExistsError:
+                raise OutputError(f"cannot create the result folder {self.final}: {parent} is not a folder") from None
+            remove_stale_staging(self.final)
+            # The lock is taken before its file becomes visible, so no other run can
+            # ever see it free while this run lives.
+            fd = os.open(self.path + ".lock-new", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            self._lock_fd = fd
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(self.path + ".lock-new", self.path + ".lock")
+            os.mkdir(self.path)
+            with open(os.path.join(self.path, MARKER), "w", encoding="utf-8") as fh:
+                json.dump({"tool": "rouge-pipeline", "run_id": self.run_id}, fh)
+                fh.write("\n")
+        except OSError as err:
+            self.discard()
+            raise OutputError(f"cannot create the result folder {self.final}: {err.strerror} ({err.filename})")
+        return self
+
+    def publish(self) -> None:
+        test_pause("before_publish")
+        if self.replaces is None:
+            self._publish_new()
+        else:
+            self._exchange()
+        self._release()
+
+    def _publish_new(self) -> None:
+        appeared = OutputError(
+            f"{self.final} appeared while this run was working (another run?); it was not touched "
+            "and this run's results were discarded"
+        )
+        try:
+            if not _renameat2(self.path, self.final, _RENAME_NOREPLACE):
+                if os.path.lexists(self.final):
+                    raise appeared
+                os.rename(self.path, self.final)
+        except OSError as err:
+            if err.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise appeared from None
+            raise
+        test_pause("after_publish")
+
+    def _exchange(self) -> None:
+        if not os.path.isdir(self.final) or Identity.of(self.final) != self.replaces:
+            raise OutputError(
+                f"{self.final} was replaced or removed while this run was working (another run?); "
+                "it was not touched and this run's results were discarded"
+            )
+        if _renameat2(self.path, self.final, _RENAME_EXCHANGE):
+            if Identity.of(self.path) != self.replaces:  # lost a race in the last microseconds: undo
+                _renameat2(self.path, self.final, _RENAME_EXCHANGE)
+                raise OutputError(f"{self.final} was replaced while this run published; it was not touched")
+        else:  # no atomic exchange here: keep the old folder until the new one is in place
+            old = f"{self.final}.replaced-{self.run_id}"
+            os.rename(self.final, old)
+            os.rename(self.path, self.final)
+            os.rename(old, self.path)
+        test_pause("after_exchange")
+        # The new folder is in place: a failure to delete the old one is not the run's
+        # failure, and whatever is left is deleted by the next run into this output.
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def discard(self) -> None:
+        """Remove the staging folder (an interrupted or failed run)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            for suffix in (".lock", ".lock-new"):
+                try:
+                    os.unlink(self.path + suffix)
+                except FileNotFoundError:
+                    pass
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def remove_stale_staging(final: str) -> list[str]:
+    """Delete staging folders of `final` left by killed runs (their lock is free)."""
+    parent = os.path.dirname(os.path.abspath(final))
+    base = os.path.basename(os.path.abspath(final))
+    removed = []
+    names = {n.removesuffix(".lock") for n in os.listdir(parent) if n.startswith(base)}
+    for name in sorted(names):
+        if not _STAGING.fullmatch(name[len(base) :]):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            fd = os.open(path + ".lock", os.O_RDONLY)
+        except FileNotFoundError:
+            fd = None
+        try:
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a live run
+            elif not os.path.exists(os.path.join(path, MARKER)):
+                continue  # not ours
+            shutil.rmtree(path, ignore_errors=True)
+            if fd is not None:
+                os.unlink(path + ".lock")
+            removed.append(path)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
