@@ -21,6 +21,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 from pipeline.build import build_pipeline
 from pipeline.config import RunConfig
 from pipeline.read import expand_globs
+from pipeline.report import write_run_report
 from pipeline.tables import read_json
 from rouge_core import RougeConfigError, __version__
 
@@ -138,6 +139,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
         _write_text(
             FileSystems.join(staging, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
+        write_run_report(staging, record)
         _write_text(FileSystems.join(staging, "_SUCCESS"), "")
     except BaseException:
         if _is_local(final) and os.path.isdir(staging):
