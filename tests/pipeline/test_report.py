@@ -376,3 +376,41 @@ def test_chromium_shows_the_chart_and_runs_no_script(result, tmp_path):
     assert f"<title>ROUGE report {record['started']}</title>" in dom
     assert "<script" not in dom.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+
+
+def test_other_presets_one_system_and_missing_documents():
+    """Rows without ROUGE-1.5.5 averages (another preset) show the mean F with its
+    Poisson-bootstrap interval; one system has no pair to compare; a run record with
+    systems missing documents says so; extra tables print floats with 4 digits."""
+    from pipeline.tables import SYSTEM_COLUMNS
+
+    row = dict.fromkeys(name for name, _ in SYSTEM_COLUMNS)
+    row.update(
+        system="t5-base", metric="rougeLsum", documents=3, recall=0.5, precision=0.4, f_measure=0.4567,
+        micro_f_measure=0.45, bootstrap_f_measure_low=0.4, bootstrap_f_measure_high=0.5,
+        jackknife_se_f_measure=0.0123, signature="rouge_score|ci:90%@1000",
+    )  # fmt: skip
+    counts = {"rows_read": 7, "scored": 3, "errors": 4, "systems_missing_documents": {"t5-base": 2}}
+    record = {"counts": counts}
+    section = Section("Correlation", rows=[{"metric": "rougeLsum", "kendall": 0.91234, "ci": None}])
+    html = render_report([row], [], {"no_references": 4}, record, [section])
+    page = Page(html)
+    table = [cells(r) for r in page.table_after("rougeLsum")]
+    assert table[0][6] == "F 90% CI"
+    assert table[1] == ["1", "t5-base", "3", "50.00", "40.00", "45.67", "40.00\u201350.00", "45.67", "45.00",
+                        "40.00\u201350.00", "1.23"]  # fmt: skip
+    assert "Poisson bootstrap over documents" in html
+    assert "One system: there is no pair to compare." in html
+    assert "t5-base (2 missing)" in html
+    assert [cells(r) for r in page.table_after("Errors")][1] == [
+        "no_references", "4", "no references for the candidate's doc_id"
+    ]  # fmt: skip
+    assert [cells(r) for r in page.table_after("Correlation")] == [
+        ["metric", "kendall", "ci"], ["rougeLsum", "0.9123", ""]
+    ]  # fmt: skip
+    assert "rougeLsum" in page.svg_texts and "45.67" in page.svg_texts
+
+
+def test_nothing_scored_still_renders():
+    html = render_report([], [], {}, {})
+    assert "No system was scored." in html and "<svg" not in html
