@@ -264,10 +264,10 @@ def _scores_chart(metrics: list[dict], confidence: str) -> "Markup":  # noqa: F8
     panel_height = 0.75 + 0.24 * most
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(5.6 * columns, panel_height * rows), layout="constrained")
-        axes = fig.subplots(rows, columns, squeeze=False).flat
+        axes = list(fig.subplots(rows, columns, squeeze=False).flat)
         for ax, metric in zip(axes, metrics):
             _draw_panel(ax, metric, most, confidence)
-        for ax in axes:  # the rest of the grid, when the metrics do not fill it
+        for ax in axes[len(metrics) :]:  # the rest of the grid, when the metrics do not fill it
             ax.set_visible(False)
         return figure_svg(fig)
 
@@ -307,7 +307,7 @@ def _draw_panel(ax, metric: dict, slots: int, confidence: str) -> None:
         ax.set_xlim(low - 0.05 * span, high + 0.18 * span)
     ax.grid(axis="x", color="#e4e7eb", linewidth=0.8)
     ax.set_axisbelow(True)
-    ax.set_title(metric["metric"], loc="left", fontweight="bold", color="#1f2328")
+    ax.set_title(metric["metric"], loc="left", fontweight="bold", color="#1f2328", parse_math=False)
     interval = f"{confidence} CI" if confidence else "CI"
     ax.set_xlabel(f"{metric['score_name']} \u00d7 100 with its {interval}", color="#57606a")
 

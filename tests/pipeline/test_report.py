@@ -190,9 +190,7 @@ def test_the_run_writes_its_report_with_the_official_numbers(result):
             row = by_system[name_of.get(system, system)]
             assert row[2:7] == ["25", r[0], p[0], f[0], f"{f[1]}\u2013{f[2]}"], (metric, system)
         # best first, by the official F (ties broken by name)
-        ranked = sorted(
-            by_system, key=lambda s: (-float(by_system[s][5]), s)
-        )
+        ranked = sorted(by_system, key=lambda s: (-float(by_system[s][5]), s))
         assert [r[1] for r in body] == ranked
     # sys24 is the best system by ROUGE-1 in the official output: 27.40 (22.02-33.22)
     best = cells(page.table_after("ROUGE-1")[1])
@@ -414,3 +412,13 @@ def test_other_presets_one_system_and_missing_documents():
 def test_nothing_scored_still_renders():
     html = render_report([], [], {}, {})
     assert "No system was scored." in html and "<svg" not in html
+
+
+def test_an_odd_number_of_metrics_leaves_no_empty_panel(result):
+    _, record, system_rows, _ = result
+    three = [r for r in system_rows if r["metric"] in ("ROUGE-1", "ROUGE-2", "ROUGE-L")]
+    html = render_report(three, [], {}, record)
+    # matplotlib writes a group per visible axes: three panels, not a fourth empty frame
+    assert re.findall(r'<g id="(axes_\d+)">', html) == ["axes_1", "axes_2", "axes_3"]
+    titles = [t for t in Page(html).svg_texts if re.fullmatch(r"ROUGE-\S+", t)]
+    assert titles == ["ROUGE-1", "ROUGE-2", "ROUGE-L"]
