@@ -122,8 +122,10 @@ separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]')
 submit the same pipeline to a cluster; see configs/ and the README.
 
 The result folder holds system_scores.{parquet,csv,md}, rouge155.txt (the
-ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json
-and _SUCCESS.  It appears only when the run succeeded.
+ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json,
+report.html (the page for people: charts and tables of the scores with their
+intervals, significance, errors) and _SUCCESS.  It appears only when the run
+succeeded.
 """
 
 
@@ -174,6 +176,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
     for system, missing in counts["systems_missing_documents"].items():
         print(f"warning: {system} has no score for {missing} of the {counts['documents']} documents")
     print(f"results: {folder} ({record['seconds']:.1f} s)")
+    print(f"report: {folder}/report.html")
     return 0
 
 

@@ -21,6 +21,7 @@ from pipeline.build import build_pipeline
 from pipeline.config import RunConfig
 from pipeline.publish import OutputError, Staging, check_output, is_local
 from pipeline.read import FILE_LEVEL_REASONS, expand_globs
+from pipeline.report import write_run_report
 from pipeline.tables import read_json
 from rouge_core import RougeConfigError, __version__
 
@@ -134,6 +135,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
         _write_text(
             FileSystems.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
+        write_run_report(folder, record)
         _write_text(FileSystems.join(folder, "_SUCCESS"), "")
         if staging is not None:
             staging.publish()
