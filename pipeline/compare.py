@@ -38,7 +38,7 @@ from pipeline.significance import MEASURES, format_p
 from pipeline.tables import _markdown_cell, write_table
 from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import SCORE_UNITS, to_units
-from rouge_core.significance import PairedSums, check_replicates, holm, paired_test
+from rouge_core.significance import check_replicates, holm, paired_sums, paired_test
 
 EXIT_OK, EXIT_DROP, EXIT_USAGE, EXIT_NOT_COMPARABLE = 0, 1, 2, 3
 LEVEL = 0.05  # a drop counts when its Holm-adjusted p-value is below this
@@ -160,6 +160,7 @@ def compare_runs(
 ) -> tuple[list[dict], list[dict]]:
     """(comparison rows, most-moved document rows), sorted by system and metric."""
     rows, moved = [], []
+    by_documents = defaultdict(list)  # shared doc_ids -> [(row, new scores, old scores)]
     for system, metric in sorted(old.scores.keys() | new.scores.keys()):
         before, after = old.scores.get((system, metric), {}), new.scores.get((system, metric), {})
         row = {
@@ -176,28 +177,31 @@ def compare_runs(
         row.update(dict.fromkeys(["delta_points", "ci_low_points", "ci_high_points", "p_bootstrap",
                                   "p_permutation", "p_adjusted"]))
         rows.append(row)
-        shared = sorted(before.keys() & after.keys())
-        if not shared:
-            continue
-        sums = PairedSums(replicates).add_documents(
-            shared, [to_units(after[d]) for d in shared], [to_units(before[d]) for d in shared], seed
-        )
-        result = paired_test(sums, confidence)
-        row.update(
-            documents=result.documents,
-            delta_points=100 * result.difference,
-            ci_low_points=100 * result.ci_low if result.ci_low is not None else None,
-            ci_high_points=100 * result.ci_high if result.ci_high is not None else None,
-            p_bootstrap=result.p_bootstrap,
-            p_permutation=result.p_permutation,
-        )
-        changes = sorted((-abs(to_units(after[d]) - to_units(before[d])), d) for d in shared)
-        moved += [
-            {"system": system, "metric": metric, "measure": measure, "doc_id": d, "old": before[d],
-             "new": after[d], "delta_points": 100 * (to_units(after[d]) - to_units(before[d])) / SCORE_UNITS}
-            for change, d in changes[:MOVED]
-            if change
-        ]
+        shared = tuple(sorted(before.keys() & after.keys()))
+        if shared:
+            by_documents[shared].append((row, after, before))
+            change = {d: to_units(after[d]) - to_units(before[d]) for d in shared}
+            largest = sorted(shared, key=lambda d: (-abs(change[d]), d))[:MOVED]
+            moved += [
+                {"system": system, "metric": metric, "measure": measure, "doc_id": d, "old": before[d],
+                 "new": after[d], "delta_points": 100 * change[d] / SCORE_UNITS}
+                for d in largest
+                if change[d]
+            ]
+    # The weights and signs of a document are drawn once for every comparison over the same documents.
+    for shared, tests in by_documents.items():
+        columns = [([to_units(after[d]) for d in shared], [to_units(before[d]) for d in shared])
+                   for _, after, before in tests]
+        for (row, _, _), sums in zip(tests, paired_sums(list(shared), columns, replicates, seed)):
+            result = paired_test(sums, confidence)
+            row.update(
+                documents=result.documents,
+                delta_points=100 * result.difference,
+                ci_low_points=None if result.ci_low is None else 100 * result.ci_low,
+                ci_high_points=None if result.ci_high is None else 100 * result.ci_high,
+                p_bootstrap=result.p_bootstrap,
+                p_permutation=result.p_permutation,
+            )
     tested = [r for r in rows if r["p_permutation"] is not None]
     for row, p in zip(tested, holm(r["p_permutation"] for r in tested)):
         row["p_adjusted"] = p

@@ -16,12 +16,14 @@ import pytest
 from scipy import stats
 
 from rouge_core import RougeConfigError
+from rouge_core import significance
 from rouge_core.significance import (
     MAX_REPLICATES,
     PairedSums,
     benjamini_hochberg,
     holm,
     paired_significance,
+    paired_sums,
     paired_test,
 )
 
@@ -137,18 +139,21 @@ def test_swapping_the_systems_negates_the_difference_and_keeps_the_p_values():
     assert (ba.p_bootstrap, ba.p_permutation) == (ab.p_bootstrap, ab.p_permutation)
 
 
-def test_sums_are_the_same_one_by_one_batched_and_merged_in_any_order():
+def test_sums_are_the_same_one_by_one_batched_and_merged_in_any_order(monkeypatch):
     doc_ids, a, b = scores(50, seed=6, shift=0.02)
     units = [(i, round(x * 1e5), round(y * 1e5)) for i, x, y in zip(doc_ids, a, b)]
     one_by_one = PairedSums(300)
     for i, x, y in units:
         one_by_one.add(i, x, y, seed=2)
-    batched = PairedSums(300).add_documents(doc_ids, [u[1] for u in units], [u[2] for u in units], 2, chunk=7)
-    parts = [PairedSums(300).add_documents(doc_ids[k::3], [u[1] for u in units[k::3]],
-                                           [u[2] for u in units[k::3]], 2) for k in range(3)]
+    monkeypatch.setattr(significance, "_DRAWS_PER_CHUNK", 7 * 300)  # chunks of 7 documents
+    (batched, swapped) = paired_sums(doc_ids, [([u[1] for u in units], [u[2] for u in units]),
+                                               ([u[2] for u in units], [u[1] for u in units])], 300, 2)
+    parts = [paired_sums(doc_ids[k::3], [([u[1] for u in units[k::3]], [u[2] for u in units[k::3]])], 300, 2)[0]
+             for k in range(3)]
     merged = parts[2].merge(parts[0]).merge(parts[1])
     expected = paired_test(one_by_one)
     assert paired_test(batched) == expected == paired_test(merged)
+    assert paired_test(swapped).difference == -expected.difference
 
 
 def test_no_documents_and_bad_settings():
@@ -201,3 +206,16 @@ def test_adjusted_p_values_do_not_depend_on_the_order_of_the_tests():
         expected = dict(zip(range(5), adjust(p)))
         for order in itertools.permutations(range(5)):
             assert adjust([p[i] for i in order]) == [expected[i] for i in order]
+
+
+def test_sums_beyond_exact_doubles_fall_back_to_integer_products():
+    # Differences of 2**50 units: BLAS doubles would round, int64 products do not.
+    doc_ids = [f"d{i}" for i in range(5)]
+    a = [2**50 + i for i in range(5)]
+    b = [0, 3, 0, 1, 2]
+    one_by_one = PairedSums(40)
+    for i, x, y in zip(doc_ids, a, b):
+        one_by_one.add(i, x, y, seed=1)
+    (batched,) = paired_sums(doc_ids, [(a, b)], 40, 1)
+    assert batched.weighted.tolist() == one_by_one.weighted.tolist()
+    assert batched.signed.tolist() == one_by_one.signed.tolist()
