@@ -28,13 +28,12 @@ import shutil
 import sys
 import uuid
 from collections import defaultdict
-from typing import Optional
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.significance import MEASURES, format_p
+from pipeline.significance import MEASURES, as_points, format_p
 from pipeline.tables import _markdown_cell, write_table
 from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import SCORE_UNITS, to_units
@@ -103,7 +102,9 @@ class ResultFolder:
         self.signature = self.record.get("signature")
         if not isinstance(self.signature, str):
             raise UsageError(f"{run_json}: no signature")
-        shards = FileSystems.match([FileSystems.join(self.path, "per_document", "*.parquet")])[0].metadata_list
+        shards = FileSystems.match([FileSystems.join(self.path, "per_document", "*.parquet")])[
+            0
+        ].metadata_list
         if not shards:
             raise UsageError(f"{path}: not a result folder (no per_document/*.parquet)")
         # (system, metric) -> {doc_id: score}
@@ -115,7 +116,7 @@ class ResultFolder:
                 self.scores[system, metric][doc_id] = value
 
 
-def settings_differences(old: str, new: str) -> list[tuple[str, Optional[str], Optional[str]]]:
+def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str | None]]:
     """The fields of two `|`-separated `key:value` signatures that differ, as
     (key, old value, new value); a field without a key is named by its position
     ("preset" for the first).
@@ -174,8 +175,18 @@ def compare_runs(
             "old": _mean(before.values()) if before else None,
             "new": _mean(after.values()) if after else None,
         }
-        row.update(dict.fromkeys(["delta_points", "ci_low_points", "ci_high_points", "p_bootstrap",
-                                  "p_permutation", "p_adjusted"]))
+        row.update(
+            dict.fromkeys(
+                [
+                    "delta_points",
+                    "ci_low_points",
+                    "ci_high_points",
+                    "p_bootstrap",
+                    "p_permutation",
+                    "p_adjusted",
+                ]
+            )
+        )
         rows.append(row)
         shared = tuple(sorted(before.keys() & after.keys()))
         if shared:
@@ -183,15 +194,24 @@ def compare_runs(
             change = {d: to_units(after[d]) - to_units(before[d]) for d in shared}
             largest = sorted(shared, key=lambda d: (-abs(change[d]), d))[:MOVED]
             moved += [
-                {"system": system, "metric": metric, "measure": measure, "doc_id": d, "old": before[d],
-                 "new": after[d], "delta_points": 100 * change[d] / SCORE_UNITS}
+                {
+                    "system": system,
+                    "metric": metric,
+                    "measure": measure,
+                    "doc_id": d,
+                    "old": before[d],
+                    "new": after[d],
+                    "delta_points": 100 * change[d] / SCORE_UNITS,
+                }
                 for d in largest
                 if change[d]
             ]
     # The weights and signs of a document are drawn once for every comparison over the same documents.
     for shared, tests in by_documents.items():
-        columns = [([to_units(after[d]) for d in shared], [to_units(before[d]) for d in shared])
-                   for _, after, before in tests]
+        columns = [
+            ([to_units(after[d]) for d in shared], [to_units(before[d]) for d in shared])
+            for _, after, before in tests
+        ]
         for (row, _, _), sums in zip(tests, paired_sums(list(shared), columns, replicates, seed)):
             result = paired_test(sums, confidence)
             row.update(
@@ -219,16 +239,18 @@ def compare_runs(
 # ------------------------------------------------------------------ reporting
 
 
-def _pct(x: Optional[float]) -> str:
-    return "" if x is None else "%.2f" % (100 * x)
+def _signed(x: float | None) -> str:
+    return "" if x is None else f"{x:+.2f}"
 
 
-def _points(x: Optional[float]) -> str:
-    return "" if x is None else "%+.2f" % x
-
-
-def markdown_report(old: ResultFolder, new: ResultFolder, rows: list[dict], moved: list[dict],
-                    options: str, all_moved: bool = True) -> str:
+def markdown_report(
+    old: ResultFolder,
+    new: ResultFolder,
+    rows: list[dict],
+    moved: list[dict],
+    options: str,
+    all_moved: bool = True,
+) -> str:
     """The comparison for people: scores x 100, the change with its interval."""
     lines = [
         f"Old: `{old.path}`  ",
@@ -240,12 +262,12 @@ def markdown_report(old: ResultFolder, new: ResultFolder, rows: list[dict], move
         "|---|---|---:|---:|---|---:|---:|---|",
     ]
     for r in rows:
-        change = _points(r["delta_points"])
+        change = _signed(r["delta_points"])
         if r["ci_low_points"] is not None:
-            change += f" ({_points(r['ci_low_points'])} to {_points(r['ci_high_points'])})"
+            change += f" ({_signed(r['ci_low_points'])} to {_signed(r['ci_high_points'])})"
         verdict = r["verdict"] + (" **FAIL**" if r["fails"] else "")
         lines.append(
-            f"| {_markdown_cell(r['system'])} | {r['metric']} | {_pct(r['old'])} | {_pct(r['new'])} | "
+            f"| {_markdown_cell(r['system'])} | {r['metric']} | {as_points(r['old'])} | {as_points(r['new'])} | "
             f"{change} | {r['documents']} | {format_p(r['p_adjusted'])} | {verdict} |"
         )
     for status, label in (("added", "Systems added"), ("removed", "Systems removed")):
@@ -255,12 +277,17 @@ def markdown_report(old: ResultFolder, new: ResultFolder, rows: list[dict], move
     partial = {}
     for r in rows:
         if r["status"] == "both" and r["documents"] < max(r["old_documents"], r["new_documents"]):
-            partial.setdefault((r["system"], r["documents"], r["old_documents"], r["new_documents"]), []).append(
-                r["metric"]
-            )
+            partial.setdefault(
+                (r["system"], r["documents"], r["old_documents"], r["new_documents"]), []
+            ).append(r["metric"])
     for (system, shared, before, after), metrics in partial.items():
-        lines += ["", f"{_markdown_cell(system)} ({', '.join(metrics)}): compared on the {shared} documents "
-                  f"both runs scored (old run {before}, new run {after})"]
+        lines += [
+            "",
+            (
+                f"{_markdown_cell(system)} ({', '.join(metrics)}): compared on the {shared} documents "
+                f"both runs scored (old run {before}, new run {after})"
+            ),
+        ]
     shown = {(r["system"], r["metric"]) for r in rows if all_moved or r["verdict"] in ("better", "worse")}
     groups = defaultdict(list)
     for m in moved:
@@ -269,10 +296,18 @@ def markdown_report(old: ResultFolder, new: ResultFolder, rows: list[dict], move
     if groups:
         lines += ["", f"Documents whose {rows[0]['measure']} moved most (x 100):"]
     for (system, metric), items in groups.items():
-        lines += ["", f"{_markdown_cell(system)} {metric}:", "", "| doc_id | old | new | change |",
-                  "|---|---:|---:|---:|"]
-        lines += [f"| {_markdown_cell(m['doc_id'])} | {_pct(m['old'])} | {_pct(m['new'])} | "
-                  f"{_points(m['delta_points'])} |" for m in items]
+        lines += [
+            "",
+            f"{_markdown_cell(system)} {metric}:",
+            "",
+            "| doc_id | old | new | change |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {_markdown_cell(m['doc_id'])} | {as_points(m['old'])} | {as_points(m['new'])} | "
+            f"{_signed(m['delta_points'])} |"
+            for m in items
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -305,8 +340,11 @@ def publish(output: str, rows: list[dict], moved: list[dict], markdown: str) -> 
 
 def _moved_markdown(moved: list[dict]) -> str:
     lines = ["| system | metric | doc_id | old | new | change |", "|---|---|---|---:|---:|---:|"]
-    lines += [f"| {_markdown_cell(m['system'])} | {m['metric']} | {_markdown_cell(m['doc_id'])} | "
-              f"{_pct(m['old'])} | {_pct(m['new'])} | {_points(m['delta_points'])} |" for m in moved]
+    lines += [
+        f"| {_markdown_cell(m['system'])} | {m['metric']} | {_markdown_cell(m['doc_id'])} | "
+        f"{as_points(m['old'])} | {as_points(m['new'])} | {_signed(m['delta_points'])} |"
+        for m in moved
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -344,14 +382,21 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
     if differences:
         print("not comparable: the runs were scored with different settings:")
         for key, before, after in differences:
-            print(f"  {key}: {before if before is not None else '(absent)'} (old) -> "
-                  f"{after if after is not None else '(absent)'} (new)")
+            print(
+                f"  {key}: {before if before is not None else '(absent)'} (old) -> "
+                f"{after if after is not None else '(absent)'} (new)"
+            )
         print(f"old signature: {old.signature}\nnew signature: {new.signature}")
         return EXIT_NOT_COMPARABLE
 
     rows, moved = compare_runs(
-        old, new, measure=args.measure, fail_on_drop=args.fail_on_drop,
-        replicates=args.replicates, seed=args.seed, confidence=args.confidence,
+        old,
+        new,
+        measure=args.measure,
+        fail_on_drop=args.fail_on_drop,
+        replicates=args.replicates,
+        seed=args.seed,
+        confidence=args.confidence,
     )
     options = (
         f"Measure: {args.measure}; change = new - old on the documents both runs scored, with its "
@@ -365,11 +410,15 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
     failing = [r for r in rows if r["fails"]]
     changed = [r for r in rows if r["verdict"] in ("better", "worse")]
     if failing:
-        print("FAIL: significant drop of more than %g points: " % args.fail_on_drop + ", ".join(
-            f"{r['system']} {r['metric']} {_points(r['delta_points'])}" for r in failing))
+        print(
+            f"FAIL: significant drop of more than {args.fail_on_drop:g} points: "
+            + ", ".join(f"{r['system']} {r['metric']} {_signed(r['delta_points'])}" for r in failing)
+        )
         return EXIT_DROP
-    print(f"OK: no significant drop of more than {args.fail_on_drop:g} points"
-          + (f" ({len(changed)} significant change(s))" if changed else "; no significant change"))
+    print(
+        f"OK: no significant drop of more than {args.fail_on_drop:g} points"
+        + (f" ({len(changed)} significant change(s))" if changed else "; no significant change")
+    )
     if args.output:
         print(f"results: {args.output}")
     return EXIT_OK
@@ -386,17 +435,34 @@ def register(subparsers) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("old_run", metavar="OLD_RUN", help="the earlier result folder (local or a Beam filesystem URL)")
+    parser.add_argument(
+        "old_run", metavar="OLD_RUN", help="the earlier result folder (local or a Beam filesystem URL)"
+    )
     parser.add_argument("new_run", metavar="NEW_RUN", help="the later result folder")
-    parser.add_argument("--output", metavar="DIR", help="write comparison.{parquet,csv,md} and "
-                        "moved_documents.{parquet,csv,md} here (must not exist or be empty)")
-    parser.add_argument("--fail-on-drop", type=float, default=0.0, metavar="POINTS",
-                        help="exit 1 when a score drops significantly by more than this many points "
-                        "(x 100 scale; default 0: any significant drop)")
+    parser.add_argument(
+        "--output",
+        metavar="DIR",
+        help="write comparison.{parquet,csv,md} and "
+        "moved_documents.{parquet,csv,md} here (must not exist or be empty)",
+    )
+    parser.add_argument(
+        "--fail-on-drop",
+        type=float,
+        default=0.0,
+        metavar="POINTS",
+        help="exit 1 when a score drops significantly by more than this many points "
+        "(x 100 scale; default 0: any significant drop)",
+    )
     parser.add_argument("--measure", choices=MEASURES, default="f_measure", help="default: f_measure")
-    parser.add_argument("--replicates", type=int, default=10_000,
-                        help="bootstrap replicates and sign flips, at most 100,000 (default 10,000)")
+    parser.add_argument(
+        "--replicates",
+        type=int,
+        default=10_000,
+        help="bootstrap replicates and sign flips, at most 100,000 (default 10,000)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the counter-based draws (default 0)")
-    parser.add_argument("--confidence", type=float, default=95.0, help="of the interval, percent (default 95)")
+    parser.add_argument(
+        "--confidence", type=float, default=95.0, help="of the interval, percent (default 95)"
+    )
     parser.set_defaults(handler=compare_command)
     return parser

@@ -18,8 +18,8 @@ replicates are bounded by `rouge_core.significance.MAX_REPLICATES` (100,000).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Optional, Sequence
 
 import apache_beam as beam
 import pyarrow as pa
@@ -126,10 +126,13 @@ def pair_document(element, pairs_mode: str):
         scores_a, scores_b = by_system[a], by_system[b]
         for tag in sorted(scores_a.keys() & scores_b.keys()):
             for measure in MEASURES:
-                yield (tag, measure, a, b), (
-                    doc_id,
-                    getattr(scores_a[tag], measure),
-                    getattr(scores_b[tag], measure),
+                yield (
+                    (tag, measure, a, b),
+                    (
+                        doc_id,
+                        getattr(scores_a[tag], measure),
+                        getattr(scores_b[tag], measure),
+                    ),
                 )
 
 
@@ -206,26 +209,32 @@ class PairedSignificance(beam.PTransform):
         )
 
 
-def sort_rows(rows: list[dict], metric_tags: Optional[Sequence[str]] = None) -> list[dict]:
+def sort_rows(rows: list[dict], metric_tags: Sequence[str] | None = None) -> list[dict]:
     """By metric (in `metric_tags` order when given, else by name), measure, system_a, system_b."""
     order = {tag: i for i, tag in enumerate(metric_tags or ())}
     measure = {m: i for i, m in enumerate(MEASURES)}
     return sorted(
         rows,
-        key=lambda r: (order.get(r["metric"], len(order)), r["metric"], measure[r["measure"]],
-                       r["system_a"], r["system_b"]),
+        key=lambda r: (
+            order.get(r["metric"], len(order)),
+            r["metric"],
+            measure[r["measure"]],
+            r["system_a"],
+            r["system_b"],
+        ),
     )
 
 
-def _points(x: Optional[float]) -> str:
-    return "" if x is None else "%.2f" % (100 * x)
+def as_points(x: float | None) -> str:
+    """A 0-1 score for people: x 100, two decimals."""
+    return "" if x is None else f"{100 * x:.2f}"
 
 
-def format_p(p: Optional[float]) -> str:
-    """A p-value for people: 4 significant digits, or scientific below 0.001."""
+def format_p(p: float | None) -> str:
+    """A p-value for people: four decimals, or two significant digits below 0.001."""
     if p is None:
         return ""
-    return "%.1e" % p if p < 0.001 else "%.4f" % p
+    return f"{p:.1e}" if p < 0.001 else f"{p:.4f}"
 
 
 def markdown_table(rows: list[dict], description: str = "") -> str:
@@ -233,22 +242,24 @@ def markdown_table(rows: list[dict], description: str = "") -> str:
     lines += [
         "Scores x 100; difference = mean A - mean B on the documents both scored.",
         "",
-        "| metric | measure | system A | system B | docs | A | B | difference (CI) | p bootstrap "
-        "| p permutation | p adjusted |",
+        (
+            "| metric | measure | system A | system B | docs | A | B | difference (CI) | p bootstrap "
+            "| p permutation | p adjusted |"
+        ),
         "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in rows:
-        difference = _points(r["difference"])
+        difference = as_points(r["difference"])
         if r["ci_low"] is not None:
-            difference += f" ({_points(r['ci_low'])} to {_points(r['ci_high'])})"
+            difference += f" ({as_points(r['ci_low'])} to {as_points(r['ci_high'])})"
         cells = [
             r["metric"],
             r["measure"],
             _markdown_cell(r["system_a"]),
             _markdown_cell(r["system_b"]),
             str(r["documents"]),
-            _points(r["mean_a"]),
-            _points(r["mean_b"]),
+            as_points(r["mean_a"]),
+            as_points(r["mean_b"]),
             difference,
             format_p(r["p_bootstrap"]),
             format_p(r["p_permutation"]),
@@ -259,7 +270,7 @@ def markdown_table(rows: list[dict], description: str = "") -> str:
 
 
 def write_significance_tables(
-    rows: list[dict], folder: str, metric_tags: Optional[Sequence[str]] = None, description: str = ""
+    rows: list[dict], folder: str, metric_tags: Sequence[str] | None = None, description: str = ""
 ) -> None:
     """significance.{parquet,csv,md} in `folder` (any Beam filesystem), sorted by
     metric, measure and the pair; `description` (e.g. PairedSignificance.describe())

@@ -47,8 +47,9 @@ Across m comparisons, `holm` controls the family-wise error rate and
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Iterable, NamedTuple, Optional, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,7 +62,11 @@ MAX_REPLICATES = 100_000
 
 
 def check_replicates(replicates: int) -> int:
-    if not isinstance(replicates, int) or isinstance(replicates, bool) or not 1 <= replicates <= MAX_REPLICATES:
+    if (
+        not isinstance(replicates, int)
+        or isinstance(replicates, bool)
+        or not 1 <= replicates <= MAX_REPLICATES
+    ):
         raise RougeConfigError(
             f"replicates must be an integer from 1 to {MAX_REPLICATES:,}, got {replicates!r}"
         )
@@ -103,13 +108,13 @@ class PairedResult(NamedTuple):
     """One paired comparison; scores on the 0-1 scale; None where undefined (no documents)."""
 
     documents: int
-    mean_a: Optional[float]
-    mean_b: Optional[float]
-    difference: Optional[float]
-    ci_low: Optional[float]
-    ci_high: Optional[float]
-    p_bootstrap: Optional[float]
-    p_permutation: Optional[float]
+    mean_a: float | None
+    mean_b: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_bootstrap: float | None
+    p_permutation: float | None
 
 
 class PairedSums:
@@ -124,7 +129,7 @@ class PairedSums:
     order, gives the same sums.  Memory: 24 bytes per replicate.
     """
 
-    __slots__ = ("documents", "sum_a", "sum_b", "weight", "weighted", "signed")
+    __slots__ = ("documents", "signed", "sum_a", "sum_b", "weight", "weighted")
 
     def __init__(self, replicates: int):
         check_replicates(replicates)
@@ -139,7 +144,7 @@ class PairedSums:
     def replicates(self) -> int:
         return len(self.weight)
 
-    def add(self, doc_id: str, a: int, b: int, seed: int) -> "PairedSums":
+    def add(self, doc_id: str, a: int, b: int, seed: int) -> PairedSums:
         """Add one document's scores, as integers in score units (`to_units`)."""
         weights, signs = document_draws(doc_id, self.replicates, seed)
         d = a - b
@@ -152,7 +157,7 @@ class PairedSums:
             self.signed += d * signs
         return self
 
-    def merge(self, other: "PairedSums") -> "PairedSums":
+    def merge(self, other: PairedSums) -> PairedSums:
         if other.replicates != self.replicates:
             raise ValueError(f"cannot merge {other.replicates} replicates into {self.replicates}")
         self.documents += other.documents
@@ -290,12 +295,12 @@ def paired_significance(
     return paired_test(sums, confidence)
 
 
-def _order(p_values: Sequence[Optional[float]]) -> list[int]:
+def _order(p_values: Sequence[float | None]) -> list[int]:
     """Indices of the defined p-values, smallest p first (ties in input order)."""
     return sorted((i for i, p in enumerate(p_values) if p is not None), key=lambda i: p_values[i])
 
 
-def holm(p_values: Iterable[Optional[float]]) -> list[Optional[float]]:
+def holm(p_values: Iterable[float | None]) -> list[float | None]:
     """Holm's (1979) step-down adjusted p-values, controlling the family-wise error rate.
 
     With the m defined p-values sorted, p_(1) <= ... <= p_(m),
@@ -311,7 +316,7 @@ def holm(p_values: Iterable[Optional[float]]) -> list[Optional[float]]:
     p_values = list(p_values)
     order = _order(p_values)
     m = len(order)
-    adjusted: list[Optional[float]] = [None] * len(p_values)
+    adjusted: list[float | None] = [None] * len(p_values)
     running = 0.0
     for j, i in enumerate(order, 1):
         running = max(running, min(1.0, (m - j + 1) * p_values[i]))
@@ -319,7 +324,7 @@ def holm(p_values: Iterable[Optional[float]]) -> list[Optional[float]]:
     return adjusted
 
 
-def benjamini_hochberg(p_values: Iterable[Optional[float]]) -> list[Optional[float]]:
+def benjamini_hochberg(p_values: Iterable[float | None]) -> list[float | None]:
     """Benjamini and Hochberg's (1995) step-up adjusted p-values, controlling the
     false discovery rate (for independent or positively dependent tests).
 
@@ -334,7 +339,7 @@ def benjamini_hochberg(p_values: Iterable[Optional[float]]) -> list[Optional[flo
     p_values = list(p_values)
     order = _order(p_values)
     m = len(order)
-    adjusted: list[Optional[float]] = [None] * len(p_values)
+    adjusted: list[float | None] = [None] * len(p_values)
     running = 1.0
     for j in range(m, 0, -1):
         i = order[j - 1]

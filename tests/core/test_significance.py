@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rouge_core import RougeConfigError
-from rouge_core import significance
+from rouge_core import RougeConfigError, significance
 from rouge_core.significance import (
     MAX_REPLICATES,
     PairedSums,
@@ -50,7 +49,9 @@ def reference_poisson(u: float) -> int:
 
 
 def reference_draws(doc_id: str, replicates: int, seed: int):
-    weights = [reference_poisson((reference_bits(doc_id, r, seed) >> 11) * 2.0**-53) for r in range(replicates)]
+    weights = [
+        reference_poisson((reference_bits(doc_id, r, seed) >> 11) * 2.0**-53) for r in range(replicates)
+    ]
     signs = [-1 if reference_bits(f"sign\x1f{doc_id}", r, seed) >> 63 else 1 for r in range(replicates)]
     return weights, signs
 
@@ -101,8 +102,12 @@ def test_permutation_p_value_estimates_the_exact_sign_flip_test():
     # 12 documents: scipy enumerates all 4096 sign patterns exactly.
     doc_ids, a, b = scores(12, seed=5, shift=0.05)
     exact = stats.permutation_test(
-        (a, b), lambda x, y: np.mean(x - y), permutation_type="samples", vectorized=False,
-        n_resamples=10_000, alternative="two-sided",
+        (a, b),
+        lambda x, y: np.mean(x - y),
+        permutation_type="samples",
+        vectorized=False,
+        n_resamples=10_000,
+        alternative="two-sided",
     ).pvalue
     got = paired_significance(doc_ids, a, b, replicates=20_000, seed=0).p_permutation
     assert 0.002 < exact < 0.5
@@ -146,10 +151,16 @@ def test_sums_are_the_same_one_by_one_batched_and_merged_in_any_order(monkeypatc
     for i, x, y in units:
         one_by_one.add(i, x, y, seed=2)
     monkeypatch.setattr(significance, "_DRAWS_PER_CHUNK", 7 * 300)  # chunks of 7 documents
-    (batched, swapped) = paired_sums(doc_ids, [([u[1] for u in units], [u[2] for u in units]),
-                                               ([u[2] for u in units], [u[1] for u in units])], 300, 2)
-    parts = [paired_sums(doc_ids[k::3], [([u[1] for u in units[k::3]], [u[2] for u in units[k::3]])], 300, 2)[0]
-             for k in range(3)]
+    (batched, swapped) = paired_sums(
+        doc_ids,
+        [([u[1] for u in units], [u[2] for u in units]), ([u[2] for u in units], [u[1] for u in units])],
+        300,
+        2,
+    )
+    parts = [
+        paired_sums(doc_ids[k::3], [([u[1] for u in units[k::3]], [u[2] for u in units[k::3]])], 300, 2)[0]
+        for k in range(3)
+    ]
     merged = parts[2].merge(parts[0]).merge(parts[1])
     expected = paired_test(one_by_one)
     assert paired_test(batched) == expected == paired_test(merged)
@@ -166,6 +177,7 @@ def test_no_documents_and_bad_settings():
 
 
 # ------------------------------------------------------------ adjustments
+
 
 def test_holm_by_hand():
     # m = 4: sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, 2*0.03, max(0.06, 1*0.04)

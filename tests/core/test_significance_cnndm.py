@@ -18,7 +18,8 @@ from tests.conftest import SHARED_DATA
 CNNDM = Path(os.environ.get("ROUGE_SHARED_DATA", SHARED_DATA)) / "cnndm_test_outputs"
 
 pytestmark = pytest.mark.skipif(
-    not CNNDM.is_dir() and not os.environ.get("CI"), reason=f"{CNNDM} is absent (the corpus is not copied here)"
+    not CNNDM.is_dir() and not os.environ.get("CI"),
+    reason=f"{CNNDM} is absent (the corpus is not copied here)",
 )
 
 
@@ -26,7 +27,10 @@ def f_scores(system, scorer):
     with gzip.open(CNNDM / f"{system}.jsonl.gz", "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     return {
-        r["doc_id"]: {tag: s.f_measure for tag, s in scorer.score(candidate=r["candidate"], references=r["references"]).items()}
+        r["doc_id"]: {
+            tag: s.f_measure
+            for tag, s in scorer.score(candidate=r["candidate"], references=r["references"]).items()
+        }
         for r in rows
     }
 

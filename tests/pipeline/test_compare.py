@@ -26,8 +26,14 @@ def corpus(degrade_good: bool):
                 keep = 0.4
             draw = random.Random(f"{system}-{i}-{keep}")
             candidate = [w if draw.random() < keep else draw.choice(WORDS) for w in reference]
-            rows.append({"system": system, "doc_id": f"doc-{i:02d}", "candidate": " ".join(candidate),
-                         "references": [" ".join(reference)]})
+            rows.append(
+                {
+                    "system": system,
+                    "doc_id": f"doc-{i:02d}",
+                    "candidate": " ".join(candidate),
+                    "references": [" ".join(reference)],
+                }
+            )
     return rows
 
 
@@ -36,7 +42,9 @@ def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("runs")
     old_input = write_jsonl(base / "old.jsonl", corpus(degrade_good=False))
     # a third system appears in the new run; "weak" loses two documents
-    new_rows = [r for r in corpus(degrade_good=True) if not (r["system"] == "weak" and r["doc_id"] < "doc-02")]
+    new_rows = [
+        r for r in corpus(degrade_good=True) if not (r["system"] == "weak" and r["doc_id"] < "doc-02")
+    ]
     new_rows += [dict(r, system="extra") for r in corpus(False) if r["system"] == "weak"]
     new_input = write_jsonl(base / "new.jsonl", new_rows)
     run_pipeline(base / "old", [old_input], flags="-n 2")
@@ -70,8 +78,13 @@ def test_a_run_against_itself_is_unchanged(runs, tmp_path, capsys):
         assert r["p_permutation"] == 1 and r["verdict"] == "no significant change" and not r["fails"]
     assert pq.read_table(tmp_path / "cmp" / "moved_documents.parquet").num_rows == 0
     assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
-        "_SUCCESS", "comparison.csv", "comparison.md", "comparison.parquet",
-        "moved_documents.csv", "moved_documents.md", "moved_documents.parquet",
+        "_SUCCESS",
+        "comparison.csv",
+        "comparison.md",
+        "comparison.parquet",
+        "moved_documents.csv",
+        "moved_documents.md",
+        "moved_documents.parquet",
     ]
 
 
@@ -83,14 +96,30 @@ def test_other_rouge_flags_are_not_comparable(runs, capsys):
 
 
 def test_a_significant_drop_fails(runs, tmp_path, capsys):
-    assert compare(runs / "old", runs / "new", "--fail-on-drop", 1, "--replicates", 2000,
-                   "--output", tmp_path / "cmp") == 1
+    assert (
+        compare(
+            runs / "old",
+            runs / "new",
+            "--fail-on-drop",
+            1,
+            "--replicates",
+            2000,
+            "--output",
+            tmp_path / "cmp",
+        )
+        == 1
+    )
     out = capsys.readouterr().out
     assert "FAIL: significant drop of more than 1 points: good ROUGE-1" in out
-    rows = {(r["system"], r["metric"]): r for r in pq.read_table(tmp_path / "cmp" / "comparison.parquet").to_pylist()}
+    rows = {
+        (r["system"], r["metric"]): r
+        for r in pq.read_table(tmp_path / "cmp" / "comparison.parquet").to_pylist()
+    }
     old, new = per_document(runs / "old"), per_document(runs / "new")
-    system_scores = {(r["system"], r["metric"]): r["f_measure"]
-                     for r in pq.read_table(runs / "new" / "system_scores.parquet").to_pylist()}
+    system_scores = {
+        (r["system"], r["metric"]): r["f_measure"]
+        for r in pq.read_table(runs / "new" / "system_scores.parquet").to_pylist()
+    }
     for metric in ("ROUGE-1", "ROUGE-2", "ROUGE-L"):
         good = rows["good", metric]
         shared = [d for (s, m, d) in old if (s, m) == ("good", metric)]
@@ -106,7 +135,9 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
         assert rows["extra", metric]["verdict"] == "added" and rows["extra", metric]["old"] is None
     moved = pq.read_table(tmp_path / "cmp" / "moved_documents.parquet").to_pylist()
     r1 = [m for m in moved if (m["system"], m["metric"]) == ("good", "ROUGE-1")]
-    changes = sorted((abs(new["good", "ROUGE-1", d] - old["good", "ROUGE-1", d]) for d in shared), reverse=True)
+    changes = sorted(
+        (abs(new["good", "ROUGE-1", d] - old["good", "ROUGE-1", d]) for d in shared), reverse=True
+    )
     assert len(r1) == 10 and [abs(m["delta_points"]) / 100 for m in r1] == pytest.approx(changes[:10])
     assert all(m["doc_id"] >= "doc-05" for m in r1)  # documents 0-4 did not change
     assert "Systems added: extra" in (tmp_path / "cmp" / "comparison.md").read_text()
@@ -114,7 +145,9 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
 
 def test_a_drop_smaller_than_the_threshold_passes(runs, capsys):
     assert compare(runs / "old", runs / "new", "--fail-on-drop", 50, "--replicates", 500) == 0
-    assert "OK: no significant drop of more than 50 points (3 significant change(s))" in capsys.readouterr().out
+    assert (
+        "OK: no significant drop of more than 50 points (3 significant change(s))" in capsys.readouterr().out
+    )
 
 
 def test_usage_errors(runs, tmp_path, capsys):
@@ -134,7 +167,9 @@ def test_signature_fields_are_diffed_by_key():
     old = "rouge155|n:2|L:yes|stem:no|ci:95%@1000|v:0.1.0"
     new = "rouge_score|n:2|L:yes|stem:porter|ci:95%@1000|v:0.2.0|extra:1"
     assert settings_differences(old, new) == [
-        ("preset", "rouge155", "rouge_score"), ("stem", "no", "porter"), ("v", "0.1.0", "0.2.0"),
+        ("preset", "rouge155", "rouge_score"),
+        ("stem", "no", "porter"),
+        ("v", "0.1.0", "0.2.0"),
         ("extra", None, "1"),
     ]
     assert settings_differences(old, old) == []

@@ -88,8 +88,12 @@ def test_all_pairs_in_a_pipeline(tmp_path):
     assert pq.read_schema(tmp_path / "significance.parquet").names == SIGNIFICANCE_SCHEMA.names
     keys = [(r["metric"], r["measure"], r["system_a"], r["system_b"]) for r in rows]
     pairs = [("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma")]
-    assert keys == [(t, m, a, b) for t in ("ROUGE-1", "ROUGE-L") for m in ("recall", "precision", "f_measure")
-                    for a, b in pairs]
+    assert keys == [
+        (t, m, a, b)
+        for t in ("ROUGE-1", "ROUGE-L")
+        for m in ("recall", "precision", "f_measure")
+        for a, b in pairs
+    ]
     for row in rows:
         shared, a, b = by_pair(documents, row["metric"], row["measure"], row["system_a"], row["system_b"])
         assert row["documents"] == len(shared) == (24 if row["system_b"] == "beta" else 20)
@@ -105,8 +109,11 @@ def test_all_pairs_in_a_pipeline(tmp_path):
             running = max(running, min(1, (3 - j) * r["p_permutation"]))
             assert r["p_adjusted"] == pytest.approx(running)
     # beta is 6 points worse than alpha on 24 documents: a significant F difference.
-    assert [r["p_adjusted"] < 0.05 and r["difference"] > 0.03 for r in rows
-            if (r["measure"], r["system_a"], r["system_b"]) == ("f_measure", "alpha", "beta")] == [True, True]
+    assert [
+        r["p_adjusted"] < 0.05 and r["difference"] > 0.03
+        for r in rows
+        if (r["measure"], r["system_a"], r["system_b"]) == ("f_measure", "alpha", "beta")
+    ] == [True, True]
     with open(tmp_path / "significance.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
     assert [float(r["p_adjusted"]) for r in table] == [r["p_adjusted"] for r in rows]
