@@ -111,7 +111,12 @@ class ResultFolder:
         self.scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
         for shard in sorted(m.path for m in shards):
             with FileSystems.open(shard, compression_type="uncompressed") as fh:
-                table = pq.read_table(io.BytesIO(fh.read()), columns=["system", "doc_id", "metric", measure])
+                try:
+                    table = pq.read_table(
+                        io.BytesIO(fh.read()), columns=["system", "doc_id", "metric", measure]
+                    )
+                except (pa.ArrowException, KeyError) as err:
+                    raise UsageError(f"{shard}: not a per-document table ({err})") from err
             for system, doc_id, metric, value in zip(*(table.column(i).to_pylist() for i in range(4))):
                 self.scores[system, metric][doc_id] = value
 

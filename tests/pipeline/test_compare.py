@@ -158,9 +158,14 @@ def test_usage_errors(runs, tmp_path, capsys):
     (tmp_path / "taken" / "file").write_text("x")
     assert compare(runs / "old", runs / "old", "--output", tmp_path / "taken") == 2
     assert compare(runs / "old", runs / "old", "--replicates", 0) == 2
+    (tmp_path / "broken" / "per_document").mkdir(parents=True)
+    (tmp_path / "broken" / "run.json").write_text('{"signature": "rouge155|n:2"}')
+    (tmp_path / "broken" / "per_document" / "part-0.parquet").write_text("not parquet")
+    assert compare(runs / "old", tmp_path / "broken") == 2
     err = capsys.readouterr().err
     assert "no such result folder" in err and "not a result folder (no run.json" in err
     assert "exists and is not empty" in err and "replicates must be" in err
+    assert "part-0.parquet: not a per-document table" in err
 
 
 def test_signature_fields_are_diffed_by_key():

@@ -20,7 +20,7 @@ from pipeline.significance import (
 from rouge_core.scoring import MetricStats
 from tests.core.test_significance import reference_paired_test
 from tests.pipeline.combinefn_contract import check_combine_fn
-from tests.pipeline.runs import IN_MEMORY
+from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES
 
 
 def paired_items(n, seed):
@@ -63,8 +63,8 @@ def scored_documents():
     return documents
 
 
-def run_significance(folder, **options):
-    with beam.Pipeline(options=PipelineOptions(IN_MEMORY)) as p:
+def run_significance(folder, beam_args=IN_MEMORY, **options):
+    with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
         transform = PairedSignificance(**options)
         (
             p
@@ -129,3 +129,10 @@ def test_against_a_baseline_with_benjamini_hochberg(tmp_path):
         expected = {p1: min(2 * p1, p2), p2: p2}  # BH with m = 2, by hand
         for r in rows[i : i + 2]:
             assert r["p_adjusted"] == pytest.approx(expected[r["p_permutation"]])
+
+
+def test_the_table_is_byte_identical_in_worker_processes(tmp_path):
+    run_significance(tmp_path / "one", replicates=50, seed=2)
+    run_significance(tmp_path / "two", beam_args=TWO_PROCESSES, replicates=50, seed=2)
+    for name in ("significance.parquet", "significance.csv", "significance.md"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
