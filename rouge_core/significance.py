@@ -6,10 +6,11 @@ Documents i = 1 .. n are scored by both systems, a_i and b_i, and
 
 Two tests of H0 "A and B are equally good" and an interval for delta:
 
-* **Paired bootstrap** (Efron and Tibshirani 1993, ch. 16; Koehn 2004; the test
-  of Berg-Kirkpatrick et al. 2012, made two-sided).  Replicate r gives document
-  i a Poisson(1) weight w_ir (the Poisson bootstrap: a multinomial resample of n
-  documents as n grows), and the resampled difference
+* **Paired bootstrap** (Koehn 2004's paired resampling of documents, with the
+  p-value of Berg-Kirkpatrick et al. 2012 made two-sided; Efron and Tibshirani
+  1993, ch. 16).  Replicate r gives document i a Poisson(1) weight w_ir (the
+  Poisson bootstrap: a multinomial resample of n documents as n grows), and the
+  resampled difference
 
       delta*_r = sum_i w_ir d_i / sum_i w_ir.
 
@@ -31,9 +32,9 @@ Two tests of H0 "A and B are equally good" and an interval for delta:
       p_permutation = (1 + #{r : |sum_i s_ir d_i| >= |sum_i d_i|}) / (1 + R).
 
   The +1 counts the observed labelling among the R random ones (Davison and
-  Hinkley 1997, p. 158; Phipson and Smyth 2010), so p is never 0 and the test
-  never rejects more often than its level; `>=` makes a system compared with
-  itself get p = 1.
+  Hinkley 1997; Phipson and Smyth 2010), so p is never 0 and the test
+  never rejects more often than its level; `>=` (sacreBLEU counts `>`) makes a
+  system compared with itself get p = 1.
 
 Every draw is counter-based: w_ir and s_ir are functions of (seed, doc_id, r)
 only (`rouge_core.resampling.counter_bits`), so the sums can be accumulated in
