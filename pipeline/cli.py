@@ -144,6 +144,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
         rouge_multi_reference=args.multi_ref,
         rouge_eval_ids=args.eval_ids,
         run_strict=True if args.strict else None,
+        significance_baseline=args.baseline,
     ).validate()
     settings = config.settings()
     print(f"signature: {settings.signature()}")
@@ -230,10 +231,19 @@ def build_parser() -> argparse.ArgumentParser:
     control = run.add_argument_group("run control")
     control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
     control.add_argument(
+        "--baseline",
+        metavar="SYSTEM",
+        help="paired significance of each system against this one (default: every pair of systems)",
+    )
+    control.add_argument(
         "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
     )
     control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
     run.set_defaults(handler=run_command)
+
+    from pipeline import compare
+
+    compare.register(commands)
     return parser
 
 

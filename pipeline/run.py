@@ -115,6 +115,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
         check_counts(counts, config.run.strict)
         record = {
             "signature": settings.signature(),
+            "significance_signature": config.significance.signature() if config.significance.enabled else None,
             "rouge155_flags": _flags_or_none(settings),
             "config": config.to_dict(),
             "config_file": config.source,
