@@ -129,6 +129,8 @@ class RougeScore(Preset):
             raise RougeConfigError("the rouge_score preset removes no stopwords (rouge-score has no stopword list)")
         if float(settings.alpha) != 0.5:
             raise RougeConfigError("the rouge_score preset computes F1 (alpha 0.5) only, as rouge-score does")
+        if settings.word_limit is not None or settings.byte_limit is not None:
+            raise RougeConfigError("the rouge_score preset does not truncate texts (rouge-score has no limit)")
         names = settings.rouge_types if settings.rouge_types is not None else DEFAULT_ROUGE_TYPES
         if isinstance(names, str):
             names = tuple(n.strip() for n in names.split(","))

@@ -204,7 +204,8 @@ class RougeSettings:
     def from_preset(cls, name: str, flags: str | list[str] | None = None, **options: Any) -> "RougeSettings":
         """Settings of a preset: ROUGE-1.5.5 flags (rouge155, unicode) and options.
 
-        `stem` is accepted as another name of `stemming`.
+        `stem` is accepted as another name of `stemming`; options that are None
+        are left out (so a command line's unset options keep the flags' values).
 
         Example:
             >>> RougeSettings.from_preset("rouge_score", stem=True).metric_tags()
@@ -214,6 +215,7 @@ class RougeSettings:
         """
         if "stem" in options:
             options["stemming"] = options.pop("stem")
+        options = {key: value for key, value in options.items() if value is not None}
         if flags is None:
             return cls(preset=name, **options)
         if name == "rouge_score":

@@ -212,6 +212,7 @@ def test_settings_and_signature():
     (dict(language="german"), "language does not apply"),
     (dict(max_ngram=4), "max_ngram"),
     (dict(rouge_types=["rougeS4", "rougeS2"]), "one skip-bigram gap"),
+    (dict(word_limit=100), "does not truncate"),
 ])
 def test_settings_the_preset_refuses(options, message):
     with pytest.raises(RougeConfigError, match=message):
