@@ -28,12 +28,15 @@ numbers        R, P rounded to 5 decimals, F from    unrounded; F = 2PR/(P+R)   
 from __future__ import annotations
 
 import unicodedata
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rouge_core.errors import RougeConfigError
-from rouge_core.text import Text
+from rouge_core.stem import morph_stem
+from rouge_core.stopwords import smart_stopwords, stopwords_for
+from rouge_core.text import Text, sentences, tokenize
 
 if TYPE_CHECKING:
     from rouge_core.settings import RougeSettings
@@ -49,18 +52,20 @@ class Analyzer(Protocol):
     def tokens(self, sentence: str) -> list[str]: ...
 
 
-class Rouge155Analyzer:
-    """ROUGE-1.5.5's reading (see `rouge_core.text`), stopwords (`-s`), stemmer (`-m`)."""
+class WordAnalyzer:
+    """Sentences; then per sentence its tokens, its stopwords dropped, stemmed."""
 
-    def __init__(self, *, stemming: bool, remove_stopwords: bool) -> None:
-        from rouge_core.stem import morph_stem
-        from rouge_core.stopwords import smart_stopwords
-        from rouge_core.text import sentences, tokenize
-
+    def __init__(
+        self,
+        sentences: Callable[[Text], list[str]],
+        tokenize: Callable[[str], list[str]],
+        stopwords: frozenset[str] = frozenset(),
+        stem: Callable[[str], str] | None = None,
+    ) -> None:
         self.sentences = sentences
         self._tokenize = tokenize
-        self._stopwords = smart_stopwords() if remove_stopwords else frozenset()
-        self._stem = morph_stem if stemming else None
+        self._stopwords = stopwords
+        self._stem = stem
 
     def tokens(self, sentence: str) -> list[str]:
         tokens = self._tokenize(sentence)
@@ -77,11 +82,11 @@ class Preset:
     name = ""
     default_multi_reference = "average"
 
-    def resolve(self, settings: "RougeSettings") -> dict:
+    def resolve(self, settings: RougeSettings) -> dict:
         """Check the settings against the preset; the fields it derives."""
         return {}
 
-    def analyzer(self, settings: "RougeSettings") -> Analyzer:
+    def analyzer(self, settings: RougeSettings) -> Analyzer:
         raise NotImplementedError
 
     def scorer_class(self) -> type:
@@ -89,13 +94,15 @@ class Preset:
 
         return RougeScorer
 
-    def signature_parts(self, settings: "RougeSettings", common: dict[str, str]) -> list[str]:
+    def signature_parts(self, settings: RougeSettings, common: dict[str, str]) -> list[str]:
         """The signature after the preset's name, from the parts every preset
         shares (`common`: n, L, W, S, limit, mref, alpha, t, ci, v)."""
         raise NotImplementedError
 
     @staticmethod
-    def _flag_parts(settings: "RougeSettings", common: dict[str, str], stemmer: str, stopwords: str) -> list[str]:
+    def _flag_parts(
+        settings: RougeSettings, common: dict[str, str], stemmer: str, stopwords: str
+    ) -> list[str]:
         """The ROUGE-1.5.5 flags' parts, with the preset's stemmer and stopwords."""
         parts = [f"{key}:{common[key]}" for key in ("n", "L", "W", "S")]
         parts += [f"stem:{stemmer if settings.stemming else 'no'}"]
@@ -111,7 +118,13 @@ class Rouge155(Preset):
         return {}
 
     def analyzer(self, settings):
-        return Rouge155Analyzer(stemming=settings.stemming, remove_stopwords=settings.remove_stopwords)
+        # ROUGE-1.5.5's reading (`rouge_core.text`), SMART stopwords (-s), its stemmer (-m).
+        return WordAnalyzer(
+            sentences,
+            tokenize,
+            smart_stopwords() if settings.remove_stopwords else frozenset(),
+            morph_stem if settings.stemming else None,
+        )
 
     def signature_parts(self, settings, common):
         return self._flag_parts(settings, common, "porter155+wn2.0", "smart")
@@ -126,11 +139,15 @@ class RougeScore(Preset):
 
         _refuse(settings, "language", "tokenizer")
         if settings.remove_stopwords:
-            raise RougeConfigError("the rouge_score preset removes no stopwords (rouge-score has no stopword list)")
+            raise RougeConfigError(
+                "the rouge_score preset removes no stopwords (rouge-score has no stopword list)"
+            )
         if float(settings.alpha) != 0.5:
             raise RougeConfigError("the rouge_score preset computes F1 (alpha 0.5) only, as rouge-score does")
         if settings.word_limit is not None or settings.byte_limit is not None:
-            raise RougeConfigError("the rouge_score preset does not truncate texts (rouge-score has no limit)")
+            raise RougeConfigError(
+                "the rouge_score preset does not truncate texts (rouge-score has no limit)"
+            )
         names = settings.rouge_types if settings.rouge_types is not None else DEFAULT_ROUGE_TYPES
         if isinstance(names, str):
             names = tuple(n.strip() for n in names.split(","))
@@ -169,7 +186,12 @@ class RougeScore(Preset):
         from rouge_core.rouge_score_preset import TOKENIZER_VERSION
 
         stem = f"nltk-porter@{version('nltk')}" if settings.stemming else "no"
-        parts = [f"types:{','.join(settings.rouge_types)}", f"tok:{TOKENIZER_VERSION}", f"stem:{stem}", "lsum:newline"]
+        parts = [
+            f"types:{','.join(settings.rouge_types)}",
+            f"tok:{TOKENIZER_VERSION}",
+            f"stem:{stem}",
+            "lsum:newline",
+        ]
         return parts + [f"{key}:{common[key]}" for key in ("limit", "mref", "t", "ci", "v")]
 
 
@@ -177,7 +199,6 @@ class Unicode(Preset):
     name = "unicode"
 
     def resolve(self, settings):
-        from rouge_core.stopwords import stopwords_for
         from rouge_core.unicode_text import snowball_languages
 
         _refuse(settings, "rouge_types")
@@ -193,14 +214,13 @@ class Unicode(Preset):
         return {}
 
     def analyzer(self, settings):
-        from rouge_core.stopwords import stopwords_for
-        from rouge_core.unicode_text import UnicodeAnalyzer
+        from rouge_core import unicode_text
 
-        return UnicodeAnalyzer(
-            language=settings.language,
-            stemming=settings.stemming,
-            stopwords=stopwords_for(settings.language) if settings.remove_stopwords else frozenset(),
-            tokenizer=settings.tokenizer,
+        return WordAnalyzer(
+            unicode_text.sentences,
+            settings.tokenizer or unicode_text.tokenize,
+            stopwords_for(settings.language) if settings.remove_stopwords else frozenset(),
+            unicode_text.snowball_stemmer(settings.language) if settings.stemming else None,
         )
 
     def signature_parts(self, settings, common):
@@ -215,10 +235,12 @@ class Unicode(Preset):
             f"norm:nfkc-casefold@ucd{unicodedata.unidata_version}",
             f"tok:{tok}",
         ]
-        return parts + self._flag_parts(settings, common, f"snowball-{settings.language}@nltk{version('nltk')}", "smart")
+        return parts + self._flag_parts(
+            settings, common, f"snowball-{settings.language}@nltk{version('nltk')}", "smart"
+        )
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_preset(name: str) -> Preset:
     """The preset of a name.
 
@@ -253,4 +275,6 @@ def _check_derived(settings, derived: dict) -> None:
 
 
 def _qualified_name(function: Callable) -> str:
-    return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', type(function).__name__)}"
+    return (
+        f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', type(function).__name__)}"
+    )

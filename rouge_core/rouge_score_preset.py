@@ -38,7 +38,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeConfigError, RougeInputError
@@ -59,8 +59,8 @@ class RougeType(NamedTuple):
     name: str
     family: str  # "n", "lcs" (whole text), "lcs_sentences", "wlcs" (whole text), "skip"
     n: int = 0
-    weight: Optional[str] = None
-    gap: Optional[int] = None  # skip-bigram gap limit, None for `*`
+    weight: str | None = None
+    gap: int | None = None  # skip-bigram gap limit, None for `*`
     with_unigrams: bool = False
 
 
@@ -162,7 +162,10 @@ class RougeScoreScorer(RougeScorer):
         kind = self._types[tag]
         if kind.family == "n":
             peer = cand.ngrams(kind.n)
-            counts = [(ngram.clipped_hits(r.ngrams(kind.n), peer), r.ngrams(kind.n).total(), peer.total()) for r in refs]
+            counts = [
+                (ngram.clipped_hits(r.ngrams(kind.n), peer), r.ngrams(kind.n).total(), peer.total())
+                for r in refs
+            ]
         elif kind.family == "skip":
             peer = cand.skip_bigrams(kind.gap, kind.with_unigrams)
             tables = [r.skip_bigrams(kind.gap, kind.with_unigrams) for r in refs]
@@ -170,7 +173,9 @@ class RougeScoreScorer(RougeScorer):
         elif kind.family == "lcs_sentences":
             counts = [
                 (
-                    lcs.union_lcs_hits(r.sentences, cand.bit_masks(), Counter(r.tokens), Counter(cand.tokens)),
+                    lcs.union_lcs_hits(
+                        r.sentences, cand.bit_masks(), Counter(r.tokens), Counter(cand.tokens)
+                    ),
                     len(r.tokens),
                     len(cand.tokens),
                 )
@@ -181,7 +186,11 @@ class RougeScoreScorer(RougeScorer):
             # LCS the clipping of union_lcs_hits leaves whole.
             whole = [(cand.tokens, _whole_text_masks(cand))]
             counts = [
-                (lcs.union_lcs_hits([r.tokens], whole, Counter(r.tokens), Counter(cand.tokens)), len(r.tokens), len(cand.tokens))
+                (
+                    lcs.union_lcs_hits([r.tokens], whole, Counter(r.tokens), Counter(cand.tokens)),
+                    len(r.tokens),
+                    len(cand.tokens),
+                )
                 for r in refs
             ]
         else:  # wlcs
@@ -190,13 +199,17 @@ class RougeScoreScorer(RougeScorer):
             weights = [k**w for k in range(longest + 2)]
             counts = [
                 (
-                    lcs.union_wlcs_hits([r.tokens], [cand.tokens], weights, Counter(r.tokens), Counter(cand.tokens)),
+                    lcs.union_wlcs_hits(
+                        [r.tokens], [cand.tokens], weights, Counter(r.tokens), Counter(cand.tokens)
+                    ),
                     weights[len(r.tokens)],
                     weights[len(cand.tokens)],
                 )
                 for r in refs
             ]
-        return [ReferenceCounts(h, rt, ct, self._finish_rs(kind, h, rt, ct).f_measure) for h, rt, ct in counts]
+        return [
+            ReferenceCounts(h, rt, ct, self._finish_rs(kind, h, rt, ct).f_measure) for h, rt, ct in counts
+        ]
 
     def _combine(self, tag: str, per_reference: list[ReferenceCounts]) -> MetricStats:
         kind = self._types[tag]

@@ -24,7 +24,6 @@ from rouge_core.perl_numbers import integer_exponent, perl_divide, perl_pow, per
 from rouge_core.presets import get_preset
 from rouge_core.resampling import sequential_sum
 from rouge_core.settings import RougeSettings
-from rouge_core.stopwords import smart_stopwords  # noqa: F401 (its home was here)
 from rouge_core.text import Text, limit_bytes, limit_words
 
 
@@ -126,9 +125,10 @@ class RougeScorer:
 
     def __new__(cls, settings: RougeSettings | None = None, **limits):
         # A preset with metric semantics of its own (rouge_score) has its own subclass.
+        scorer_class = cls
         if cls is RougeScorer and settings is not None:
-            cls = get_preset(settings.preset).scorer_class()
-        return super().__new__(cls)
+            scorer_class = get_preset(settings.preset).scorer_class()
+        return super().__new__(scorer_class)
 
     def __init__(
         self, settings: RougeSettings, *, max_skip_bigrams: int = 5_000_000, max_lcs_cells: int = 20_000_000

@@ -332,21 +332,4 @@ class RougeSettings:
             "ci": f"{self.confidence}%@{self.resamples}",
             "v": version,
         }
-        parts = [self.preset, *get_preset(self.preset).signature_parts(self, common)]
-        return "|".join(parts)
-        stem, stop = "porter155+wn2.0", "smart"
-        if self.preset == "unicode":
-            stem, stop = preset.stemmer_part(self), preset.stopword_part(self)
-        parts = [
-            self.preset,
-            *preset.signature_parts(self),
-            f"n:{self.max_ngram}",
-            f"L:{'yes' if self.rouge_l else 'no'}",
-            f"W:{self.wlcs_weight or 'no'}",
-            f"S:{skip}",
-            f"stem:{stem if self.stemming else 'no'}",
-            f"stop:{stop if self.remove_stopwords else 'no'}",
-            f"limit:{limit}",
-            *counts,
-        ]
-        return "|".join(parts)
+        return "|".join([self.preset, *get_preset(self.preset).signature_parts(self, common)])

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import regex
 
@@ -97,7 +97,7 @@ def sentences(text: Text) -> list[str]:
     return [normalize(line) for line in lines if line]
 
 
-@lru_cache(maxsize=None)
+@cache
 def snowball_stemmer(language: str) -> Callable[[str], str]:
     """NLTK's Snowball stemmer for a language, with a cache of its stems."""
     if language not in snowball_languages():
@@ -107,29 +107,3 @@ def snowball_stemmer(language: str) -> Callable[[str], str]:
     from nltk.stem import SnowballStemmer
 
     return lru_cache(maxsize=1 << 16)(SnowballStemmer(language).stem)
-
-
-class UnicodeAnalyzer:
-    """Sentences and tokens of the `unicode` preset (see the module docstring)."""
-
-    def __init__(
-        self,
-        *,
-        language: str | None,
-        stemming: bool,
-        stopwords: frozenset[str],
-        tokenizer: Callable[[str], list[str]] | None = None,
-    ) -> None:
-        self._tokenize = tokenizer or tokenize
-        self._stopwords = stopwords
-        self._stem = snowball_stemmer(language) if stemming else None
-
-    sentences = staticmethod(sentences)
-
-    def tokens(self, sentence: str) -> list[str]:
-        tokens = self._tokenize(sentence)
-        if self._stopwords:
-            tokens = [t for t in tokens if t not in self._stopwords]
-        if self._stem is not None:
-            tokens = [self._stem(t) for t in tokens]
-        return tokens
