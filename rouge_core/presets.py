@@ -16,6 +16,8 @@ tokens         runs of `[a-z0-9]`                    runs of `[a-z0-9]`         
 stemmer        ROUGE-1.5.5 Porter + WordNet 2.0      NLTK Porter, tokens > 3 chars          NLTK Snowball(language)
                exceptions, tokens > 3 chars
 stopwords      SMART list (`-s`)                     none                                   SMART list for English only
+limits         `-l` words, `-b` bytes                none (refused)                         as rouge155, after normalising
+                                                                                            (`-b` counts UTF-8 bytes)
 metrics        ROUGE-N, L (union LCS), W, S, SU      rouge1-9, rougeL (whole text),         as rouge155
                                                      rougeLsum (union LCS), + W, S, SU
 best ref       highest rounded recall, first wins    highest F, first wins                  as rouge155
@@ -192,7 +194,7 @@ class RougeScore(Preset):
             f"stem:{stem}",
             "lsum:newline",
         ]
-        return parts + [f"{key}:{common[key]}" for key in ("limit", "mref", "t", "ci", "v")]
+        return parts + [f"{key}:{common[key]}" for key in ("mref", "t", "ci", "v")]
 
 
 class Unicode(Preset):

@@ -195,7 +195,7 @@ def test_settings_and_signature():
 
     assert s.signature(version="0.1.0") == (
         "rouge_score|types:rouge1,rouge2,rougeL,rougeLsum|tok:rouge_score-0.1.2|"
-        f"stem:nltk-porter@{version('nltk')}|lsum:newline|limit:none|mref:best|t:0|ci:95%@1000|v:0.1.0"
+        f"stem:nltk-porter@{version('nltk')}|lsum:newline|mref:best|t:0|ci:95%@1000|v:0.1.0"
     )
     assert RougeSettings(preset="rouge_score", rouge_types=("rougeLsum",)).signature().startswith(
         "rouge_score|types:rougeLsum|tok:rouge_score-0.1.2|stem:no|")
