@@ -160,56 +160,8 @@ class RougeScoreScorer(RougeScorer):
 
     def _per_reference(self, tag: str, cand: PreparedText, refs: list[PreparedText]) -> list[ReferenceCounts]:
         kind = self._types[tag]
-        if kind.family == "n":
-            peer = cand.ngrams(kind.n)
-            counts = [
-                (ngram.clipped_hits(r.ngrams(kind.n), peer), r.ngrams(kind.n).total(), peer.total())
-                for r in refs
-            ]
-        elif kind.family == "skip":
-            peer = cand.skip_bigrams(kind.gap, kind.with_unigrams)
-            tables = [r.skip_bigrams(kind.gap, kind.with_unigrams) for r in refs]
-            counts = [(skip_bigram.clipped_code_hits(t, peer), t.total(), peer.total()) for t in tables]
-        elif kind.family == "lcs_sentences":
-            counts = [
-                (
-                    lcs.union_lcs_hits(
-                        r.sentences, cand.bit_masks(), Counter(r.tokens), Counter(cand.tokens)
-                    ),
-                    len(r.tokens),
-                    len(cand.tokens),
-                )
-                for r in refs
-            ]
-        elif kind.family == "lcs":
-            # The LCS of two token sequences: a single "sentence" each, whose one
-            # LCS the clipping of union_lcs_hits leaves whole.
-            whole = [(cand.tokens, _whole_text_masks(cand))]
-            counts = [
-                (
-                    lcs.union_lcs_hits([r.tokens], whole, Counter(r.tokens), Counter(cand.tokens)),
-                    len(r.tokens),
-                    len(cand.tokens),
-                )
-                for r in refs
-            ]
-        else:  # wlcs
-            w = float(kind.weight)
-            longest = max([len(r.tokens) for r in refs] + [len(cand.tokens)])
-            weights = [k**w for k in range(longest + 2)]
-            counts = [
-                (
-                    lcs.union_wlcs_hits(
-                        [r.tokens], [cand.tokens], weights, Counter(r.tokens), Counter(cand.tokens)
-                    ),
-                    weights[len(r.tokens)],
-                    weights[len(cand.tokens)],
-                )
-                for r in refs
-            ]
-        return [
-            ReferenceCounts(h, rt, ct, self._finish_rs(kind, h, rt, ct).f_measure) for h, rt, ct in counts
-        ]
+        counts = [_counts(kind, cand, ref) for ref in refs]
+        return [ReferenceCounts(*c, self._finish_rs(kind, *c).f_measure) for c in counts]
 
     def _combine(self, tag: str, per_reference: list[ReferenceCounts]) -> MetricStats:
         kind = self._types[tag]
@@ -233,6 +185,36 @@ class RougeScoreScorer(RougeScorer):
             inverse = 1 / float(kind.weight)
             recall, precision = recall**inverse, precision**inverse
         return MetricStats(reference_total, candidate_total, hits, recall, precision, f1(precision, recall))
+
+
+def _counts(kind: RougeType, cand: PreparedText, ref: PreparedText) -> tuple:
+    """(hits, reference total, candidate total) of one metric against one reference."""
+    if kind.family == "n":
+        table, peer = ref.ngrams(kind.n), cand.ngrams(kind.n)
+        return ngram.clipped_hits(table, peer), table.total(), peer.total()
+    if kind.family == "skip":
+        table, peer = (
+            ref.skip_bigrams(kind.gap, kind.with_unigrams),
+            cand.skip_bigrams(kind.gap, kind.with_unigrams),
+        )
+        return skip_bigram.clipped_code_hits(table, peer), table.total(), peer.total()
+    clipping = Counter(ref.tokens), Counter(cand.tokens)
+    if kind.family == "lcs_sentences":  # rougeLsum: union LCS per reference sentence
+        return (
+            lcs.union_lcs_hits(ref.sentences, cand.bit_masks(), *clipping),
+            len(ref.tokens),
+            len(cand.tokens),
+        )
+    if kind.family == "lcs":
+        # rougeL: the LCS of the whole texts, each one "sentence", whose single
+        # LCS the clipping of union_lcs_hits leaves whole.
+        whole = [(cand.tokens, _whole_text_masks(cand))]
+        return lcs.union_lcs_hits([ref.tokens], whole, *clipping), len(ref.tokens), len(cand.tokens)
+    # rougeW: the weighted LCS of the whole texts, totals weighted as f(length).
+    w = float(kind.weight)
+    weights = [k**w for k in range(max(len(ref.tokens), len(cand.tokens)) + 2)]
+    hits = lcs.union_wlcs_hits([ref.tokens], [cand.tokens], weights, *clipping)
+    return hits, weights[len(ref.tokens)], weights[len(cand.tokens)]
 
 
 def _whole_text_masks(text: PreparedText) -> dict[str, int]:
