@@ -23,7 +23,7 @@ rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")  # the test extra
 
 TYPES = ("rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum")
 CNNDM_FILE = (
-    Path(os.environ.get("ROUGE_SHARED_DATA", SHARED_DATA)) / "cnndm_test_outputs" / "see2017_pointer_gen_cov.jsonl.gz"
+    SHARED_DATA / "cnndm_test_outputs" / "see2017_pointer_gen_cov.jsonl.gz"
 )
 
 

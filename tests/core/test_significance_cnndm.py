@@ -15,7 +15,7 @@ from rouge_core.significance import paired_significance
 from tests.conftest import SHARED_DATA
 
 # The shared data sits beside the main checkout; a worktree elsewhere names it.
-CNNDM = Path(os.environ.get("ROUGE_SHARED_DATA", SHARED_DATA)) / "cnndm_test_outputs"
+CNNDM = SHARED_DATA / "cnndm_test_outputs"
 
 pytestmark = pytest.mark.skipif(
     not CNNDM.is_dir() and not os.environ.get("CI"),

@@ -213,7 +213,7 @@ def test_every_family_and_mode_equals_rouge155_on_transliterated_text(flags, jac
 
 
 # ------------------------------------------- English: where unicode and rouge155 agree
-CNNDM_FILE = (Path(os.environ.get("ROUGE_SHARED_DATA", SHARED_DATA)) / "cnndm_test_outputs"
+CNNDM_FILE = (SHARED_DATA / "cnndm_test_outputs"
               / "see2017_pointer_gen_cov.jsonl.gz")
 
 
