@@ -9,6 +9,7 @@ from pipeline import combiners, tables
 from pipeline.config import RunConfig
 from pipeline.documents import UNUSED, GroupDocuments, ScoreDocumentFn
 from pipeline.read import ERRORS, ReadSummaries
+from pipeline.significance import PairedSignificance, write_significance_tables
 from rouge_core.report import evaluation_ids
 
 
@@ -65,6 +66,21 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         | "GatherSummaries" >> beam.combiners.ToList()
         | "WriteSystemTables" >> beam.Map(tables.write_system_tables, staging, settings)
     )
+    if config.significance.enabled:
+        test = PairedSignificance(
+            config.significance.baseline or "all",
+            config.significance.replicates,
+            config.significance.seed,
+            float(settings.confidence),
+            config.significance.adjust,
+        )
+        (
+            scored.documents
+            | "PairedSignificance" >> test
+            | "GatherSignificance" >> beam.combiners.ToList()
+            | "WriteSignificance"
+            >> beam.Map(write_significance_tables, staging, settings.metric_tags(), test.describe())
+        )
     scored.documents | "WritePerDocument" >> tables.WritePerDocument(
         staging, config.output.per_document_shards
     )

@@ -122,8 +122,10 @@ separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]')
 submit the same pipeline to a cluster; see configs/ and the README.
 
 The result folder holds system_scores.{parquet,csv,md}, rouge155.txt (the
-ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json
-and _SUCCESS.  It appears only when the run succeeded.
+ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json,
+report.html (the page for people: charts and tables of the scores with their
+intervals, significance, errors) and _SUCCESS.  It appears only when the run
+succeeded.
 """
 
 
@@ -142,6 +144,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
         rouge_multi_reference=args.multi_ref,
         rouge_eval_ids=args.eval_ids,
         run_strict=True if args.strict else None,
+        significance_baseline=args.baseline,
     ).validate()
     settings = config.settings()
     print(f"signature: {settings.signature()}")
@@ -174,6 +177,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
     for system, missing in counts["systems_missing_documents"].items():
         print(f"warning: {system} has no score for {missing} of the {counts['documents']} documents")
     print(f"results: {folder} ({record['seconds']:.1f} s)")
+    print(f"report: {folder}/report.html")
     return 0
 
 
@@ -227,10 +231,19 @@ def build_parser() -> argparse.ArgumentParser:
     control = run.add_argument_group("run control")
     control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
     control.add_argument(
+        "--baseline",
+        metavar="SYSTEM",
+        help="paired significance of each system against this one (default: every pair of systems)",
+    )
+    control.add_argument(
         "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
     )
     control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
     run.set_defaults(handler=run_command)
+
+    from pipeline import compare
+
+    compare.register(commands)
     return parser
 
 

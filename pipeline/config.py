@@ -26,6 +26,13 @@ Every section and key, with its default:
     bootstrap_seed = 0              # 0 to 2**63-1
     jackknife_buckets = 20          # delete-a-group jackknife over documents (2 to 10,000)
 
+    [significance]                  # paired tests between systems (runs with two or more)
+    enabled = true
+    baseline = ""                   # "": every pair of systems; else each system against this one
+    replicates = 1000               # bootstrap replicates = sign-flip permutations (2 to 100,000)
+    seed = 0                        # 0 to 2**63-1
+    adjust = "holm"                 # "holm" (family-wise error) or "bh" (Benjamini-Hochberg)
+
     [output]
     folder = "out/run"
     overwrite = false               # true: replace an existing result folder atomically
@@ -80,6 +87,20 @@ class StatisticsConfig:
 
 
 @dataclass(frozen=True)
+class SignificanceConfig:
+    enabled: bool = True
+    baseline: str = ""
+    replicates: int = 1000
+    seed: int = 0
+    adjust: str = "holm"
+
+    def signature(self) -> str:
+        """What changes the significance table's numbers, for run.json and the tables."""
+        pairs = f"baseline={self.baseline}" if self.baseline else "all"
+        return f"paired|pairs:{pairs}|R:{self.replicates}|seed:{self.seed}|adjust:{self.adjust}"
+
+
+@dataclass(frozen=True)
 class OutputConfig:
     folder: str = "out/run"
     overwrite: bool = False
@@ -98,6 +119,7 @@ class RunConfig:
     input: InputConfig = field(default_factory=InputConfig)
     rouge: RougeConfig = field(default_factory=RougeConfig)
     statistics: StatisticsConfig = field(default_factory=StatisticsConfig)
+    significance: SignificanceConfig = field(default_factory=SignificanceConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     run: RunOptions = field(default_factory=RunOptions)
     source: str = "<defaults>"
@@ -141,6 +163,8 @@ class RunConfig:
             ("statistics.bootstrap_replicates", self.statistics.bootstrap_replicates, 2, 100_000),
             ("statistics.bootstrap_seed", self.statistics.bootstrap_seed, 0, (1 << 63) - 1),
             ("statistics.jackknife_buckets", self.statistics.jackknife_buckets, 2, 10_000),
+            ("significance.replicates", self.significance.replicates, 2, 100_000),
+            ("significance.seed", self.significance.seed, 0, (1 << 63) - 1),
             ("output.per_document_shards", self.output.per_document_shards, 1, 10_000),
             ("run.progress_seconds", self.run.progress_seconds, 0.1, 86_400),
         ):
@@ -157,6 +181,7 @@ _SECTIONS = {
     "input": InputConfig,
     "rouge": RougeConfig,
     "statistics": StatisticsConfig,
+    "significance": SignificanceConfig,
     "output": OutputConfig,
     "run": RunOptions,
 }

@@ -21,6 +21,7 @@ from pipeline.build import build_pipeline
 from pipeline.config import RunConfig
 from pipeline.publish import OutputError, Staging, check_output, is_local
 from pipeline.read import FILE_LEVEL_REASONS, expand_globs
+from pipeline.report import write_run_report
 from pipeline.tables import read_json
 from rouge_core import RougeConfigError, __version__
 
@@ -114,6 +115,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
         check_counts(counts, config.run.strict)
         record = {
             "signature": settings.signature(),
+            "significance_signature": config.significance.signature() if config.significance.enabled else None,
             "rouge155_flags": _flags_or_none(settings),
             "config": config.to_dict(),
             "config_file": config.source,
@@ -134,6 +136,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
         _write_text(
             FileSystems.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
+        write_run_report(folder, record)
         _write_text(FileSystems.join(folder, "_SUCCESS"), "")
         if staging is not None:
             staging.publish()

@@ -177,6 +177,20 @@ def markdown_table(rows: list[dict], settings: RougeSettings) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_table(folder: str, stem: str, rows: list[dict], schema: pa.Schema, markdown: str) -> None:
+    """`stem`.parquet, `stem`.csv (floats as repr, None as empty) and `stem`.md in `folder`,
+    the rows in the order given."""
+    _write_bytes(FileSystems.join(folder, f"{stem}.parquet"), _parquet_bytes(rows, schema))
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=schema.names, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(
+        {k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows
+    )
+    _write_bytes(FileSystems.join(folder, f"{stem}.csv"), text.getvalue().encode("utf-8"))
+    _write_bytes(FileSystems.join(folder, f"{stem}.md"), markdown.encode("utf-8"))
+
+
 class WritePerDocument(beam.PTransform):
     """per_document/part-NNNNN-of-MMMMM.parquet: one row per (system, doc_id, metric),
     sharded by a stable hash of (system, doc_id) and sorted within each shard."""

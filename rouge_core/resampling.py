@@ -164,6 +164,16 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
+def counter_bits(key: str, replicates: int, seed: int) -> np.ndarray:
+    """64 random bits for each replicate r = 0 .. replicates-1 of one key:
+    splitmix64(h + r * gamma) with h = stable_hash(f"{seed}\\x1f{key}"), so the
+    bits of replicate r depend only on (seed, key, r) (a counter-based generator).
+    """
+    base = np.uint64(stable_hash(f"{seed}\x1f{key}"))
+    with np.errstate(over="ignore"):
+        return _splitmix64(base + np.arange(replicates, dtype=np.uint64) * _GOLDEN_GAMMA)
+
+
 def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
     """Poisson(1) bootstrap weights of one document in each replicate.
 
@@ -175,10 +185,7 @@ def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
         >>> round(float(w.mean()), 1), int(w.min())
         (1.0, 0)
     """
-    base = np.uint64(stable_hash(f"{seed}\x1f{key}"))
-    with np.errstate(over="ignore"):
-        bits = _splitmix64(base + np.arange(replicates, dtype=np.uint64) * _GOLDEN_GAMMA)
-    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    uniform = (counter_bits(key, replicates, seed) >> np.uint64(11)).astype(np.float64) * 2.0**-53
     return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
 
 

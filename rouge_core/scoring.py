@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -22,10 +21,10 @@ import numpy as np
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeInputError
 from rouge_core.perl_numbers import integer_exponent, perl_divide, perl_pow, perl_sum
+from rouge_core.presets import get_preset
 from rouge_core.resampling import sequential_sum
 from rouge_core.settings import RougeSettings
-from rouge_core.stem import morph_stem
-from rouge_core.text import Text, limit_bytes, limit_words, sentences, tokenize
+from rouge_core.text import Text, limit_bytes, limit_words
 
 
 class MetricStats(NamedTuple):
@@ -69,13 +68,6 @@ def f_measure(recall: float, precision: float, alpha: float) -> float:
     """
     denominator = (1 - alpha) * precision + alpha * recall
     return round5(precision * recall / denominator) if denominator > 0 else 0.0
-
-
-@lru_cache(maxsize=1)
-def smart_stopwords() -> frozenset[str]:
-    """The SMART stopword list ROUGE-1.5.5 removes under `-s` (598 entries)."""
-    data = resources.files("rouge_core") / "data" / "smart_common_words.txt"
-    return frozenset(data.read_text(encoding="ascii").split("\n")) - {""}
 
 
 @dataclass
@@ -131,6 +123,13 @@ class RougeScorer:
         (0.83333, 0.6, 0.83333)
     """
 
+    def __new__(cls, settings: RougeSettings | None = None, **limits):
+        # A preset with metric semantics of its own (rouge_score) has its own subclass.
+        scorer_class = cls
+        if cls is RougeScorer and settings is not None:
+            scorer_class = get_preset(settings.preset).scorer_class()
+        return super().__new__(scorer_class)
+
     def __init__(
         self, settings: RougeSettings, *, max_skip_bigrams: int = 5_000_000, max_lcs_cells: int = 20_000_000
     ) -> None:
@@ -138,7 +137,7 @@ class RougeScorer:
         self.max_skip_bigrams = max_skip_bigrams
         self.max_lcs_cells = max_lcs_cells
         self.tags = settings.metric_tags()
-        self._stopwords = smart_stopwords() if settings.remove_stopwords else frozenset()
+        self._analyzer = get_preset(settings.preset).analyzer(settings)  # the preset's reading
         self._alpha = settings.alpha_value
         self._weight = settings.weight_value
         self._weight_as_integer = integer_exponent(settings.wlcs_weight) if settings.wlcs_weight else None
@@ -158,7 +157,7 @@ class RougeScorer:
             return self._prepare(key)
 
     def _prepare(self, text: Text) -> PreparedText:
-        sents = sentences(text)
+        sents = self._analyzer.sentences(text)
         if self.settings.word_limit is not None:
             sents = limit_words(sents, self.settings.word_limit)
             lcs_sents = sents
@@ -175,12 +174,7 @@ class RougeScorer:
         return PreparedText(tokens, lcs_lists, ids)
 
     def _tokens(self, sentence: str) -> list[str]:
-        tokens = tokenize(sentence)
-        if self._stopwords:
-            tokens = [t for t in tokens if t not in self._stopwords]
-        if self.settings.stemming:
-            tokens = [morph_stem(t) for t in tokens]
-        return tokens
+        return self._analyzer.tokens(sentence)
 
     # ----------------------------------------------------------- scoring
     def score(self, *, candidate: Text, references: Sequence[Text]) -> dict[str, MetricStats]:

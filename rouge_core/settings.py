@@ -12,9 +12,10 @@ import dataclasses
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from rouge_core.errors import RougeConfigError
+from rouge_core.presets import get_preset
 
 MULTI_REFERENCE_MODES = ("average", "best", "jackknife")
 # Upper bounds, so that no setting can ask for unbounded time or memory: the
@@ -54,13 +55,21 @@ class RougeSettings:
         skip_unigrams: `-u`: ROUGE-SU instead of ROUGE-S.
         skip_both: `-U`: ROUGE-S and ROUGE-SU.
         multi_reference: "average" (`-f A`), "best" (`-f B`) or "jackknife"
-            (Lin 2004 section 2.1; not a ROUGE-1.5.5 flag).
+            (Lin 2004 section 2.1; not a ROUGE-1.5.5 flag); None: the preset's
+            default ("best" for rouge_score, else "average").
         alpha: `-p`: F = R*P / ((1-alpha)*P + alpha*R), as typed.
         confidence: `-c`: confidence level in percent, as typed.
         resamples: `-r`: bootstrap resamples for the printed averages.
         counting: `-t`: 0 averages per-document scores, 1 sums counts over the
             corpus, 2 prints the summed counts.
         per_document: `-d`: print per-document lines in the report.
+        preset: "rouge155" (ROUGE-1.5.5 exactly), "rouge_score" (rouge-score
+            0.1.2 exactly) or "unicode" (any script); see `rouge_core.presets`.
+        rouge_types: the rouge_score preset's metrics, e.g. ("rouge1", "rougeLsum");
+            its ROUGE-1.5.5 fields above are derived from them.
+        language: the unicode preset's Snowball stemmer and stopword language.
+        tokenizer: the unicode preset's optional word segmenter, a callable
+            from a normalised sentence to its tokens.
     """
 
     max_ngram: int = 0
@@ -73,16 +82,26 @@ class RougeSettings:
     skip_distance: Optional[str] = None
     skip_unigrams: bool = False
     skip_both: bool = False
-    multi_reference: str = "average"
+    multi_reference: Optional[str] = None
     alpha: str = "0.5"
     confidence: str = "95"
     resamples: int = 1000
     counting: int = 0
     per_document: bool = False
+    preset: str = "rouge155"
+    rouge_types: Optional[tuple[str, ...]] = None
+    language: Optional[str] = None
+    tokenizer: Optional[Any] = None
 
     def __post_init__(self) -> None:
         def fail(what: str, value: object, allowed: str) -> None:
             raise RougeConfigError(f"{what} must be {allowed}; got {value!r}")
+
+        preset = get_preset(self.preset)
+        for name, value in preset.resolve(self).items():
+            object.__setattr__(self, name, value)
+        if self.multi_reference is None:
+            object.__setattr__(self, "multi_reference", preset.default_multi_reference)
 
         if not isinstance(self.max_ngram, int) or not 0 <= self.max_ngram <= MAX_NGRAM:
             fail("max_ngram (-n)", self.max_ngram, f"a whole number from 0 to {MAX_NGRAM}")
@@ -185,6 +204,28 @@ class RougeSettings:
             per_document="d" in opts,
         )
 
+    @classmethod
+    def from_preset(cls, name: str, flags: str | list[str] | None = None, **options: Any) -> "RougeSettings":
+        """Settings of a preset: ROUGE-1.5.5 flags (rouge155, unicode) and options.
+
+        `stem` is accepted as another name of `stemming`; options that are None
+        are left out (so a command line's unset options keep the flags' values).
+
+        Example:
+            >>> RougeSettings.from_preset("rouge_score", stem=True).metric_tags()
+            ['rouge1', 'rouge2', 'rougeL', 'rougeLsum']
+            >>> RougeSettings.from_preset("unicode", "-n 2 -m", language="russian").metric_tags()
+            ['ROUGE-1', 'ROUGE-2', 'ROUGE-L']
+        """
+        if "stem" in options:
+            options["stemming"] = options.pop("stem")
+        options = {key: value for key, value in options.items() if value is not None}
+        if flags is None:
+            return cls(preset=name, **options)
+        if name == "rouge_score":
+            raise RougeConfigError("the rouge_score preset takes rouge_types, not ROUGE-1.5.5 flags")
+        return dataclasses.replace(cls.from_flags(flags), preset=name, **options)
+
     def rouge155_flags(self) -> str:
         """The equivalent ROUGE-1.5.5 flags (add `-e DATA_DIR -a` and the config file).
 
@@ -196,6 +237,8 @@ class RougeSettings:
             >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0").rouge155_flags()
             '-c 95 -r 1000 -n 2 -m -2 4 -u -f A -p 0.5 -t 0'
         """
+        if self.preset != "rouge155":
+            raise RougeConfigError(f"the {self.preset} preset has no ROUGE-1.5.5 command line")
         if self.multi_reference not in _FLAG_OF_MODE:
             raise RougeConfigError(
                 "the jackknife multi-reference mode has no ROUGE-1.5.5 flag "
@@ -228,7 +271,10 @@ class RougeSettings:
         """The metric blocks in ROUGE-1.5.5's print order (l.532-646).
 
         With `-2`, `-u` wins over `-U`; `-U` prints ROUGE-S and then ROUGE-SU.
+        The rouge_score preset's metrics are its `rouge_types`, in their order.
         """
+        if self.rouge_types is not None:
+            return list(self.rouge_types)
         tags = [f"ROUGE-{n}" for n in range(1, self.max_ngram + 1)]
         if self.rouge_l:
             tags.append("ROUGE-L")
@@ -278,19 +324,16 @@ class RougeSettings:
             limit = f"{self.word_limit}w"
         elif self.byte_limit is not None:
             limit = f"{self.byte_limit}b"
-        parts = [
-            "rouge155",
-            f"n:{self.max_ngram}",
-            f"L:{'yes' if self.rouge_l else 'no'}",
-            f"W:{self.wlcs_weight or 'no'}",
-            f"S:{skip}",
-            f"stem:{'porter155+wn2.0' if self.stemming else 'no'}",
-            f"stop:{'smart' if self.remove_stopwords else 'no'}",
-            f"limit:{limit}",
-            f"mref:{self.multi_reference}",
-            f"alpha:{self.alpha}",
-            f"t:{self.counting}",
-            f"ci:{self.confidence}%@{self.resamples}",
-            f"v:{version}",
-        ]
-        return "|".join(parts)
+        common = {
+            "n": str(self.max_ngram),
+            "L": "yes" if self.rouge_l else "no",
+            "W": self.wlcs_weight or "no",
+            "S": skip,
+            "limit": limit,
+            "mref": self.multi_reference,
+            "alpha": self.alpha,
+            "t": str(self.counting),
+            "ci": f"{self.confidence}%@{self.resamples}",
+            "v": version,
+        }
+        return "|".join([self.preset, *get_preset(self.preset).signature_parts(self, common)])

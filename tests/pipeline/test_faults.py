@@ -27,6 +27,7 @@ def check_complete(folder):
         pq.read_table(folder / name)
     report = (folder / "rouge155.txt").read_text()
     assert report.count("Average_F") == 8 * 4  # systems x (ROUGE-1, ROUGE-2, ROUGE-L, ROUGE-W)
+    assert (folder / "report.html").read_text().rstrip().endswith("</html>")
     return record
 
 
@@ -93,6 +94,7 @@ def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path)
         "out/errors/part-00000-of-00001.jsonl",
         "out/errors/part-00000-of-00001.parquet",
         "out/per_document/part-00000-of-00001.parquet",
+        "out/report.html",
         "out/rouge155.txt",
         "out/run.json",
         "out/system_scores.csv",
@@ -102,3 +104,5 @@ def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path)
     markdown = (tmp_path / "out" / "system_scores.md").read_text()
     assert r"| ../../escape\|\<b\>\*x\*\</b\> | ROUGE-1 |" in markdown
     assert "<b>" not in markdown
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<b>" not in page and "../../escape|&lt;b&gt;*x*&lt;/b&gt;" in page

@@ -1,0 +1,416 @@
+"""report.html: the result folder's page for people.
+
+One self-contained HTML file (inline CSS and SVG, no script, nothing fetched
+from the network) that shows at a glance: the run's signature and counts, every
+system's score per metric with its confidence interval as a chart and as a
+table, the paired-significance matrix, the errors by reason, and the versions.
+
+The same input gives the same bytes: the page has no clock of its own (its date
+is the run record's), the charts are matplotlib SVG with a fixed hash salt and
+no date, and every ordering is explicit.  Every text that comes from the input
+(system names, metric tags, messages, paths) is escaped by Jinja2's autoescape;
+in the SVG, matplotlib escapes it and mathtext parsing is switched off.
+
+jinja2 and matplotlib are imported inside the functions, so importing the
+pipeline does not pay for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+import re
+from typing import Optional, Sequence
+
+from pipeline.records import REASONS
+
+REPORT_NAME = "report.html"
+# The one colour of the chart's dots and whiskers (the report test looks for it).
+MARKER_COLOUR = "#1d5fb4"
+SVG_HASH_SALT = "rouge-pipeline-report"
+CHART_LABEL_CHARS = 32  # longer system names are cut in the chart (the tables show them whole)
+MAX_LISTED_INPUTS = 20
+DIAGONAL = {"text": "\u00b7", "stars": "", "tone": "self", "title": ""}
+MEASURE_NAMES = {"recall": "recall", "precision": "precision", "f_measure": "F-measure"}
+STARS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
+_RC = {
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
+    "font.size": 9,
+    "axes.edgecolor": "#8c959f",
+    "axes.linewidth": 0.8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 10,
+    "xtick.color": "#57606a",
+    "ytick.color": "#1f2328",
+    "svg.fonttype": "none",  # text stays text: searchable, crisp, small
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """An extra part of the report, such as correlation with human judgments or a
+    comparison with a previous run.
+
+    title: the heading.  note: a paragraph of plain text under it.
+    rows (and optionally columns, else the rows' keys in order): a table; every
+    cell is escaped, floats are printed with 4 significant digits.
+    html: markup the caller built and vouches for, e.g. `figure_svg(fig)`; it is
+    inserted as is only when it is a `markupsafe.Markup`, a plain str is escaped
+    and shows as text.
+    """
+
+    title: str
+    note: str = ""
+    rows: Sequence[dict] = ()
+    columns: Optional[Sequence[str]] = None
+    html: object = None
+
+
+def figure_svg(fig) -> "Markup":  # noqa: F821 (markupsafe is imported lazily)
+    """A matplotlib figure as inline SVG markup, the same bytes for the same figure."""
+    import matplotlib
+    from markupsafe import Markup
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT, "svg.fonttype": "none"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    # Drop the XML declaration and DOCTYPE: the <svg> element goes inside the HTML.
+    return Markup(text[text.index("<svg") :].strip())
+
+
+def render_report(
+    system_rows: list[dict],
+    significance_rows: list[dict],
+    errors_by_reason: dict[str, int],
+    run_record: dict,
+    extra_sections: Optional[list[Section]] = None,
+) -> str:
+    """The report as HTML text.
+
+    system_rows: the per-system table (pipeline.tables.SYSTEM_COLUMNS), any order.
+    significance_rows: metric, measure, system_a, system_b, documents, mean_a,
+    mean_b, difference, ci_low, ci_high, p_bootstrap, p_permutation, p_adjusted
+    (empty when there is one system or significance was not asked for).
+    errors_by_reason: error rows per reason code (pipeline.records.REASONS).
+    run_record: run.json (signature, counts, versions, ...); missing keys are shown as absent.
+    """
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pipeline", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["pct"] = _pct
+    env.filters["cell"] = _cell
+    signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
+    confidence = _confidence(signature)
+    metrics = _metric_views(system_rows)
+    rank = {m["metric"]: [s["system"] for s in m["systems"]] for m in metrics}
+    significance = _significance_views(significance_rows, rank)
+    counts = run_record.get("counts") or {}
+    systems = sorted({r["system"] for r in system_rows})
+    context = {
+        "signature": signature,
+        "confidence": confidence,
+        "started": run_record.get("started", ""),
+        "counts": counts,
+        "systems": systems,
+        "metrics": metrics,
+        "chart": _scores_chart(metrics, confidence) if metrics else "",
+        "marker_colour": MARKER_COLOUR,
+        "significance": significance,
+        "significance_note": _significance_note(significance_rows, systems),
+        "errors": _error_views(errors_by_reason),
+        "errors_total": sum(errors_by_reason.values()),
+        "missing_documents": sorted((counts.get("systems_missing_documents") or {}).items()),
+        "run": _run_view(run_record),
+        "sections": [_section_view(s) for s in extra_sections or ()],
+    }
+    return env.get_template("report.html").render(context)
+
+
+def write_report(
+    folder: str,
+    system_rows: list[dict],
+    significance_rows: list[dict],
+    errors_by_reason: dict[str, int],
+    run_record: dict,
+    extra_sections: Optional[list[Section]] = None,
+) -> str:
+    """Write `report.html` into `folder` (any Beam file system); returns its path."""
+    from apache_beam.io.filesystems import FileSystems
+
+    path = FileSystems.join(folder, REPORT_NAME)
+    html = render_report(system_rows, significance_rows, errors_by_reason, run_record, extra_sections)
+    with FileSystems.create(path) as fh:
+        fh.write(html.encode("utf-8"))
+    return path
+
+
+def write_run_report(folder: str, run_record: dict, significance_table: str = "significance.parquet") -> str:
+    """The report of a finished result folder, from its own tables: system_scores.parquet,
+    the significance table when the folder has one, and the run record's counts."""
+    import pyarrow.parquet as pq
+    from apache_beam.io.filesystems import FileSystems
+
+    def read(name):
+        with FileSystems.open(FileSystems.join(folder, name)) as fh:
+            return pq.read_table(io.BytesIO(fh.read())).to_pylist()
+
+    significance_path = FileSystems.join(folder, significance_table)
+    significance = read(significance_table) if FileSystems.exists(significance_path) else []
+    errors_by_reason = (run_record.get("counts") or {}).get("errors_by_reason") or {}
+    return write_report(folder, read("system_scores.parquet"), significance, errors_by_reason, run_record)
+
+
+# ----------------------------------------------------------------- formatting
+
+
+def _number(value) -> Optional[float]:
+    if value is None or isinstance(value, bool):
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _pct(value, signed: bool = False) -> str:
+    """A 0-1 score as x100 with two decimals; absent as an en dash."""
+    value = _number(value)
+    if value is None:
+        return "\u2013"
+    return ("%+.2f" if signed else "%.2f") % (100 * value)
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else format(value, ".4g")
+    return "" if value is None else str(value)
+
+
+def _confidence(signature: str) -> str:
+    match = re.search(r"\bci:([0-9.]+)%", signature or "")
+    return f"{match.group(1)}%" if match else ""
+
+
+def _stars(p) -> str:
+    p = _number(p)
+    return next((stars for level, stars in STARS if p is not None and p < level), "")
+
+
+# ----------------------------------------------------------------- views
+
+
+def _metric_views(system_rows: list[dict]) -> list[dict]:
+    """Per metric (in the table's metric order), the systems best first, with the score
+    the chart shows: ROUGE-1.5.5's average F and CI when every system has them, else the
+    mean F and its Poisson-bootstrap CI."""
+    by_metric: dict[str, list[dict]] = {}
+    for row in system_rows:
+        by_metric.setdefault(row["metric"], []).append(row)
+    views = []
+    for metric, rows in by_metric.items():
+        perl = all(_number(r.get("rouge155_f_measure")) is not None for r in rows)
+        prefix, low, high = (
+            ("rouge155_", "rouge155_f_measure_low", "rouge155_f_measure_high")
+            if perl
+            else ("", "bootstrap_f_measure_low", "bootstrap_f_measure_high")
+        )
+        systems = [
+            {
+                "system": r["system"],
+                "documents": r.get("documents"),
+                "recall": r.get(prefix + "recall"),
+                "precision": r.get(prefix + "precision"),
+                "f": _number(r.get(prefix + "f_measure")),
+                "low": _number(r.get(low)),
+                "high": _number(r.get(high)),
+                "mean_f": r.get("f_measure"),
+                "micro_f": r.get("micro_f_measure"),
+                "bootstrap_low": r.get("bootstrap_f_measure_low"),
+                "bootstrap_high": r.get("bootstrap_f_measure_high"),
+                "jackknife_se": r.get("jackknife_se_f_measure"),
+            }
+            for r in rows
+        ]
+        systems.sort(key=lambda s: (-s["f"] if s["f"] is not None else math.inf, s["system"]))
+        views.append(
+            {
+                "metric": metric,
+                "rouge155": perl,
+                "score_name": "ROUGE-1.5.5 average F" if perl else "mean F",
+                "systems": systems,
+            }
+        )
+    return views
+
+
+def _scores_chart(metrics: list[dict], confidence: str) -> "Markup":  # noqa: F821
+    """Small multiples, one panel per metric: a dot per system at its F x 100 and a
+    whisker over its confidence interval, systems sorted best first."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    columns = 1 if len(metrics) == 1 else 2
+    rows = math.ceil(len(metrics) / columns)
+    most = max(len(m["systems"]) for m in metrics)
+    panel_height = 0.75 + 0.24 * most
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(5.6 * columns, panel_height * rows), layout="constrained")
+        axes = list(fig.subplots(rows, columns, squeeze=False).flat)
+        for ax, metric in zip(axes, metrics):
+            _draw_panel(ax, metric, most, confidence)
+        for ax in axes[len(metrics) :]:  # the rest of the grid, when the metrics do not fill it
+            ax.set_visible(False)
+        return figure_svg(fig)
+
+
+def _draw_panel(ax, metric: dict, slots: int, confidence: str) -> None:
+    systems = metric["systems"]
+    y = [len(systems) - 1 - i for i in range(len(systems))]  # best at the top
+    values = [100 * s["f"] if s["f"] is not None else math.nan for s in systems]
+    with_ci = [
+        (yi, 100 * s["low"], 100 * s["high"])
+        for yi, s in zip(y, systems)
+        if s["low"] is not None and s["high"] is not None
+    ]
+    if with_ci:
+        ax.hlines(
+            [c[0] for c in with_ci], [c[1] for c in with_ci], [c[2] for c in with_ci],
+            color=MARKER_COLOUR, lw=2, clip_on=False,
+        )  # fmt: skip
+    ax.plot(values, y, "o", color=MARKER_COLOUR, markersize=6, zorder=3, clip_on=False)
+    for yi, s, value in zip(y, systems, values):
+        if not math.isnan(value):
+            right = 100 * s["high"] if s["high"] is not None else value
+            ax.annotate(
+                "%.2f" % value, (right, yi), xytext=(5, 0), textcoords="offset points",
+                va="center", fontsize=8, color="#57606a",
+            )  # fmt: skip
+    labels = [_short(s["system"]) for s in systems]
+    ax.set_yticks(y, labels)
+    for label in ax.get_yticklabels():
+        label.set_parse_math(False)  # a '$' in a system name is text, not mathtext
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(-0.7, slots - 0.3)  # the same row spacing in every panel
+    finite = [v for c in with_ci for v in c[1:]] + [v for v in values if not math.isnan(v)]
+    if finite:
+        low, high = min(finite), max(finite)
+        span = max(high - low, 1.0)
+        ax.set_xlim(low - 0.05 * span, high + 0.18 * span)
+    ax.grid(axis="x", color="#e4e7eb", linewidth=0.8)
+    ax.set_axisbelow(True)
+    ax.set_title(metric["metric"], loc="left", fontweight="bold", color="#1f2328", parse_math=False)
+    interval = f"{confidence} CI" if confidence else "CI"
+    ax.set_xlabel(f"{metric['score_name']} \u00d7 100 with its {interval}", color="#57606a")
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= CHART_LABEL_CHARS else name[: CHART_LABEL_CHARS - 1] + "\u2026"
+
+
+def _significance_views(rows: list[dict], rank: dict[str, list[str]]) -> list[dict]:
+    """Per (metric, measure): a systems x systems matrix; the cell of row A, column B is
+    mean(A) - mean(B) x 100, starred and coloured by the adjusted p-value."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["metric"], row["measure"]), []).append(row)
+    metric_order = {metric: i for i, metric in enumerate(rank)}
+    views = []
+    for (metric, measure), pairs in sorted(
+        groups.items(), key=lambda g: (metric_order.get(g[0][0], len(metric_order)), g[0][0], g[0][1])
+    ):
+        present = {p["system_a"] for p in pairs} | {p["system_b"] for p in pairs}
+        order = [s for s in rank.get(metric, []) if s in present]
+        order += sorted(present - set(order))
+        cells = {}
+        for p in pairs:
+            a, b = p["system_a"], p["system_b"]
+            cells[a, b] = _pair_cell(a, b, p, 1)
+            cells[b, a] = _pair_cell(b, a, p, -1)
+        significant = sum(1 for p in pairs if _stars(p.get("p_adjusted")))
+        views.append(
+            {
+                "metric": metric,
+                "measure": measure,
+                "measure_name": MEASURE_NAMES.get(measure, measure),
+                "systems": order,
+                "matrix": [[cells.get((a, b)) if a != b else DIAGONAL for b in order] for a in order],
+                "pairs": len(pairs),
+                "significant": significant,
+            }
+        )
+    return views
+
+
+def _pair_cell(a: str, b: str, pair: dict, sign: int) -> dict:
+    difference = _number(pair.get("difference"))
+    low, high = _number(pair.get("ci_low")), _number(pair.get("ci_high"))
+    if sign < 0:
+        difference = None if difference is None else -difference
+        low, high = (None if high is None else -high), (None if low is None else -low)
+    p = _number(pair.get("p_adjusted"))
+    stars = _stars(p)
+    tone = ""
+    if stars and difference is not None and difference != 0:
+        tone = ("better" if difference > 0 else "worse") + str(len(stars))
+    title = (
+        f"{a} \u2212 {b}: {_pct(difference, True)} ({_pct(low, True)} to {_pct(high, True)}); "
+        f"adjusted p {_cell(p) or 'n/a'}, bootstrap p {_cell(_number(pair.get('p_bootstrap'))) or 'n/a'}, "
+        f"permutation p {_cell(_number(pair.get('p_permutation'))) or 'n/a'}; "
+        f"{_cell(pair.get('documents'))} documents"
+    )
+    return {"text": _pct(difference, True), "stars": stars, "tone": tone, "title": title}
+
+
+def _significance_note(rows: list[dict], systems: list[str]) -> str:
+    if rows:
+        return ""
+    if len(systems) < 2:
+        return "One system: there is no pair to compare."
+    return "Paired significance was not computed for this run."
+
+
+def _error_views(errors_by_reason: dict[str, int]) -> list[dict]:
+    return [
+        {"reason": reason, "count": count, "meaning": REASONS.get(reason, "")}
+        for reason, count in sorted(errors_by_reason.items(), key=lambda e: (-e[1], e[0]))
+    ]
+
+
+def _run_view(record: dict) -> dict:
+    inputs = record.get("inputs") or {}
+    files = [dict(f, kind=kind) for kind in ("candidates", "references") for f in inputs.get(kind) or ()]
+    return {
+        "run_id": record.get("run_id", ""),
+        "runner": record.get("runner", ""),
+        "mode": record.get("direct_running_mode") or "",
+        "seconds": record.get("seconds"),
+        "flags": record.get("rouge155_flags") or "",
+        "config_file": record.get("config_file", ""),
+        "versions": sorted((record.get("versions") or {}).items()),
+        "inputs": files[:MAX_LISTED_INPUTS],
+        "more_inputs": max(0, len(files) - MAX_LISTED_INPUTS),
+        "unmatched_globs": inputs.get("unmatched_globs") or [],
+    }
+
+
+def _section_view(section: Section) -> dict:
+    from markupsafe import Markup
+
+    rows = list(section.rows or ())
+    columns = list(section.columns or dict.fromkeys(k for row in rows for k in row))
+    return {
+        "title": section.title,
+        "note": section.note,
+        "columns": columns,
+        "rows": [[row.get(c) for c in columns] for row in rows],
+        "html": section.html if isinstance(section.html, Markup) else (section.html or ""),
+    }
