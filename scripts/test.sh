@@ -15,5 +15,7 @@ echo "== installing the project with its test extras"
 .venv/bin/python -m pip install --quiet -e '.[test,gcp]'
 echo "== installing the ROUGE-1.5.5 oracle"
 PYTHON=.venv/bin/python bash scripts/install_oracle.sh .oracle
+echo "== installing Chromium (the report test opens report.html in it)"
+bash scripts/install_chromium.sh
 echo "== running the tests"
 exec .venv/bin/python -m pytest "$@"
