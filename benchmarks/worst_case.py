@@ -75,6 +75,7 @@ def write_input(kind: str, folder: Path) -> Path:
     if kind == "copies":
         path = folder / "copies.jsonl.gz"
         path.write_bytes(gzip.compress(((good + "\n") * 3000).encode()))
+        (folder / "good.jsonl").write_text(good.replace('"d"', '"d2"') + "\n")
     elif kind == "garbage":
         path = folder / "garbage.jsonl"
         with open(path, "wb") as fh:

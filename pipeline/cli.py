@@ -1,15 +1,14 @@
-"""The `rouge-pipeline` command.
+"""The `rouge-pipeline` command; each subcommand lives in a module of its own.
 
-rouge-pipeline run --config configs/NAME.toml [overrides] [Beam options]
-    The Beam pipeline: sharded inputs in, a result folder out.
-rouge-pipeline score INPUT.jsonl [--rouge-args "<ROUGE-1.5.5 flags>"]
-    Score a JSONL file on this machine, without Beam, and print the
-    ROUGE-1.5.5 report, byte-identical to the official script's.
+rouge-pipeline score ...      pipeline/score.py: score on this machine, no Beam
+rouge-pipeline run ...        pipeline/run_command.py: the Beam pipeline
+rouge-pipeline compare ...    pipeline/compare.py: two result folders, an exit status
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import re
 import signal
@@ -18,238 +17,30 @@ import threading
 import traceback
 from typing import Optional, Sequence
 
-from rouge_core import (
-    RougeConfigError,
-    RougeInputError,
-    RougeSettings,
-    __version__,
-    render_report,
-)
-from rouge_core.report import evaluation_ids
-
-PYROUGE_DEFAULTS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
-
-EPILOG = f"""\
-examples:
-  rouge-pipeline score summaries.jsonl
-      ROUGE-1..4, L, W-1.2, S*, SU* with stemming: pyrouge's defaults,
-      "{PYROUGE_DEFAULTS}", which most papers report.
-  rouge-pipeline score summaries.jsonl --rouge-args "-n 2 -x -m -2 4 -u -c 95 -r 1000 -f A -p 0.5 -t 0 -d"
-      DUC/TAC style ROUGE-2 and ROUGE-SU4, with per-document lines.
-  rouge-pipeline score summaries.jsonl --eval-ids index
-      number documents 1..N in sorted doc_id order, as pyrouge does: the printed
-      averages are bootstrap means whose digits depend on that order.
-
-input: JSON Lines, one object per (system, document):
-  {{"system": "lead3", "doc_id": "d1", "candidate": "First sentence.\\nSecond.",
-   "references": ["A reference.", ["Another", "as a list of sentences."]]}}
-"""
-
-
-def _add_rouge_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("ROUGE options")
-    group.add_argument(
-        "--rouge-args",
-        default=PYROUGE_DEFAULTS,
-        metavar="FLAGS",
-        help=f'ROUGE-1.5.5 flags, as a paper reports them (default: the config\'s [rouge] args for run, '
-        f'"{PYROUGE_DEFAULTS}" for score)',
-    )
-    group.add_argument(
-        "--multi-ref",
-        choices=["average", "best", "jackknife"],
-        help="how several references combine: average (-f A, ROUGE's default), best (-f B), or "
-        "jackknife (Lin 2004 section 2.1: best of each set of M-1 references, averaged); "
-        "overrides -f in --rouge-args",
-    )
-    group.add_argument(
-        "--eval-ids",
-        choices=["doc_id", "index"],
-        default="doc_id",
-        help="ROUGE evaluation ids: the doc_ids (default) or 1..N in sorted doc_id order, as pyrouge numbers them",
-    )
-
-
-def settings_from_args(args: argparse.Namespace) -> RougeSettings:
-    settings = RougeSettings.from_flags(args.rouge_args)
-    if args.multi_ref:
-        settings = settings.replace(multi_reference=args.multi_ref)
-    return settings
-
-
-def score_command(args: argparse.Namespace) -> int:
-    from pipeline.score import StrictStop, input_config, print_errors, score_files
-
-    settings = settings_from_args(args)
-    try:
-        scores = score_files(args.input, args.references or [], input_config(args), settings, strict=args.strict)
-    except StrictStop as err:
-        print(f"rouge-pipeline: error: strict mode: {err}", file=sys.stderr)
-        return 1
-    if scores.errors:
-        print_errors(scores)
-    if not scores.scored:
-        print("rouge-pipeline: error: nothing was scored", file=sys.stderr)
-        return 1
-    ids = evaluation_ids((d for docs in scores.results.values() for d in docs), args.eval_ids)
-    results = {
-        system: {ids[doc_id]: stats for doc_id, stats in docs.items()} for system, docs in scores.results.items()
-    }
-    sys.stdout.write(render_report(results, settings))
-    print(f"signature: {settings.signature()}", file=sys.stderr)
-    try:
-        print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml", file=sys.stderr)
-    except RougeConfigError as err:
-        print(f"ROUGE-1.5.5 equivalent: none ({err})", file=sys.stderr)
-    return 0
-
-
-RUN_EPILOG = """\
-examples:
-  rouge-pipeline run --config configs/demo.toml
-      the bundled sample, on every local core; prints the per-system table.
-  rouge-pipeline run --config configs/pyrouge.toml --input 'outputs/*.jsonl.gz' --output out/tonight
-  rouge-pipeline run --config configs/duc.toml --input 'cands/*.parquet' --references 'refs/*.parquet'
-      split form: candidates and references in separate files, joined by doc_id.
-  rouge-pipeline run --config configs/dataflow.toml --project P --region R --temp_location gs://B/tmp
-      any option the command does not know goes to Beam unchanged.
-  rouge-pipeline run --config configs/pyrouge.toml --dry-run
-      check the config, list the inputs, print the signature; run nothing.
-
-runners: without --runner, the local DirectRunner (FnApiRunner) on every core, in
-separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
---runner SparkRunner / FlinkRunner, or --runner PortableRunner --job_endpoint HOST:PORT
-submit the same pipeline to a cluster; see configs/ and the README.
-
-The result folder holds system_scores.{parquet,csv,md}, rouge155.txt (the
-ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json,
-report.html (the page for people: charts and tables of the scores with their
-intervals, significance, errors) and _SUCCESS.  It appears only when the run
-succeeded.
-"""
-
-
-def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipeline import config as run_config
-    from pipeline.run import RunFailed, resolve_inputs, run
-
-    config = run_config.load_config(args.config)
-    config = run_config.with_overrides(
-        config,
-        input_candidates=tuple(args.input) if args.input else None,
-        input_references=tuple(args.references) if args.references else None,
-        output_folder=args.output,
-        output_overwrite=True if args.overwrite else None,
-        rouge_args=args.rouge_args,
-        rouge_multi_reference=args.multi_ref,
-        rouge_eval_ids=args.eval_ids,
-        run_strict=True if args.strict else None,
-        significance_baseline=args.baseline,
-    ).validate()
-    settings = config.settings()
-    print(f"signature: {settings.signature()}")
-    try:
-        print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml")
-    except RougeConfigError as err:
-        print(f"ROUGE-1.5.5 equivalent: none ({err})")
-    if args.dry_run:
-        inputs = resolve_inputs(config)
-        for kind in ("candidates", "references"):
-            for path in inputs[kind]:
-                print(f"{kind[:-1]}: {path}")
-        for error in inputs["missing"]:
-            print(f"warning: {error.message}")
-        print(f"output: {config.output.folder}")
-        return 1 if not inputs["candidates"] else 0
-    try:
-        record = run(config, beam_args)
-    except RunFailed as err:
-        print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
-        return 1
-    folder = config.output.folder
-    with open(f"{folder}/system_scores.md", encoding="utf-8") as fh:
-        print(fh.read())
-    counts = record["counts"]
-    print(
-        f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
-        + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
-    )
-    for system, missing in counts["systems_missing_documents"].items():
-        print(f"warning: {system} has no score for {missing} of the {counts['documents']} documents")
-    print(f"results: {folder} ({record['seconds']:.1f} s)")
-    print(f"report: {folder}/report.html")
-    return 0
+from rouge_core import RougeConfigError, RougeInputError, __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pipeline import compare, run_command, score
+
     parser = argparse.ArgumentParser(
         prog="rouge-pipeline",
         description="ROUGE-1.5.5 scores, exactly, at any scale.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    score = commands.add_parser(
-        "score",
-        help="score a JSONL file locally and print the ROUGE-1.5.5 report",
-        description="Score a JSONL file on this machine (no Beam) and print the ROUGE-1.5.5\n"
-        "report, byte-identical to the official script's output with -a.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    score.add_argument(
-        "input", nargs="+", metavar="INPUT", help="files or globs: JSONL, .jsonl.gz or Parquet (joined form, "
-        "or candidates with --references)"
-    )
-    score.add_argument(
-        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
-    )
-    score.add_argument("--strict", action="store_true", help="stop at the first bad row (exit 1)")
-    score.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
-    _add_rouge_options(score)
-    score.set_defaults(handler=lambda args, extra: score_command(args))
-
-    run = commands.add_parser(
-        "run",
-        help="run the Beam pipeline over sharded inputs and write a result folder",
-        description="Run the Beam pipeline: read sharded JSONL/JSONL.gz/Parquet, score every\n"
-        "(system, document), aggregate per system, write the result folder.  Options not\n"
-        "listed here are Beam pipeline options and pass through unchanged.",
-        epilog=RUN_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    run.add_argument("--config", help="TOML run configuration (see configs/)")
-    io_group = run.add_argument_group("input and output (override the config)")
-    io_group.add_argument("--input", action="append", metavar="GLOB", help="candidate files (repeatable)")
-    io_group.add_argument(
-        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
-    )
-    io_group.add_argument("--output", metavar="DIR", help="result folder")
-    io_group.add_argument("--overwrite", action="store_true", help="replace an existing result folder")
-    _add_rouge_options(run)
-    run.set_defaults(rouge_args=None, eval_ids=None)
-    control = run.add_argument_group("run control")
-    control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
-    control.add_argument(
-        "--baseline",
-        metavar="SYSTEM",
-        help="paired significance of each system against this one (default: every pair of systems)",
-    )
-    control.add_argument(
-        "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
-    )
-    control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
-    run.set_defaults(handler=run_command)
-
-    from pipeline import compare
-
-    compare.register(commands)
+    for module in (score, run_command, compare):
+        module.register(commands)
+    for sub in commands.choices.values():
+        sub.allow_abbrev = False  # --out must not silently mean --output
     return parser
 
 
 class _QuietBeam(logging.Filter):
     """Beam logs a warning about optional GCP libraries at import and forwards its
-    workers' routine warnings; the user needs neither."""
+    workers' routine warnings; the user needs neither (unless --verbose)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not (
@@ -257,10 +48,11 @@ class _QuietBeam(logging.Filter):
         )
 
 
-def _configure_logging() -> None:
+def _configure_logging(verbose: bool) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("rouge-pipeline: %(message)s"))
-    handler.addFilter(_QuietBeam())
+    if not verbose:
+        handler.addFilter(_QuietBeam())
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
@@ -272,15 +64,27 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+def _unknown_options(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> None:
+    """Every subcommand but `run` takes no other options; suggest the closest one."""
+    sub = parser._subparsers._group_actions[0].choices[command]  # noqa: SLF001
+    known = [o for action in sub._actions for o in action.option_strings]
+    for arg in extra:
+        name = arg.split("=", 1)[0]
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) if name.startswith("-") else []
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise RougeConfigError(f"unknown option or argument {arg!r} for {command}{hint}")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    _configure_logging()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _configure_logging("--verbose" in argv)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "run":
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        if extra and args.command != "run":
+            _unknown_options(parser, args.command, extra)
         return args.handler(args, extra)
     except (RougeConfigError, RougeInputError) as err:
         print(f"rouge-pipeline: error: {err}", file=sys.stderr)

@@ -47,6 +47,7 @@ Every section and key, with its default:
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -216,7 +217,7 @@ def _section(cls, values: dict, name: str, source: str):
 
 
 def load_config(path: str | None) -> RunConfig:
-    """Read a run configuration from TOML; relative input globs stay as written."""
+    """Read a run configuration from TOML; relative paths in it are relative to the file."""
     if path is None:
         return RunConfig()
     try:
@@ -230,7 +231,21 @@ def load_config(path: str | None) -> RunConfig:
     if unknown:
         raise RougeConfigError(f"unknown section(s) {unknown} in {path}; known: {sorted(_SECTIONS)}")
     sections = {name: _section(cls, data.get(name, {}), name, path) for name, cls in _SECTIONS.items()}
+    # Paths in a config are relative to the config file, so a config works from any folder.
+    base = Path(path).resolve().parent
+    sections["input"] = dataclasses.replace(
+        sections["input"],
+        candidates=tuple(_relative_to(base, p) for p in sections["input"].candidates),
+        references=tuple(_relative_to(base, p) for p in sections["input"].references),
+    )
+    sections["output"] = dataclasses.replace(sections["output"], folder=_relative_to(base, sections["output"].folder))
     return RunConfig(**sections, source=str(Path(path)))
+
+
+def _relative_to(base: Path, path: str) -> str:
+    if "://" in path or Path(path).is_absolute():
+        return path
+    return os.path.normpath(base / path)
 
 
 def with_overrides(config: RunConfig, **overrides: Any) -> RunConfig:

@@ -9,6 +9,7 @@ import contextlib
 import gzip
 import json
 import re
+import sys
 import zlib
 from typing import Iterable, Optional
 
@@ -24,22 +25,23 @@ ERRORS = "errors"
 COUNTS = "counts"
 
 
-def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord]]:
-    """Resolve globs to sorted file paths; a glob that matches nothing is an error row."""
-    files: list[str] = []
+def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord], int]:
+    """Resolve globs to sorted file paths; a glob that matches nothing is an error
+    row.  Also returns the files' total size in bytes."""
+    files: dict[str, int] = {}
     errors: list[ErrorRecord] = []
     for pattern in patterns:
         try:
-            matched = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+            matched = {m.path: m.size_in_bytes for m in FileSystems.match([pattern])[0].metadata_list}
         except Exception as err:  # the filesystem's own error says why (bad scheme, no access)
-            matched = []
+            matched = {}
             reason = f"cannot list {pattern!r}: {err}"
         else:
             reason = f"no file matches {pattern!r}"
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
-        files += matched
-    return sorted(set(files)), errors
+        files.update(matched)
+    return sorted(files), errors, sum(files.values())
 
 
 def read_lines(fh, limit: int):
@@ -98,6 +100,8 @@ def _parse_int(literal: str):
 
 
 def _sniff(fh) -> bytes:
+    if hasattr(fh, "peek"):
+        return fh.peek(4)[:4]
     head = fh.read(4)
     fh.seek(0)
     return head
@@ -113,6 +117,9 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str]):
     """
     rows = 0
     try:
+        if path == "-":  # stdin (score): JSON Lines
+            yield from _jsonl_rows(sys.stdin.buffer, "<stdin>", config, fields)
+            return
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw_file:
             if path.lower().endswith(".parquet"):
                 read = _parquet_rows(raw_file, path, config, fields)

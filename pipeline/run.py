@@ -11,7 +11,7 @@ import platform
 import sys
 import time
 import uuid
-from typing import Sequence
+from typing import Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -19,6 +19,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipeline.build import build_pipeline
 from pipeline.config import RunConfig
+from pipeline.options import choose_runner
 from pipeline.publish import OutputError, Staging, check_output, is_local
 from pipeline.read import FILE_LEVEL_REASONS, expand_globs
 from pipeline.report import write_run_report
@@ -27,10 +28,6 @@ from rouge_core import RougeConfigError, __version__
 
 log = logging.getLogger("rouge-pipeline")
 
-# The embedded default: every local core, in separate worker processes.  The
-# FnApiRunner is named directly, because the default DirectRunner first tries
-# to download the Prism runner, which fails (slowly) without internet.
-LOCAL_DEFAULTS = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=0"]
 
 
 
@@ -38,17 +35,14 @@ class RunFailed(Exception):
     """The run finished but must not be published (strict mode, nothing scored, counts off)."""
 
 
-def pipeline_options(beam_args: Sequence[str]) -> PipelineOptions:
-    args = list(beam_args)
-    if not any(a.startswith("--runner") for a in args):
-        args = LOCAL_DEFAULTS + args
-    return PipelineOptions(args)
-
-
 def resolve_inputs(config: RunConfig) -> dict:
-    candidates, missing = expand_globs(config.input.candidates)
-    references, missing_refs = expand_globs(config.input.references)
-    return {"candidates": candidates, "references": references, "missing": missing + missing_refs}
+    """The input files; a glob that matches nothing stops the run here, before Beam
+    starts, naming the glob."""
+    candidates, missing, size = expand_globs(config.input.candidates)
+    references, missing_refs, reference_size = expand_globs(config.input.references)
+    if missing + missing_refs:
+        raise RougeConfigError("; ".join(e.message for e in missing + missing_refs))
+    return {"candidates": candidates, "references": references, "missing": [], "bytes": size + reference_size}
 
 
 def fingerprint(path: str) -> dict:
@@ -85,12 +79,12 @@ def check_counts(counts: dict, strict: bool) -> None:
         raise RunFailed("nothing was scored; see errors/")
 
 
-def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
+def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None) -> dict:
     """Run the whole job and publish its result folder; returns the run record."""
     settings = config.settings()
     final = config.output.folder
     started = time.time()
-    inputs = resolve_inputs(config)
+    inputs = inputs or resolve_inputs(config)
     staging = None
     if is_local(final):
         final = os.path.abspath(final)
@@ -101,13 +95,14 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
         if FileSystems.exists(FileSystems.join(final, "_SUCCESS")) and not config.output.overwrite:
             raise OutputError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
         folder, run_id = final, uuid.uuid4().hex[:12]
+    args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), inputs["bytes"])
     log.warning(
-        "reading %d candidate file(s) and %d reference file(s); %d glob(s) matched nothing",
+        "reading %d candidate file(s) and %d reference file(s); %s",
         len(inputs["candidates"]),
         len(inputs["references"]),
-        len(inputs["missing"]),
+        runner_note,
     )
-    options = pipeline_options(list(config.run.beam_args) + list(beam_args))
+    options = PipelineOptions(args)
     try:
         with beam.Pipeline(options=options) as p:
             build_pipeline(p, config, inputs, folder)
@@ -122,7 +117,6 @@ def run(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
             "inputs": {
                 "candidates": [fingerprint(p) for p in inputs["candidates"]],
                 "references": [fingerprint(p) for p in inputs["references"]],
-                "unmatched_globs": [e.source for e in inputs["missing"]],
             },
             "counts": counts,
             "runner": options.view_as(StandardOptions).runner,

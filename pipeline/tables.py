@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from pipeline import views
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core import RougeSettings
 from rouge_core.report import metric_block, printed_averages
@@ -104,13 +105,26 @@ def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+def csv_text(rows: list[dict], names: Optional[list[str]] = None) -> str:
+    """Rows as CSV (by default the per-system table's columns that the rows have):
+    numbers with six decimals (the Parquet tables keep full precision), text
+    cells neutralised against formulas."""
+    if names is None:
+        names = [name for name, _ in SYSTEM_COLUMNS if not rows or name in rows[0]]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=names, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows({k: csv_cell(r.get(k)) for k in names} for r in rows)
+    return text.getvalue()
+
+
 def csv_cell(value) -> str:
     """A CSV cell that a spreadsheet cannot run: text starting with = + - @ tab or CR
     gets a leading apostrophe (OWASP's advice on CSV injection); numbers stay numbers."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return repr(value)
+        return "%.6f" % value
     if isinstance(value, int):
         return str(value)
     text = str(value)
@@ -135,59 +149,16 @@ def write_system_tables(summaries: list, staging: str, settings: RougeSettings) 
     rows = [s[2] for s in summaries]
     schema = pa.schema(SYSTEM_COLUMNS, metadata={"signature": settings.signature()})
     _write_bytes(FileSystems.join(staging, "system_scores.parquet"), _parquet_bytes(rows, schema))
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=[name for name, _ in SYSTEM_COLUMNS], lineterminator="\n")
-    writer.writeheader()
-    writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)
-    _write_bytes(FileSystems.join(staging, "system_scores.csv"), text.getvalue().encode("utf-8"))
-    _write_bytes(
-        FileSystems.join(staging, "system_scores.md"), markdown_table(rows, settings).encode("utf-8")
-    )
+    _write_bytes(FileSystems.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
+    _write_bytes(FileSystems.join(staging, "system_scores.md"), views.markdown(rows, settings).encode("utf-8"))
     report = "".join(line + "\n" for s in summaries for line in s[3])
     _write_bytes(FileSystems.join(staging, "rouge155.txt"), report.encode("utf-8"))
 
 
-def markdown_table(rows: list[dict], settings: RougeSettings) -> str:
-    """The per-system table for people: F-measure x 100 with its intervals."""
-    head = "| system | metric | docs | F mean | ROUGE-1.5.5 F (95% CI) | micro F | jackknife SE |"
-    head = head.replace("95%", f"{settings.confidence}%")
-    lines = [f"Signature: `{settings.signature()}`", "", head, "|---|---|---:|---:|---|---:|---:|"]
-    for r in rows:
-
-        def pct(x):
-            return "" if x is None else "%.2f" % (100 * x)
-
-        perl = (
-            ""
-            if r["rouge155_f_measure"] is None
-            else (
-                f"{pct(r['rouge155_f_measure'])} ({pct(r['rouge155_f_measure_low'])}-{pct(r['rouge155_f_measure_high'])})"
-            )
-        )
-        cells = [
-            _markdown_cell(r["system"]),
-            r["metric"],
-            str(r["documents"]),
-            pct(r["f_measure"]),
-            perl,
-            pct(r["micro_f_measure"]),
-            pct(r["jackknife_se_f_measure"]),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def write_table(folder: str, stem: str, rows: list[dict], schema: pa.Schema, markdown: str) -> None:
-    """`stem`.parquet, `stem`.csv (floats as repr, None as empty) and `stem`.md in `folder`,
-    the rows in the order given."""
+    """`stem`.parquet, `stem`.csv and `stem`.md in `folder`, the rows in the order given."""
     _write_bytes(FileSystems.join(folder, f"{stem}.parquet"), _parquet_bytes(rows, schema))
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=schema.names, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(
-        {k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows
-    )
-    _write_bytes(FileSystems.join(folder, f"{stem}.csv"), text.getvalue().encode("utf-8"))
+    _write_bytes(FileSystems.join(folder, f"{stem}.csv"), csv_text(rows, schema.names).encode("utf-8"))
     _write_bytes(FileSystems.join(folder, f"{stem}.md"), markdown.encode("utf-8"))
 
 
@@ -316,6 +287,12 @@ def write_counts(
         "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
     }
     _write_bytes(FileSystems.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
+
+
+def read_system_rows(folder: str) -> list[dict]:
+    """system_scores.parquet of a result folder (any Beam filesystem) as dicts."""
+    with FileSystems.open(FileSystems.join(folder, "system_scores.parquet")) as fh:
+        return pq.read_table(io.BytesIO(fh.read())).to_pylist()
 
 
 def read_json(path: str) -> Optional[dict]:

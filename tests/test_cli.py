@@ -87,3 +87,115 @@ def test_help_teaches():
     assert result.returncode == 0
     for text in ("--dry-run", "--eval-ids", "split form", "DataflowRunner", "_SUCCESS"):
         assert text in result.stdout
+
+
+# ------------------------------------------------------------------ issue 8: everyday use
+CASES = read_jsonl(GOLDEN / "cases.jsonl")
+
+
+def text_files(tmp_path, system, references):
+    """The rows of one system as line-aligned files, in sorted doc_id order; returns
+    the candidate file, the reference files and the equivalent JSONL rows."""
+    rows = sorted((c for c in CASES if c["system"] == system), key=lambda c: c["doc_id"])
+
+    def line(text):  # sentences joined by <q>; a CR inside a sentence is a space to ROUGE
+        text = "<q>".join(t.replace("\n", " ") for t in text) if isinstance(text, list) else text.replace("\n", "<q>")
+        return text.replace("\r", " ")
+
+    (tmp_path / "cand.txt").write_text("".join(line(r["candidate"]) + "\n" for r in rows))
+    refs = []
+    for i in range(references):
+        path = tmp_path / f"ref{i}.txt"
+        path.write_text("".join(line(r["references"][i]) + "\n" for r in rows))
+        refs.append(path)
+    jsonl = [
+        {"system": "mine", "doc_id": str(n), "candidate": r["candidate"], "references": r["references"][:references]}
+        for n, r in enumerate(rows, 1)
+    ]
+    return tmp_path / "cand.txt", refs, jsonl
+
+
+def test_line_aligned_files_give_the_same_report_as_the_equivalent_jsonl(tmp_path):
+    for references in (1, 3):
+        cand, refs, rows = text_files(tmp_path, "11", references)
+        data = tmp_path / "same.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        flags = ["--rouge-args", "-n 2 -m -2 4 -u -r 100", "--format", "report"]
+        text = cli("score", "--candidates", cand, "--references", *refs, "--sentence-sep", "<q>",
+                   "--system", "mine", *flags)
+        assert text.returncode == 0, text.stderr
+        jsonl = cli("score", data, *flags)
+        assert text.stdout == jsonl.stdout and "mine ROUGE-SU4 Average_F" in text.stdout
+
+
+def test_every_output_format(tmp_path):
+    from rouge_core import RougeScorer, RougeSettings
+
+    flags = ["--rouge-args", "-n 2 -r 100"]
+    table = cli("score", GOLDEN / "cases.jsonl", *flags, "--format", "table", "--sort", "ROUGE-2")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["#", "system", "docs", "ROUGE-1", "ROUGE-2", "ROUGE-L"]
+    # Ranked by ROUGE-2 F: system 24 first (9.18 x 100 in the official sample report).
+    assert lines[2].split()[:2] == ["1", "24"] and "ranked by ROUGE-2, best first" in table.stdout
+    assert table.stderr.count("signature:") == 1
+
+    csv_out = cli("score", GOLDEN / "cases.jsonl", *flags, "--format", "csv")
+    header, first = csv_out.stdout.splitlines()[:2]
+    assert header.startswith("system,metric,documents,recall,precision,f_measure,rouge155_recall")
+    assert first.startswith("11,ROUGE-1,25,")
+
+    jsonl = cli("score", GOLDEN / "cases.jsonl", *flags, "--format", "jsonl")
+    records = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    assert len(records) == 200 * 3
+    scorer = RougeScorer(RougeSettings.from_flags("-n 2 -r 100"))
+    case = next(c for c in CASES if c["system"] == "11")
+    expected = scorer.score(candidate=case["candidate"], references=case["references"])["ROUGE-2"]
+    got = next(r for r in records if r["system"] == "11" and r["doc_id"] == case["doc_id"] and r["metric"] == "ROUGE-2")
+    assert (got["recall"], got["precision"], got["f_measure"]) == (expected.recall, expected.precision, expected.f_measure)
+
+
+def test_stdin(tmp_path):
+    data = (GOLDEN / "cases.jsonl").read_text()
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "score", "-", "--rouge-args", PYROUGE],
+        input=data, capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (GOLDEN / "sample-output" / "ROUGE-test-c95-2-1-U-r1000-n4-w1.2-a-m.out").read_text()
+
+
+def test_misspelled_options_and_runners_fail_with_a_suggestion(tmp_path):
+    data = GOLDEN / "cases.jsonl"
+    run = cli("run", "--input", data, "--ouput", tmp_path / "out")
+    assert run.returncode == 2 and "unknown option --ouput; did you mean --output?" in run.stderr
+    score = cli("score", data, "--strcit")
+    assert score.returncode == 2 and "did you mean --strict?" in score.stderr
+    runner = cli("run", "--input", data, "--output", tmp_path / "out", "--runner", "DirectRuner")
+    assert runner.returncode == 2 and "unknown runner 'DirectRuner'; did you mean DirectRunner?" in runner.stderr
+    beam = cli("run", "--input", data, "--output", tmp_path / "o", "--dry-run", "--direct_num_workers", "2")
+    assert beam.returncode == 0, beam.stderr  # a real Beam option passes
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_glob_that_matches_nothing_fails_fast_naming_it(tmp_path):
+    import time
+
+    started = time.monotonic()
+    result = cli("run", "--input", GOLDEN / "cases.jsonl", "--input", tmp_path / "nope" / "*.jsonl",
+                 "--output", tmp_path / "out")
+    assert time.monotonic() - started < 5
+    assert result.returncode == 2 and f"no file matches '{tmp_path / 'nope' / '*.jsonl'}'" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_demo_config_works_from_any_folder(tmp_path):
+    result = cli("run", "--config", GOLDEN.parents[2] / "configs" / "demo.toml", "--output", tmp_path / "demo",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "runner: in-process" in result.stderr
+    lines = result.stdout.splitlines()
+    assert result.stdout.count("signature:") == 1
+    # The sample's best system by ROUGE-1, as the official script prints it: 0.27397 (0.22021 - 0.33224).
+    assert next(line for line in lines if line.startswith("1 ")).split()[:4] == ["1", "sys24", "25", "27.40"]
+    assert "(22.02-33.22)" in result.stdout

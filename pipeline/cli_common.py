@@ -1,0 +1,49 @@
+"""What the commands share: the ROUGE options, settings from them, the signature line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rouge_core import RougeConfigError, RougeSettings
+
+PYROUGE_DEFAULTS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
+
+def add_rouge_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("ROUGE options")
+    group.add_argument(
+        "--rouge-args",
+        default=PYROUGE_DEFAULTS,
+        metavar="FLAGS",
+        help=f'ROUGE-1.5.5 flags, as a paper reports them (default: the config\'s [rouge] args for run, '
+        f'"{PYROUGE_DEFAULTS}" for score)',
+    )
+    group.add_argument(
+        "--multi-ref",
+        choices=["average", "best", "jackknife"],
+        help="how several references combine: average (-f A, ROUGE's default), best (-f B), or "
+        "jackknife (Lin 2004 section 2.1: best of each set of M-1 references, averaged); "
+        "overrides -f in --rouge-args",
+    )
+    group.add_argument(
+        "--eval-ids",
+        choices=["doc_id", "index"],
+        default="doc_id",
+        help="ROUGE evaluation ids: the doc_ids (default) or 1..N in sorted doc_id order, as pyrouge numbers them",
+    )
+
+
+def settings_from_args(args: argparse.Namespace) -> RougeSettings:
+    settings = RougeSettings.from_flags(args.rouge_args)
+    if args.multi_ref:
+        settings = settings.replace(multi_reference=args.multi_ref)
+    return settings
+
+
+def print_signature(settings: RougeSettings, file=sys.stderr) -> None:
+    """The signature and the equivalent ROUGE-1.5.5 command, once per run."""
+    print(f"signature: {settings.signature()}", file=file)
+    try:
+        print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml", file=file)
+    except RougeConfigError as err:
+        print(f"ROUGE-1.5.5 equivalent: none ({err})", file=file)

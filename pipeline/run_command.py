@@ -1,0 +1,123 @@
+"""`rouge-pipeline run`: the Beam pipeline, from a config and overrides to a result folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipeline.cli_common import add_rouge_options, print_signature
+from rouge_core import RougeConfigError
+
+RUN_EPILOG = """\
+examples:
+  rouge-pipeline run --config configs/demo.toml
+      the bundled sample, on every local core; prints the per-system table.
+  rouge-pipeline run --config configs/pyrouge.toml --input 'outputs/*.jsonl.gz' --output out/tonight
+  rouge-pipeline run --config configs/duc.toml --input 'cands/*.parquet' --references 'refs/*.parquet'
+      split form: candidates and references in separate files, joined by doc_id.
+  rouge-pipeline run --config configs/dataflow.toml --project P --region R --temp_location gs://B/tmp
+      any option the command does not know goes to Beam unchanged.
+  rouge-pipeline run --config configs/pyrouge.toml --dry-run
+      check the config, list the inputs, print the signature; run nothing.
+
+runners: without --runner, the local DirectRunner (FnApiRunner) on every core, in
+separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
+--runner SparkRunner / FlinkRunner, or --runner PortableRunner --job_endpoint HOST:PORT
+submit the same pipeline to a cluster; see configs/ and the README.
+
+The result folder holds system_scores.{parquet,csv,md}, rouge155.txt (the
+ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json,
+report.html (the page for people: charts and tables of the scores with their
+intervals, significance, errors) and _SUCCESS.  It appears only when the run
+succeeded.
+"""
+
+
+def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from pipeline import config as run_config
+    from pipeline import views
+    from pipeline.options import check_beam_args
+    from pipeline.run import RunFailed, resolve_inputs, run
+    from pipeline.tables import read_system_rows
+
+    config = run_config.load_config(args.config)
+    config = run_config.with_overrides(
+        config,
+        input_candidates=tuple(args.input) if args.input else None,
+        input_references=tuple(args.references) if args.references else None,
+        output_folder=args.output,
+        output_overwrite=True if args.overwrite else None,
+        rouge_args=args.rouge_args,
+        rouge_multi_reference=args.multi_ref,
+        rouge_eval_ids=args.eval_ids,
+        run_strict=True if args.strict else None,
+        significance_baseline=args.baseline,
+    ).validate()
+    check_beam_args(list(config.run.beam_args) + list(beam_args), OUR_OPTIONS)
+    settings = config.settings()
+    print_signature(settings, sys.stdout)
+    inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
+    if args.dry_run:
+        for kind in ("candidates", "references"):
+            for path in inputs[kind]:
+                print(f"{kind[:-1]}: {path}")
+        print(f"output: {config.output.folder}")
+        return 0
+    try:
+        record = run(config, beam_args, inputs)
+    except RunFailed as err:
+        print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
+        return 1
+    folder = config.output.folder
+    print()
+    print(views.text(read_system_rows(folder), settings))
+    counts = record["counts"]
+    print(
+        f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
+        + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
+    )
+    for system, missing in counts["systems_missing_documents"].items():
+        print(f"warning: {system} has no score for {missing} of the {counts['documents']} documents")
+    print(f"results: {folder} ({record['seconds']:.1f} s)")
+    print(f"report: {folder}/report.html")
+    return 0
+
+
+
+OUR_OPTIONS: list[str] = []
+
+
+def register(commands) -> argparse.ArgumentParser:
+    run = commands.add_parser(
+        "run",
+        help="run the Beam pipeline over sharded inputs and write a result folder",
+        description="Run the Beam pipeline: read sharded JSONL/JSONL.gz/Parquet, score every\n"
+        "(system, document), aggregate per system, write the result folder.  Options not\n"
+        "listed here are Beam pipeline options and pass through unchanged.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--config", help="TOML run configuration (see configs/)")
+    io_group = run.add_argument_group("input and output (override the config)")
+    io_group.add_argument("--input", action="append", metavar="GLOB", help="candidate files (repeatable)")
+    io_group.add_argument(
+        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
+    )
+    io_group.add_argument("--output", metavar="DIR", help="result folder")
+    io_group.add_argument("--overwrite", action="store_true", help="replace an existing result folder")
+    add_rouge_options(run)
+    run.set_defaults(rouge_args=None, eval_ids=None)
+    control = run.add_argument_group("run control")
+    control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
+    control.add_argument(
+        "--baseline",
+        metavar="SYSTEM",
+        help="paired significance of each system against this one (default: every pair of systems)",
+    )
+    control.add_argument(
+        "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
+    )
+    control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
+    run.set_defaults(handler=run_command)
+    OUR_OPTIONS[:] = [o for action in run._actions for o in action.option_strings]
+    return run

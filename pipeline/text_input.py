@@ -1,0 +1,63 @@
+"""Line-aligned text files, as files2rouge and rouge-score's CLI read them: one
+summary per line in `cand.txt` and in each reference file; the n-th lines belong
+together and form document `n` (counting from 1)."""
+
+from __future__ import annotations
+
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline.config import InputConfig
+from pipeline.read import _row_error, read_lines
+from pipeline.records import SourceRow
+from rouge_core import RougeInputError
+
+
+def _lines(path: str, config: InputConfig) -> list:
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as fh:
+        return list(read_lines(fh, config.max_line_bytes))
+
+
+def line_aligned_rows(
+    candidates: str, references: list[str], system: str, sentence_sep: str | None, config: InputConfig
+):
+    """Joined-form rows (`SourceRow`) from line-aligned files, or an `ErrorRecord` for
+    a line that cannot be read (too long, not UTF-8); files of different lengths are
+    a usage error that names them."""
+    if not references:
+        raise RougeInputError("line-aligned input needs --references: one or more files with one reference per line")
+    files = [candidates] + list(references)
+    try:
+        contents = [_lines(path, config) for path in files]
+    except OSError as err:
+        raise RougeInputError(f"cannot read line-aligned input: {err}") from err
+    lengths = {path: len(lines) for path, lines in zip(files, contents)}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{path}: {n} lines" for path, n in lengths.items())
+        raise RougeInputError(f"line-aligned files must have the same number of lines; {shown}")
+    for number, lines in enumerate(zip(*contents), 1):
+        problem = None
+        texts = []
+        for path, raw in zip(files, lines):
+            if raw is None:
+                problem = (path, "line_too_long", f"line longer than {config.max_line_bytes} bytes")
+                break
+            try:
+                line = raw.decode("utf-8", "replace" if config.invalid_utf8 == "replace" else "strict")
+            except UnicodeDecodeError as err:
+                problem = (path, "undecodable", f"not valid UTF-8 at byte {err.start}")
+                break
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            texts.append(line.split(sentence_sep) if sentence_sep else line)
+        if problem:
+            path, reason, message = problem
+            yield _row_error(path, number, reason, message, system=system, doc_id=str(number))
+            continue
+        row = {
+            config.system_field: system,
+            config.doc_id_field: str(number),
+            config.candidate_field: texts[0],
+            config.references_field: texts[1:],
+        }
+        yield SourceRow(candidates, number, row)

@@ -1,0 +1,123 @@
+"""Per-system tables for people: systems as rows, metrics as columns, one measure
+(R, P or F) x 100 with its interval, ranked by a chosen metric, with a legend.
+
+The same view is the run folder's `system_scores.md`, `score --format table` on a
+terminal, and (long form, every number) the CSV.  Input: rows with the columns of
+`system_scores` (system, metric, documents, recall, precision, f_measure, and,
+in ROUGE-1.5.5 mode, rouge155_<measure> with _low/_high).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from typing import Optional, Sequence
+
+MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
+MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
+
+
+def _value(row: dict, measure: str):
+    """(value, low, high): ROUGE-1.5.5's printed average and interval when the run has
+    them, else the plain mean with the Poisson bootstrap interval (F only)."""
+    if row.get(f"rouge155_{measure}") is not None:
+        return row[f"rouge155_{measure}"], row[f"rouge155_{measure}_low"], row[f"rouge155_{measure}_high"]
+    low = row.get(f"bootstrap_{measure}_low")
+    high = row.get(f"bootstrap_{measure}_high")
+    return row.get(measure), low, high
+
+
+def pct(x: Optional[float]) -> str:
+    return "" if x is None else f"{100 * x:.2f}"
+
+
+def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measure", sort_by: Optional[str] = None):
+    """(metrics, [(rank, system, documents, {metric: (value, low, high)})]), ranked by
+    `sort_by` (default: the first metric), best first, ties by system name."""
+    metrics = [m for m in metric_order if any(r["metric"] == m for r in rows)]
+    if sort_by is None:
+        sort_by = metrics[0] if metrics else None
+    elif sort_by not in metrics:
+        raise ValueError(f"cannot sort by {sort_by!r}: the metrics are {', '.join(metrics)}")
+    systems: dict[str, dict] = {}
+    documents: dict[str, int] = {}
+    for r in rows:
+        systems.setdefault(r["system"], {})[r["metric"]] = _value(r, measure)
+        documents[r["system"]] = max(documents.get(r["system"], 0), r.get("documents") or 0)
+
+    def key(system):
+        value = systems[system].get(sort_by, (None,))[0]
+        return (value is None, -(value or 0.0), system)
+
+    ranked = sorted(systems, key=key)
+    return metrics, [(i, s, documents[s], systems[s]) for i, s in enumerate(ranked, 1)]
+
+
+def _cell(value_low_high) -> str:
+    value, low, high = value_low_high
+    if value is None:
+        return ""
+    return pct(value) + (f" ({pct(low)}-{pct(high)})" if low is not None and high is not None else "")
+
+
+def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interval: str) -> str:
+    """What the numbers are, in a few lines."""
+    parts = []
+    names = {
+        "N": "ROUGE-N: overlap of n-grams",
+        "L": "ROUGE-L: longest common subsequence (summary level: union over sentences)",
+        "W": "ROUGE-W-w: weighted LCS, favouring consecutive matches",
+        "S": "ROUGE-S: skip-bigrams (S4: at most 4 words apart; S*: any distance)",
+        "SU": "ROUGE-SU: skip-bigrams plus unigrams",
+    }
+    seen = []
+    for m in metrics:
+        family = "SU" if "-SU" in m else "S" if "-S" in m else "W" if "-W" in m else "L" if m.endswith("-L") else "N"
+        if re.fullmatch(r"rouge\d", m) or m == "rougeL" or m == "rougeLsum":
+            family = "N" if m[-1].isdigit() else "L"
+        if family not in seen:
+            seen.append(family)
+            parts.append(names[family])
+    alpha = getattr(settings, "alpha_value", 0.5)
+    lines = [
+        f"Scores x 100: {MEASURE_NAMES[measure]}, {interval}; ranked by {sort_by}, best first.",
+        "; ".join(parts) + ".",
+        f"R = matches / reference size, P = matches / candidate size, F = RP / ((1-a)P + aR) with a = {alpha}.",
+    ]
+    return "\n".join(textwrap.fill(line, 100) for line in lines)
+
+
+def interval_name(rows: list[dict], settings, measure: str) -> str:
+    if any(r.get(f"rouge155_{measure}") is not None for r in rows):
+        return f"ROUGE-1.5.5's average with its {settings.confidence}% bootstrap interval ({settings.resamples} resamples)"
+    return "mean over documents with its Poisson bootstrap interval"
+
+
+def markdown(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None) -> str:
+    """The wide table as Markdown, with the signature and a legend."""
+    from pipeline.tables import _markdown_cell
+
+    metrics, ranked = wide(rows, settings.metric_tags(), measure, sort_by)
+    lines = [f"Signature: `{settings.signature()}`", ""]
+    lines.append("| # | system | docs | " + " | ".join(metrics) + " |")
+    lines.append("|---:|---|---:|" + "---:|" * len(metrics))
+    for rank, system, docs, values in ranked:
+        cells = [str(rank), _markdown_cell(system), str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
+    return "\n".join(lines) + "\n"
+
+
+def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None) -> str:
+    """The wide table as aligned plain text, for a terminal."""
+    metrics, ranked = wide(rows, settings.metric_tags(), measure, sort_by)
+    head = ["#", "system", "docs"] + list(metrics)
+    body = [[str(rank), system, str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
+    widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
+
+    def fmt(row):
+        return "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    out = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
+    out += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
+    return "\n".join(out) + "\n"
