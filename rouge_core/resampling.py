@@ -175,11 +175,20 @@ def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
         >>> round(float(w.mean()), 1), int(w.min())
         (1.0, 0)
     """
-    base = np.uint64(stable_hash(f"{seed}\x1f{key}"))
-    with np.errstate(over="ignore"):
-        bits = _splitmix64(base + np.arange(replicates, dtype=np.uint64) * _GOLDEN_GAMMA)
-    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    uniform = counter_uniforms(f"{seed}\x1f{key}", replicates)
     return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
+
+
+def counter_uniforms(key: str, count: int) -> np.ndarray:
+    """Draws 0 .. count-1 of the stream named `key`: uniform on [0, 1), 53 bits each.
+
+    Draw k is splitmix64(stable_hash(key) + k * golden gamma): a pure function of
+    (key, k), so any draw can be made anywhere, in any order, on any machine.
+    """
+    base = np.uint64(stable_hash(key))
+    with np.errstate(over="ignore"):
+        bits = _splitmix64(base + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
+    return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
