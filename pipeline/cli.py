@@ -5,6 +5,8 @@ rouge-pipeline run --config configs/NAME.toml [overrides] [Beam options]
 rouge-pipeline score INPUT.jsonl [--rouge-args "<ROUGE-1.5.5 flags>"]
     Score a JSONL file on this machine, without Beam, and print the
     ROUGE-1.5.5 report, byte-identical to the official script's.
+rouge-pipeline meta-eval (--run RUN_DIR | --metric-scores FILE) --judgments FILE
+    Correlate the scores with human judgments (pipeline/meta_eval.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rouge_core import (
     __version__,
     render_report,
 )
+from pipeline import meta_eval
 from rouge_core.report import evaluation_ids
 
 PYROUGE_DEFAULTS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -244,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
     )
     run.set_defaults(handler=run_command)
+    meta_eval.register(commands)
     return parser
 
 
