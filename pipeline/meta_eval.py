@@ -134,7 +134,8 @@ def load_judgments(path: str, columns: Optional[list[str]]) -> tuple[dict, list[
     missing = [c for c in chosen if c not in available]
     if missing:
         raise RougeInputError(
-            f"{path}: no numeric judgment column {', '.join(map(repr, missing))}; numeric columns: {available}"
+            f"{path}: no numeric judgment column {', '.join(map(repr, missing))}; "
+            f"numeric columns: {available}"
         )
     if not chosen:
         raise RougeInputError(f"{path}: no numeric judgment column")
@@ -197,7 +198,9 @@ def load_metric_scores(
         chosen = metric_columns or available
         missing = [c for c in chosen if c not in available]
         if missing:
-            raise RougeInputError(f"{metric_scores}: no numeric metric column {missing}; numeric: {available}")
+            raise RougeInputError(
+                f"{metric_scores}: no numeric metric column {missing}; numeric: {available}"
+            )
         metric_columns = chosen
     return _scores_from_rows(rows, metric_scores, metric_columns), {
         "metric_scores": os.path.abspath(metric_scores)
@@ -262,10 +265,16 @@ def correlation_rows(scores: dict, judged: dict, judgments: list[str], options) 
             present = ~(np.isnan(x) | np.isnan(z))
             used_x = np.where(present, x, np.nan)
             for level in options.levels:
-                result = corr.correlate(used_x, z, level, corr.METHODS, alpha=_alpha(options, level),
-                                        undefined=options.undefined)
-                row = {"profile": profile, "level": level, "metric": metric, "measure": measure,
-                       "judgment": judgment}
+                result = corr.correlate(
+                    used_x, z, level, corr.METHODS, alpha=_alpha(options, level), undefined=options.undefined
+                )
+                row = {
+                    "profile": profile,
+                    "level": level,
+                    "metric": metric,
+                    "measure": measure,
+                    "judgment": judgment,
+                }
                 row.update({m: _finite(result[m].value) for m in corr.METHODS})
                 intervals = _intervals(used_x, z, level, options)
                 for m in corr.METHODS:
@@ -299,8 +308,15 @@ def _intervals(x, z, level, options) -> dict:
     if not options.replicates:
         return {}
     return corr.bootstrap_intervals(
-        x, z, level, corr.METHODS, confidence=options.confidence, resample=options.resample,
-        replicates=options.replicates, seed=options.seed, alpha=_alpha(options, level),
+        x,
+        z,
+        level,
+        corr.METHODS,
+        confidence=options.confidence,
+        resample=options.resample,
+        replicates=options.replicates,
+        seed=options.seed,
+        alpha=_alpha(options, level),
         undefined=options.undefined,
     )
 
@@ -361,7 +377,9 @@ def _csv(rows: list[dict]) -> str:
     writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else repr(v) if isinstance(v, float) else v for k, v in row.items()})
+        writer.writerow(
+            {k: "" if v is None else repr(v) if isinstance(v, float) else v for k, v in row.items()}
+        )
     return text.getvalue()
 
 
@@ -369,8 +387,14 @@ def _parquet(rows: list[dict]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    types = {"profile": pa.string(), "level": pa.string(), "metric": pa.string(), "measure": pa.string(),
-             "judgment": pa.string(), "resample": pa.string()}
+    types = {
+        "profile": pa.string(),
+        "level": pa.string(),
+        "metric": pa.string(),
+        "measure": pa.string(),
+        "judgment": pa.string(),
+        "resample": pa.string(),
+    }
     ints = {"systems", "documents", "cells", "undefined", "replicates"} | {
         f"{m}_{end}" for m in corr.METHODS for end in ("n", "replicates")
     }
@@ -429,7 +453,9 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     if args.alpha is not None and not 0 < args.alpha <= 1:
         raise RougeConfigError("--alpha must be in (0, 1]")
     if args.output and os.path.exists(args.output) and os.listdir(args.output):
-        raise RougeConfigError(f"output folder {args.output} exists and is not empty; choose another --output")
+        raise RougeConfigError(
+            f"output folder {args.output} exists and is not empty; choose another --output"
+        )
     judged, judgments = load_judgments(args.judgments, _split(args.judgment_columns))
     scores, source = load_metric_scores(args.run, args.metric_scores, _split(args.metric_columns), judgments)
     wanted = _split(args.metrics)
@@ -449,9 +475,14 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         "inputs": dict(source, judgments=os.path.abspath(args.judgments)),
         "judgments": judgments,
         "options": {
-            "levels": options.levels, "resample": args.resample, "replicates": args.replicates,
-            "seed": args.seed, "confidence": args.confidence, "alpha": args.alpha,
-            "undefined": args.undefined, "duplicate_systems": [f"{a}={b}" for a, b in copies],
+            "levels": options.levels,
+            "resample": args.resample,
+            "replicates": args.replicates,
+            "seed": args.seed,
+            "confidence": args.confidence,
+            "alpha": args.alpha,
+            "undefined": args.undefined,
+            "duplicate_systems": [f"{a}={b}" for a, b in copies],
             "metrics": wanted,
         },
         "counts": {
@@ -479,8 +510,11 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     sys.stdout.write(text)
     counts = record["counts"]
     if counts["judged_pairs_without_scores"]:
-        print(f"warning: {counts['judged_pairs_without_scores']} judged (system, doc_id) pairs have no metric score",
-              file=sys.stderr)
+        print(
+            f"warning: {counts['judged_pairs_without_scores']} judged (system, doc_id) pairs "
+            "have no metric score",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -498,25 +532,47 @@ def register(subparsers) -> argparse.ArgumentParser:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--run", metavar="RUN_DIR", help="a rouge-pipeline result folder")
     source.add_argument("--metric-scores", metavar="FILE", help="a long or wide table of per-summary scores")
-    parser.add_argument("--judgments", required=True, metavar="FILE", help="human judgments per (system, doc_id)")
-    parser.add_argument("--judgment-columns", metavar="A,B", help="judgment columns (default: every numeric one)")
-    parser.add_argument("--metric-columns", metavar="A,B",
-                        help="wide --metric-scores: metric columns (default: every numeric non-judgment one)")
+    parser.add_argument(
+        "--judgments", required=True, metavar="FILE", help="human judgments per (system, doc_id)"
+    )
+    parser.add_argument(
+        "--judgment-columns", metavar="A,B", help="judgment columns (default: every numeric one)"
+    )
+    parser.add_argument(
+        "--metric-columns",
+        metavar="A,B",
+        help="wide --metric-scores: metric columns (default: every numeric non-judgment one)",
+    )
     parser.add_argument("--metrics", metavar="A,B", help="only these metrics (e.g. ROUGE-1,ROUGE-2,ROUGE-L)")
     parser.add_argument("--output", metavar="DIR", help="result folder (must not exist or be empty)")
     stats = parser.add_argument_group("statistics")
     stats.add_argument("--levels", default="system,summary", help="system, summary or both (default)")
-    stats.add_argument("--resample", choices=corr.RESAMPLING, default="both",
-                       help="bootstrap over documents, systems or both (default, Deutsch et al.'s BOOT-BOTH)")
+    stats.add_argument(
+        "--resample",
+        choices=corr.RESAMPLING,
+        default="both",
+        help="bootstrap over documents, systems or both (default, Deutsch et al.'s BOOT-BOTH)",
+    )
     stats.add_argument("--replicates", type=int, default=1000, help="bootstrap replicates (0: no intervals)")
     stats.add_argument("--seed", type=int, default=0, help="seed of the counter-based draws")
     stats.add_argument("--confidence", type=float, default=95.0, help="interval level in percent")
-    stats.add_argument("--alpha", type=float,
-                       help="summary level: average only per-document correlations with p <= ALPHA (REALSumm)")
-    stats.add_argument("--undefined", choices=("exclude", "zero"), default="exclude",
-                       help="summary level: documents whose correlation is undefined (constant scores) are "
-                       "excluded and counted (default) or counted as 0")
-    stats.add_argument("--duplicate-system", action="append", metavar="SYSTEM=COPY",
-                       help="count SYSTEM twice, the copy named COPY (the REALSumm notebook's bart_out); repeatable")
+    stats.add_argument(
+        "--alpha",
+        type=float,
+        help="summary level: average only per-document correlations with p <= ALPHA (REALSumm)",
+    )
+    stats.add_argument(
+        "--undefined",
+        choices=("exclude", "zero"),
+        default="exclude",
+        help="summary level: documents whose correlation is undefined (constant scores) are "
+        "excluded and counted (default) or counted as 0",
+    )
+    stats.add_argument(
+        "--duplicate-system",
+        action="append",
+        metavar="SYSTEM=COPY",
+        help="count SYSTEM twice, the copy named COPY (the REALSumm notebook's bart_out); repeatable",
+    )
     parser.set_defaults(handler=meta_eval_command)
     return parser

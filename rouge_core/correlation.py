@@ -70,8 +70,12 @@ def column_correlations(
     Example:
         >>> x = np.array([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]])
         >>> y = np.array([[1.0, 2.0], [3.0, 1.0], [2.0, 3.0]])
-        >>> {m: v.round(4).tolist() for m, v in column_correlations(x, y).items()}
-        {'pearson': [0.5, nan], 'spearman': [0.5, nan], 'kendall_b': [0.3333, nan], 'kendall_c': [0.3333, nan]}
+        >>> for method, values in column_correlations(x, y).items():
+        ...     print(method, values.round(4).tolist())
+        pearson [0.5, nan]
+        spearman [0.5, nan]
+        kendall_b [0.3333, nan]
+        kendall_c [0.3333, nan]
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.ndim == 1:
@@ -172,9 +176,11 @@ def _p_values(method, value, tx, ty, valid, n, undefined) -> np.ndarray:
     if method in ("pearson", "spearman"):
         for c in np.flatnonzero(~undefined):
             # With two pairs r = +-1 and scipy gives p = 1 (Pearson) or NaN (Spearman, df = 0).
-            p[c] = math.nan if method == "spearman" and n[c] == 2 else t_test_p_value(float(value[c]), int(n[c]))
+            p[c] = (
+                math.nan if method == "spearman" and n[c] == 2 else t_test_p_value(float(value[c]), int(n[c]))
+            )
         return p
-    s, pairs, x_ties, y_ties = _kendall_counts(tx, ty, valid, n)
+    s = _kendall_counts(tx, ty, valid, n)[0]
     for c in np.flatnonzero(~undefined):
         size, gx, gy = int(n[c]), tx.group[valid[:, c], c], ty.group[valid[:, c], c]
         p[c] = kendall_p_value(int(s[c]), size, gx, gy)
@@ -228,7 +234,10 @@ def kendall_p_value(s: int, n: int, x_groups: np.ndarray, y_groups: np.ndarray) 
             return _kendall_exact_p(n, min(discordant, total - discordant))
     m = n * (n - 1)
     x0, y0 = int(((x_groups - 1) * (x_groups - 2)).sum()), int(((y_groups - 1) * (y_groups - 2)).sum())
-    x1, y1 = int(((x_groups - 1) * (2 * x_groups + 5)).sum()), int(((y_groups - 1) * (2 * y_groups + 5)).sum())
+    x1, y1 = (
+        int(((x_groups - 1) * (2 * x_groups + 5)).sum()),
+        int(((y_groups - 1) * (2 * y_groups + 5)).sum()),
+    )
     var = (m * (2 * n + 5) - x1 - y1) / 18 + (2 * x_ties * y_ties) / m + x0 * y0 / (9 * m * (n - 2))
     return math.erfc(abs(s) / math.sqrt(var) / math.sqrt(2))
 
@@ -349,7 +358,9 @@ class LevelCorrelation(NamedTuple):
 def _paired(metric, human) -> tuple[np.ndarray, np.ndarray]:
     x, z = np.asarray(metric, dtype=np.float64), np.asarray(human, dtype=np.float64)
     if x.ndim != 2 or x.shape != z.shape:
-        raise ValueError(f"metric and human must be (systems x documents) matrices of one shape; got {x.shape}, {z.shape}")
+        raise ValueError(
+            f"metric and human must be (systems x documents) matrices of one shape; got {x.shape}, {z.shape}"
+        )
     missing = np.isnan(x) | np.isnan(z)
     return np.where(missing, np.nan, x), np.where(missing, np.nan, z)
 
@@ -482,7 +493,9 @@ def _replicate_values(replicate, replicates: int, level, methods, alpha, undefin
         for m in methods:
             v, p = values[m] if alpha is not None else (values[m], None)
             p = None if p is None else p.reshape(shape)
-            out[m][start : start + len(pairs)] = _summarize_documents(v.reshape(shape), p, alpha, undefined)[0]
+            out[m][start : start + len(pairs)] = _summarize_documents(v.reshape(shape), p, alpha, undefined)[
+                0
+            ]
     return out
 
 
@@ -629,7 +642,9 @@ def permutation_test(
     x, y = _standardize(x), _standardize(y)
 
     def level_values(a):
-        return {m: c.value for m, c in correlate(a, z, level, methods, alpha=alpha, undefined=undefined).items()}
+        return {
+            m: c.value for m, c in correlate(a, z, level, methods, alpha=alpha, undefined=undefined).items()
+        }
 
     observed_x, observed_y = level_values(x), level_values(y)
 

@@ -9,10 +9,14 @@ recall, precision and F, the long table `rouge-pipeline meta-eval
 flags (e.g. once per skip distance): its metrics are merged, and a metric
 scored twice must agree.  Lin (2004)'s CASE / STEM / STOP table:
 
-    python scripts/score_profiles.py ../shared/data/summeval/candidates.jsonl.gz scores.jsonl.gz --first-reference \\
-      --profile "case=-n 9 -w 1.2 -2 -1 -U" --profile "case=-2 4 -U -x" --profile "case=-2 9 -U -x" \\
-      --profile "stem=-n 9 -w 1.2 -2 -1 -U -m" --profile "stem=-2 4 -U -x -m" --profile "stem=-2 9 -U -x -m" \\
-      --profile "stop=-n 9 -w 1.2 -2 -1 -U -m -s" --profile "stop=-2 4 -U -x -m -s" --profile "stop=-2 9 -U -x -m -s"
+    python scripts/score_profiles.py ../shared/data/summeval/candidates.jsonl.gz scores.jsonl.gz \\
+      --first-reference \\
+      --profile "case=-n 9 -w 1.2 -2 -1 -U" --profile "case=-2 4 -U -x" \\
+      --profile "case=-2 9 -U -x" \\
+      --profile "stem=-n 9 -w 1.2 -2 -1 -U -m" --profile "stem=-2 4 -U -x -m" \\
+      --profile "stem=-2 9 -U -x -m" \\
+      --profile "stop=-n 9 -w 1.2 -2 -1 -U -m -s" --profile "stop=-2 4 -U -x -m -s" \\
+      --profile "stop=-2 9 -U -x -m -s"
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from rouge_core import RougeScorer, RougeSettings
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("input")
     parser.add_argument("output")
     parser.add_argument("--profile", action="append", required=True, metavar="NAME=FLAGS")
@@ -47,8 +53,15 @@ def main() -> None:
                     raise SystemExit(f"{key}: two profiles named {name!r} disagree on {metric}")
     with open(args.output, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as out:
         for (profile, system, doc_id, metric), (r, p, f) in sorted(scores.items()):
-            row = {"profile": profile, "system": system, "doc_id": doc_id, "metric": metric,
-                   "recall": r, "precision": p, "f_measure": f}
+            row = {
+                "profile": profile,
+                "system": system,
+                "doc_id": doc_id,
+                "metric": metric,
+                "recall": r,
+                "precision": p,
+                "f_measure": f,
+            }
             out.write((json.dumps(row) + "\n").encode("utf-8"))
 
 

@@ -202,7 +202,14 @@ def test_bootstrap_equals_a_direct_loop_with_the_same_draws(level, resample):
             else:
                 assert got[method][r] == pytest.approx(expected, abs=1e-12)
     intervals = corr.bootstrap_intervals(
-        metric, human, level, methods, resample=resample, replicates=replicates, seed=seed, alpha=alpha,
+        metric,
+        human,
+        level,
+        methods,
+        resample=resample,
+        replicates=replicates,
+        seed=seed,
+        alpha=alpha,
         confidence=90,
     )
     for method in methods:
@@ -221,14 +228,22 @@ def test_permutation_test_equals_a_direct_loop_with_the_same_coins(level, unit):
     metric_y = np.round(human * 0.05 + rng.normal(scale=0.3, size=human.shape), 2)
     replicates, seed = 60, 3
     got = corr.permutation_test(
-        metric_x, metric_y, human, level, ("pearson", "kendall_b"), unit=unit, replicates=replicates, seed=seed
+        metric_x,
+        metric_y,
+        human,
+        level,
+        ("pearson", "kendall_b"),
+        unit=unit,
+        replicates=replicates,
+        seed=seed,
     )
     zx = (metric_x - metric_x.mean()) / metric_x.std()
     zy = (metric_y - metric_y.mean()) / metric_y.std()
     for method in ("pearson", "kendall_b"):
         delta = direct_level(zx, human, level, method) - direct_level(zy, human, level, method)
         assert got[method].delta == pytest.approx(
-            direct_level(metric_x, human, level, method) - direct_level(metric_y, human, level, method), abs=1e-12
+            direct_level(metric_x, human, level, method) - direct_level(metric_y, human, level, method),
+            abs=1e-12,
         )
         at_least = 0
         for r in range(replicates):

@@ -30,8 +30,14 @@ def main() -> None:
         for doc_id, metrics in documents.items():
             for metric, s in metrics.items():
                 rows.append(
-                    {"system": name, "doc_id": doc_id, "metric": metric,
-                     "recall": s["R"], "precision": s["P"], "f_measure": s["F"]}
+                    {
+                        "system": name,
+                        "doc_id": doc_id,
+                        "metric": metric,
+                        "recall": s["R"],
+                        "precision": s["P"],
+                        "f_measure": s["F"],
+                    }
                 )
     rows.sort(key=lambda r: (r["system"], r["doc_id"], r["metric"]))
     with open(args.output, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fh:

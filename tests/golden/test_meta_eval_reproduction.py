@@ -96,7 +96,7 @@ def test_summeval_rouge_core_equals_the_perl_per_summary_scores(summeval):
 def test_summeval_correlations_equal_scipy_on_the_perl_scores(summeval, metric):
     _, human = summeval
     golden = golden_scores(SUMMEVAL_GOLDEN)
-    for measure, index in MEASURES.items():
+    for index in MEASURES.values():
         x, z = matrices(golden, human, metric, index, "relevance")
         system = correlate(x, z, "system", tuple(SCIPY))
         summary = correlate(x, z, "summary", tuple(SCIPY))
@@ -117,17 +117,31 @@ def test_summeval_correlations_equal_scipy_on_the_perl_scores(summeval, metric):
 # SacreROUGE, doc/metrics/rouge.md at 0ca5202: r / rho / tau vs expert relevance.
 SACREROUGE = {
     "system": {
-        ("ROUGE-1", "P"): (0.29, 0.15, 0.03), ("ROUGE-1", "R"): (0.55, 0.56, 0.42), ("ROUGE-1", "F"): (0.61, 0.62, 0.50),
-        ("ROUGE-2", "P"): (0.49, 0.41, 0.25), ("ROUGE-2", "R"): (0.65, 0.78, 0.57), ("ROUGE-2", "F"): (0.64, 0.60, 0.43),
-        ("ROUGE-L", "P"): (0.28, 0.18, 0.07), ("ROUGE-L", "R"): (0.70, 0.83, 0.65), ("ROUGE-L", "F"): (0.61, 0.48, 0.32),
-        ("ROUGE-SU4", "P"): (0.43, 0.37, 0.18), ("ROUGE-SU4", "R"): (0.60, 0.70, 0.52),
+        ("ROUGE-1", "P"): (0.29, 0.15, 0.03),
+        ("ROUGE-1", "R"): (0.55, 0.56, 0.42),
+        ("ROUGE-1", "F"): (0.61, 0.62, 0.50),
+        ("ROUGE-2", "P"): (0.49, 0.41, 0.25),
+        ("ROUGE-2", "R"): (0.65, 0.78, 0.57),
+        ("ROUGE-2", "F"): (0.64, 0.60, 0.43),
+        ("ROUGE-L", "P"): (0.28, 0.18, 0.07),
+        ("ROUGE-L", "R"): (0.70, 0.83, 0.65),
+        ("ROUGE-L", "F"): (0.61, 0.48, 0.32),
+        ("ROUGE-SU4", "P"): (0.43, 0.37, 0.18),
+        ("ROUGE-SU4", "R"): (0.60, 0.70, 0.52),
         ("ROUGE-SU4", "F"): (0.62, 0.56, 0.38),
     },
     "summary": {
-        ("ROUGE-1", "P"): (0.13, 0.12, 0.09), ("ROUGE-1", "R"): (0.31, 0.28, 0.23), ("ROUGE-1", "F"): (0.28, 0.26, 0.20),
-        ("ROUGE-2", "P"): (0.15, 0.13, 0.09), ("ROUGE-2", "R"): (0.26, 0.23, 0.18), ("ROUGE-2", "F"): (0.23, 0.19, 0.14),
-        ("ROUGE-L", "P"): (0.10, 0.09, 0.07), ("ROUGE-L", "R"): (0.27, 0.26, 0.21), ("ROUGE-L", "F"): (0.21, 0.18, 0.14),
-        ("ROUGE-SU4", "P"): (0.13, 0.12, 0.09), ("ROUGE-SU4", "R"): (0.26, 0.24, 0.19),
+        ("ROUGE-1", "P"): (0.13, 0.12, 0.09),
+        ("ROUGE-1", "R"): (0.31, 0.28, 0.23),
+        ("ROUGE-1", "F"): (0.28, 0.26, 0.20),
+        ("ROUGE-2", "P"): (0.15, 0.13, 0.09),
+        ("ROUGE-2", "R"): (0.26, 0.23, 0.18),
+        ("ROUGE-2", "F"): (0.23, 0.19, 0.14),
+        ("ROUGE-L", "P"): (0.10, 0.09, 0.07),
+        ("ROUGE-L", "R"): (0.27, 0.26, 0.21),
+        ("ROUGE-L", "F"): (0.21, 0.18, 0.14),
+        ("ROUGE-SU4", "P"): (0.13, 0.12, 0.09),
+        ("ROUGE-SU4", "R"): (0.26, 0.24, 0.19),
         ("ROUGE-SU4", "F"): (0.23, 0.19, 0.15),
     },
 }
@@ -167,18 +181,29 @@ def test_realsumm_notebook_summary_level_kendall_taus(realsumm, tmp_path):
     # analysis/analysis.ipynb (print_ktau_matrix): 25 systems (bart_out counted as abs
     # and ext), mean of the per-document Kendall taus with p <= 0.05.
     columns = {
-        "rouge_1_recall": ".4891", "rouge_2_recall": ".4860", "rouge_l_recall": ".4871",
-        "bert_recall_score": ".4684", "mover_score": ".4360", "js-2": ".4255",
+        "rouge_1_recall": ".4891",
+        "rouge_2_recall": ".4860",
+        "rouge_l_recall": ".4871",
+        "bert_recall_score": ".4684",
+        "mover_score": ".4360",
+        "js-2": ".4255",
     }
     rows = meta_eval(
         tmp_path,
-        "--metric-scores", realsumm / "reported_metrics.jsonl.gz",
-        "--judgments", realsumm / "human.jsonl.gz",
-        "--metric-columns", ",".join(columns),
-        "--levels", "summary",
-        "--alpha", "0.05",
-        "--duplicate-system", "ext/bart_out=bart_out_ext",
-        "--replicates", "0",
+        "--metric-scores",
+        realsumm / "reported_metrics.jsonl.gz",
+        "--judgments",
+        realsumm / "human.jsonl.gz",
+        "--metric-columns",
+        ",".join(columns),
+        "--levels",
+        "summary",
+        "--alpha",
+        "0.05",
+        "--duplicate-system",
+        "ext/bart_out=bart_out_ext",
+        "--replicates",
+        "0",
     )
     got = {r["metric"]: "%.4f" % float(r["kendall_b"]) for r in rows}
     assert got == {m: "0" + v for m, v in columns.items()}
@@ -188,17 +213,27 @@ def test_realsumm_notebook_summary_level_kendall_taus(realsumm, tmp_path):
 def test_realsumm_plain_mean_of_per_document_taus(realsumm, tmp_path):
     # SOURCE.md: without the p filter, 0.3474 / 0.2806 / 0.4064 / 0.3488 / 0.3929 / 0.2569.
     expected = {
-        "bert_recall_score": "0.3474", "mover_score": "0.2806", "rouge_1_recall": "0.4064",
-        "rouge_2_recall": "0.3488", "rouge_l_recall": "0.3929", "js-2": "0.2569",
+        "bert_recall_score": "0.3474",
+        "mover_score": "0.2806",
+        "rouge_1_recall": "0.4064",
+        "rouge_2_recall": "0.3488",
+        "rouge_l_recall": "0.3929",
+        "js-2": "0.2569",
     }
     rows = meta_eval(
         tmp_path,
-        "--metric-scores", realsumm / "reported_metrics.jsonl.gz",
-        "--judgments", realsumm / "human.jsonl.gz",
-        "--metric-columns", ",".join(expected),
-        "--levels", "summary",
-        "--duplicate-system", "ext/bart_out=bart_out_ext",
-        "--replicates", "0",
+        "--metric-scores",
+        realsumm / "reported_metrics.jsonl.gz",
+        "--judgments",
+        realsumm / "human.jsonl.gz",
+        "--metric-columns",
+        ",".join(expected),
+        "--levels",
+        "summary",
+        "--duplicate-system",
+        "ext/bart_out=bart_out_ext",
+        "--replicates",
+        "0",
     )
     assert {r["metric"]: "%.4f" % float(r["kendall_b"]) for r in rows} == expected
 

@@ -30,7 +30,11 @@ def write_jsonl(path, rows):
 def judgments(tmp_path):
     return write_jsonl(
         tmp_path / "human.jsonl",
-        [{"system": s, "doc_id": d, "quality": HUMAN[s][j], "note": "x"} for s in SYSTEMS for j, d in enumerate(DOCS)],
+        [
+            {"system": s, "doc_id": d, "quality": HUMAN[s][j], "note": "x"}
+            for s in SYSTEMS
+            for j, d in enumerate(DOCS)
+        ],
     )
 
 
@@ -43,16 +47,32 @@ def fake_run(tmp_path, profiles=None):
         for j, d in enumerate(DOCS):
             for metric, table in (("ROUGE-1", ROUGE1), ("ROUGE-2", ROUGE2)):
                 r = table[s][j]
-                rows.append({"system": s, "doc_id": d, "metric": metric, "recall": r, "precision": r / 2,
-                             "f_measure": 2 * r * (r / 2) / (r + r / 2), "hits": 1.0, "reference_total": 1.0,
-                             "candidate_total": 1.0})
+                rows.append(
+                    {
+                        "system": s,
+                        "doc_id": d,
+                        "metric": metric,
+                        "recall": r,
+                        "precision": r / 2,
+                        "f_measure": 2 * r * (r / 2) / (r + r / 2),
+                        "hits": 1.0,
+                        "reference_total": 1.0,
+                        "candidate_total": 1.0,
+                    }
+                )
     schema = DOCUMENT_SCHEMA
     if profiles:
-        rows = [dict(row, profile=p, recall=row["recall"] * (i + 1)) for i, p in enumerate(profiles) for row in rows]
+        rows = [
+            dict(row, profile=p, recall=row["recall"] * (i + 1))
+            for i, p in enumerate(profiles)
+            for row in rows
+        ]
         schema = schema.append(pa.field("profile", pa.string()))
     half = len(rows) // 2
     for k, part in enumerate((rows[:half], rows[half:])):
-        pq.write_table(pa.Table.from_pylist(part, schema=schema), run / "per_document" / f"part-{k:05d}-of-00002.parquet")
+        pq.write_table(
+            pa.Table.from_pylist(part, schema=schema), run / "per_document" / f"part-{k:05d}-of-00002.parquet"
+        )
     (run / "run.json").write_text(json.dumps({"signature": "rouge155|test"}), encoding="utf-8")
     return run
 
@@ -64,15 +84,41 @@ def read_csv(folder):
 
 def test_run_folder_in_correlations_out(tmp_path, capsys):
     out = tmp_path / "meta"
-    code = cli.main(["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
-                     "--output", str(out), "--replicates", "50", "--seed", "3"])
+    code = cli.main(
+        [
+            "meta-eval",
+            "--run",
+            str(fake_run(tmp_path)),
+            "--judgments",
+            str(judgments(tmp_path)),
+            "--output",
+            str(out),
+            "--replicates",
+            "50",
+            "--seed",
+            "3",
+        ]
+    )
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "correlations.csv", "correlations.md", "correlations.parquet", "meta_eval.json"]
+        "correlations.csv",
+        "correlations.md",
+        "correlations.parquet",
+        "meta_eval.json",
+    ]
     rows = read_csv(out)
     assert list(rows[0]) == COLUMNS
-    assert COLUMNS[:9] == ["profile", "level", "metric", "measure", "judgment",
-                           "pearson", "spearman", "kendall_b", "kendall_c"]
+    assert COLUMNS[:9] == [
+        "profile",
+        "level",
+        "metric",
+        "measure",
+        "judgment",
+        "pearson",
+        "spearman",
+        "kendall_b",
+        "kendall_c",
+    ]
     # 2 metrics x 3 measures x 1 judgment ("note" is not numeric) x 2 levels
     assert len(rows) == 12
     assert {r["judgment"] for r in rows} == {"quality"} and {r["profile"] for r in rows} == {"default"}
@@ -85,8 +131,9 @@ def test_run_folder_in_correlations_out(tmp_path, capsys):
     assert (r1_system["systems"], r1_system["documents"], r1_system["cells"]) == ("4", "3", "12")
     # ROUGE-2 is constant over systems on d2: that document's correlation is undefined.
     r2_summary = by_key[("summary", "ROUGE-2", "R")]
-    expected = np.mean([stats.spearmanr([ROUGE2[s][j] for s in SYSTEMS], [HUMAN[s][j] for s in SYSTEMS])[0]
-                        for j in (0, 2)])
+    expected = np.mean(
+        [stats.spearmanr([ROUGE2[s][j] for s in SYSTEMS], [HUMAN[s][j] for s in SYSTEMS])[0] for j in (0, 2)]
+    )
     assert float(r2_summary["spearman"]) == pytest.approx(expected, abs=1e-12)
     assert (r2_summary["undefined"], r2_summary["spearman_n"]) == ("1", "2")
     low, high = float(r1_system["pearson_low"]), float(r1_system["pearson_high"])
@@ -103,25 +150,69 @@ def test_run_folder_in_correlations_out(tmp_path, capsys):
 def test_profiles_become_columns_of_the_markdown_table(tmp_path):
     out = tmp_path / "meta"
     run = fake_run(tmp_path, profiles=["case", "stem", "stop"])
-    assert cli.main(["meta-eval", "--run", str(run), "--judgments", str(judgments(tmp_path)),
-                     "--output", str(out), "--replicates", "0", "--levels", "system"]) == 0
+    assert (
+        cli.main(
+            [
+                "meta-eval",
+                "--run",
+                str(run),
+                "--judgments",
+                str(judgments(tmp_path)),
+                "--output",
+                str(out),
+                "--replicates",
+                "0",
+                "--levels",
+                "system",
+            ]
+        )
+        == 0
+    )
     md = (out / "correlations.md").read_text()
     assert "| metric | case | stem | stop |" in md
     rows = read_csv(out)
-    assert [r["profile"] for r in rows if r["metric"] == "ROUGE-1" and r["measure"] == "R"] == ["case", "stem", "stop"]
+    assert [r["profile"] for r in rows if r["metric"] == "ROUGE-1" and r["measure"] == "R"] == [
+        "case",
+        "stem",
+        "stop",
+    ]
     assert all(r["pearson_low"] == "" for r in rows)
 
 
 def test_wide_metric_table_duplicated_system_and_alpha(tmp_path):
     wide = write_jsonl(
         tmp_path / "scores.jsonl",
-        [{"system": s, "doc_id": d, "m1": ROUGE1[s][j], "m2": ROUGE2[s][j], "key": 7}
-         for s in SYSTEMS for j, d in enumerate(DOCS)],
+        [
+            {"system": s, "doc_id": d, "m1": ROUGE1[s][j], "m2": ROUGE2[s][j], "key": 7}
+            for s in SYSTEMS
+            for j, d in enumerate(DOCS)
+        ],
     )
     out = tmp_path / "meta"
-    assert cli.main(["meta-eval", "--metric-scores", str(wide), "--judgments", str(judgments(tmp_path)),
-                     "--metric-columns", "m1", "--output", str(out), "--replicates", "0",
-                     "--duplicate-system", "s1=s1_copy", "--alpha", "0.5", "--levels", "summary"]) == 0
+    assert (
+        cli.main(
+            [
+                "meta-eval",
+                "--metric-scores",
+                str(wide),
+                "--judgments",
+                str(judgments(tmp_path)),
+                "--metric-columns",
+                "m1",
+                "--output",
+                str(out),
+                "--replicates",
+                "0",
+                "--duplicate-system",
+                "s1=s1_copy",
+                "--alpha",
+                "0.5",
+                "--levels",
+                "summary",
+            ]
+        )
+        == 0
+    )
     (row,) = read_csv(out)
     assert (row["metric"], row["measure"], row["systems"], row["alpha"]) == ("m1", "score", "5", "0.5")
     kept = []
@@ -139,8 +230,17 @@ def test_an_existing_non_empty_output_is_refused_and_nothing_is_left_behind(tmp_
     out = tmp_path / "meta"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    args = ["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
-            "--output", str(out), "--replicates", "0"]
+    args = [
+        "meta-eval",
+        "--run",
+        str(fake_run(tmp_path)),
+        "--judgments",
+        str(judgments(tmp_path)),
+        "--output",
+        str(out),
+        "--replicates",
+        "0",
+    ]
     assert cli.main(args) == 2
     assert "not empty" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
@@ -151,7 +251,10 @@ def test_an_existing_non_empty_output_is_refused_and_nothing_is_left_behind(tmp_
 
 def test_input_errors_exit_2_with_a_message(tmp_path, capsys):
     run, human = fake_run(tmp_path), judgments(tmp_path)
-    assert cli.main(["meta-eval", "--run", str(run), "--judgments", str(human), "--judgment-columns", "nope"]) == 2
+    assert (
+        cli.main(["meta-eval", "--run", str(run), "--judgments", str(human), "--judgment-columns", "nope"])
+        == 2
+    )
     assert "no numeric judgment column 'nope'" in capsys.readouterr().err
     assert cli.main(["meta-eval", "--run", str(tmp_path), "--judgments", str(human)]) == 2
     assert "per_document" in capsys.readouterr().err
@@ -161,17 +264,57 @@ def test_input_errors_exit_2_with_a_message(tmp_path, capsys):
 
 
 def test_metric_order_is_lins_table_order():
-    tags = ["ROUGE-SU9", "ROUGE-L", "bleu", "ROUGE-S*", "ROUGE-10", "ROUGE-2", "ROUGE-W-1.2", "ROUGE-S4", "ROUGE-SU*"]
+    tags = [
+        "ROUGE-SU9",
+        "ROUGE-L",
+        "bleu",
+        "ROUGE-S*",
+        "ROUGE-10",
+        "ROUGE-2",
+        "ROUGE-W-1.2",
+        "ROUGE-S4",
+        "ROUGE-SU*",
+    ]
     assert sorted(tags, key=metric_order) == [
-        "ROUGE-2", "ROUGE-10", "ROUGE-L", "ROUGE-W-1.2", "ROUGE-S*", "ROUGE-S4", "ROUGE-SU*", "ROUGE-SU9", "bleu"]
+        "ROUGE-2",
+        "ROUGE-10",
+        "ROUGE-L",
+        "ROUGE-W-1.2",
+        "ROUGE-S*",
+        "ROUGE-S4",
+        "ROUGE-SU*",
+        "ROUGE-SU9",
+        "bleu",
+    ]
 
 
 def test_undefined_as_zero(tmp_path):
     out = tmp_path / "meta"
-    assert cli.main(["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
-                     "--output", str(out), "--replicates", "0", "--levels", "summary", "--undefined", "zero",
-                     "--metrics", "ROUGE-2"]) == 0
+    assert (
+        cli.main(
+            [
+                "meta-eval",
+                "--run",
+                str(fake_run(tmp_path)),
+                "--judgments",
+                str(judgments(tmp_path)),
+                "--output",
+                str(out),
+                "--replicates",
+                "0",
+                "--levels",
+                "summary",
+                "--undefined",
+                "zero",
+                "--metrics",
+                "ROUGE-2",
+            ]
+        )
+        == 0
+    )
     row = next(r for r in read_csv(out) if r["measure"] == "R")
-    taus = [stats.kendalltau([ROUGE2[s][j] for s in SYSTEMS], [HUMAN[s][j] for s in SYSTEMS])[0] for j in (0, 2)]
+    taus = [
+        stats.kendalltau([ROUGE2[s][j] for s in SYSTEMS], [HUMAN[s][j] for s in SYSTEMS])[0] for j in (0, 2)
+    ]
     assert float(row["kendall_b"]) == pytest.approx((taus[0] + 0 + taus[1]) / 3, abs=1e-12)
     assert not math.isnan(float(row["kendall_b"]))
