@@ -100,14 +100,16 @@ def column_correlations(
 
 
 class _Ties(NamedTuple):
-    signs: np.ndarray  # (n, n, k): sign(a_i - a_j) where both cells are valid, else 0
+    signs: np.ndarray  # (n, n, k) int8: sign(a_i - a_j) where both cells are valid, else 0
     group: np.ndarray  # (n, k): size of the tie group of a valid cell (itself included), 0 if invalid
     constant: np.ndarray  # (k,): every valid value equal
 
 
 def _ties(a: np.ndarray, valid: np.ndarray, pair: np.ndarray) -> _Ties:
-    signs = np.sign(a[:, None, :] - a[None, :, :]) * pair
-    group = ((signs == 0) & pair).sum(axis=1)
+    above = a[:, None, :] > a[None, :, :]
+    below = a[:, None, :] < a[None, :, :]
+    signs = (above.astype(np.int8) - below) * pair  # int8: an eighth of float64's memory traffic
+    group = (~above & ~below & pair).sum(axis=1)
     n = valid.sum(axis=0)
     return _Ties(signs, group, group.max(axis=0, initial=0) == n)
 
@@ -159,7 +161,7 @@ def _block(x: np.ndarray, y: np.ndarray, methods: Sequence[str], p_values: bool)
 
 def _kendall_counts(tx: _Ties, ty: _Ties, valid: np.ndarray, n: np.ndarray):
     """S = concordant - discordant, the n0 pairs, and the pairs tied in x and in y."""
-    s = (tx.signs * ty.signs).sum(axis=(0, 1)) / 2
+    s = (tx.signs * ty.signs).sum(axis=(0, 1), dtype=np.int64) / 2
     pairs = n * (n - 1) / 2
     x_ties = np.where(valid, tx.group - 1, 0).sum(axis=0) / 2
     y_ties = np.where(valid, ty.group - 1, 0).sum(axis=0) / 2
