@@ -255,3 +255,45 @@ def test_realsumm_rouge_core_system_level_rouge2_recall_vs_litepyramid(realsumm)
     for method, published in zip(("pearson", "spearman", "kendall_b"), (0.96, 0.96, 0.86)):
         assert got[method].value == pytest.approx(SCIPY[method](means_x, means_z)[0], abs=1e-12)
         assert abs(got[method].value - published) < 0.006
+
+
+# SOURCE.md: system level (mean over the 100 documents, then scipy) of the authors'
+# released py-rouge scores vs mean LitePyramid, r / rho / tau-b, 24 and 25 systems.
+REALSUMM_SYSTEM_LEVEL = {
+    24: {
+        "rouge_1_recall": ("0.9085", "0.9113", "0.7536"),
+        "rouge_2_recall": ("0.9615", "0.9522", "0.8478"),
+        "rouge_l_recall": ("0.8632", "0.9026", "0.7391"),
+        "rouge_1_f_score": ("0.5671", "0.4165", "0.3116"),
+        "rouge_2_f_score": ("0.6187", "0.4000", "0.2681"),
+        "rouge_l_f_score": ("0.4964", "0.3043", "0.2246"),
+    },
+    25: {
+        "rouge_1_recall": ("0.9142", "0.9215", "0.7726"),
+        "rouge_2_recall": ("0.9622", "0.9577", "0.8595"),
+        "rouge_l_recall": ("0.8711", "0.9138", "0.7592"),
+        "rouge_1_f_score": ("0.6002", "0.4683", "0.3579"),
+        "rouge_2_f_score": ("0.6476", "0.4521", "0.3110"),
+        "rouge_l_f_score": ("0.5262", "0.3682", "0.2776"),
+    },
+}
+
+
+@pytest.mark.parametrize("systems", [24, 25])
+def test_realsumm_system_level_from_the_released_scores(realsumm, tmp_path, systems):
+    expected = REALSUMM_SYSTEM_LEVEL[systems]
+    duplicate = ["--duplicate-system", "ext/bart_out=bart_out_ext"] if systems == 25 else []
+    rows = meta_eval(
+        tmp_path,
+        "--metric-scores", realsumm / "reported_metrics.jsonl.gz",
+        "--judgments", realsumm / "human.jsonl.gz",
+        "--metric-columns", ",".join(expected),
+        "--levels", "system",
+        "--replicates", "0",
+        *duplicate,
+    )  # fmt: skip
+    got = {
+        r["metric"]: tuple("%.4f" % float(r[m]) for m in ("pearson", "spearman", "kendall_b")) for r in rows
+    }
+    assert got == expected
+    assert {r["systems"] for r in rows} == {str(systems)}
