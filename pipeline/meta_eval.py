@@ -43,6 +43,26 @@ COLUMNS = (
     + [f"{m}_replicates" for m in corr.METHODS]
 )
 
+COMPARISON_COLUMNS = [
+    "profile", "level", "measure", "judgment", "metric_x", "metric_y", "method",
+    "delta", "p_value", "unit", "replicates", "seed", "alpha",
+]  # fmt: skip
+_STRINGS = {
+    "profile",
+    "level",
+    "metric",
+    "measure",
+    "judgment",
+    "resample",
+    "metric_x",
+    "metric_y",
+    "method",
+    "unit",
+}
+_INTEGERS = {"systems", "documents", "cells", "undefined", "replicates", "seed"} | {
+    f"{m}_{end}" for m in corr.METHODS for end in ("n", "replicates")
+}
+
 EPILOG = """\
 examples:
   rouge-pipeline meta-eval --run out/summeval --judgments human.jsonl.gz --output out/summeval-meta
@@ -50,6 +70,8 @@ examples:
   rouge-pipeline meta-eval --metric-scores scores.parquet --judgments human.jsonl.gz \\
       --judgment-columns litepyramid_recall --alpha 0.05 --duplicate-system ext/bart_out=bart_out_ext
       the REALSumm notebook: its duplicated system, per-document taus with p <= 0.05.
+  rouge-pipeline meta-eval --run out/summeval --judgments human.jsonl.gz --compare ROUGE-2,ROUGE-1
+      also test whether ROUGE-2 correlates better than ROUGE-1 (comparisons.csv).
 
 inputs (JSONL, JSONL.gz or Parquet), keyed by system and doc_id:
   --run DIR            a result folder: per_document/*.parquet (system, doc_id, metric,
@@ -62,7 +84,10 @@ inputs (JSONL, JSONL.gz or Parquet), keyed by system and doc_id:
 outputs: correlations.parquet and .csv (one row per profile, level, metric, measure,
 judgment: the four coefficients, their bootstrap intervals and the counts),
 correlations.md (Lin 2004 Table 1's shape: metrics as rows, profiles as columns),
-meta_eval.json (inputs, options, counts).  Without --output the Markdown is printed.
+meta_eval.json (inputs, options, counts); with --compare X,Y also comparisons.parquet and
+.csv: delta = r(X) - r(Y) and the one-sided permutation p-value of "X correlates better"
+(Deutsch et al. 2021's PERM tests, swapping the two metrics' standardized scores per
+cell, system or document).  Without --output the Markdown is printed.
 """
 
 
@@ -243,23 +268,28 @@ def matrices(series: dict, judged: dict, judgment: str, systems: list, documents
     row = {s: i for i, s in enumerate(systems)}
     col = {d: j for j, d in enumerate(documents)}
     for (system, doc_id), value in series.items():
-        x[row[system], col[doc_id]] = value
+        if system in row and doc_id in col:
+            x[row[system], col[doc_id]] = value
     for (system, doc_id), values in judged.items():
         z[row[system], col[doc_id]] = values[judgment]
     return x, z
 
 
+def grid(scores: dict, judged: dict) -> tuple[list, list, dict]:
+    """The systems and documents (sorted) that have a score and a judgment, and their judgments."""
+    keys = {k for s in scores.values() for k in s if k in judged}
+    judged_here = {k: v for k, v in judged.items() if k in keys}
+    return sorted({k[0] for k in keys}), sorted({k[1] for k in keys}), judged_here
+
+
 def correlation_rows(scores: dict, judged: dict, judgments: list[str], options) -> list[dict]:
     """One row per (profile, level, metric, measure, judgment)."""
-    keys = {k for s in scores.values() for k in s if k in judged}
-    systems = sorted({k[0] for k in keys})
-    documents = sorted({k[1] for k in keys})
+    systems, documents, judged_here = grid(scores, judged)
     measure_rank = {m: i for i, m in enumerate(MEASURES.values())}
     order = sorted(scores, key=lambda s: (s[0], metric_order(s[1]), measure_rank.get(s[2], 9), s[2]))
-    judged_here = {k: v for k, v in judged.items() if k in keys}
     rows = []
     for profile, metric, measure in order:
-        series = {k: v for k, v in scores[(profile, metric, measure)].items() if k in judged_here}
+        series = scores[(profile, metric, measure)]
         for judgment in judgments:
             x, z = matrices(series, judged_here, judgment, systems, documents)
             present = ~(np.isnan(x) | np.isnan(z))
@@ -293,6 +323,40 @@ def correlation_rows(scores: dict, judged: dict, judgments: list[str], options) 
                 )
                 row.update({f"{m}_n": result[m].n for m in corr.METHODS})
                 rows.append({c: row[c] for c in COLUMNS})
+    return rows
+
+
+def comparison_rows(scores: dict, judged: dict, judgments: list[str], pairs: list, options) -> list[dict]:
+    """One row per (profile, level, measure, judgment, compared pair, method)."""
+    systems, documents, judged_here = grid(scores, judged)
+    rows = []
+    for profile, measure in dict.fromkeys((p, m) for p, _, m in scores):
+        for metric_x, metric_y in pairs:
+            if (profile, metric_x, measure) not in scores or (profile, metric_y, measure) not in scores:
+                continue
+            for judgment in judgments:
+                x, z = matrices(
+                    scores[(profile, metric_x, measure)], judged_here, judgment, systems, documents
+                )
+                y, _ = matrices(
+                    scores[(profile, metric_y, measure)], judged_here, judgment, systems, documents
+                )
+                for level in options.levels:
+                    tests = corr.permutation_test(
+                        x, y, z, level, corr.METHODS, unit=options.permutation_unit,
+                        replicates=options.replicates, seed=options.seed,
+                        alpha=_alpha(options, level), undefined=options.undefined,
+                    )  # fmt: skip
+                    for method, test in tests.items():
+                        rows.append(
+                            {
+                                "profile": profile, "level": level, "measure": measure, "judgment": judgment,
+                                "metric_x": metric_x, "metric_y": metric_y, "method": method,
+                                "delta": _finite(test.delta), "p_value": _finite(test.p_value),
+                                "unit": options.permutation_unit, "replicates": test.replicates,
+                                "seed": options.seed, "alpha": _alpha(options, level),
+                            }
+                        )  # fmt: skip
     return rows
 
 
@@ -372,9 +436,9 @@ def _two(value) -> str:
     return "n/a" if value is None else "%.3f" % value
 
 
-def _csv(rows: list[dict]) -> str:
+def _csv(rows: list[dict], columns: list[str]) -> str:
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(text, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow(
@@ -383,22 +447,14 @@ def _csv(rows: list[dict]) -> str:
     return text.getvalue()
 
 
-def _parquet(rows: list[dict]) -> bytes:
+def _parquet(rows: list[dict], columns: list[str]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    types = {
-        "profile": pa.string(),
-        "level": pa.string(),
-        "metric": pa.string(),
-        "measure": pa.string(),
-        "judgment": pa.string(),
-        "resample": pa.string(),
-    }
-    ints = {"systems", "documents", "cells", "undefined", "replicates"} | {
-        f"{m}_{end}" for m in corr.METHODS for end in ("n", "replicates")
-    }
-    schema = pa.schema([(c, types.get(c, pa.int64() if c in ints else pa.float64())) for c in COLUMNS])
+    def kind(column):
+        return pa.string() if column in _STRINGS else pa.int64() if column in _INTEGERS else pa.float64()
+
+    schema = pa.schema([(c, kind(c)) for c in columns])
     sink = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink)
     return sink.getvalue()
@@ -429,6 +485,16 @@ def publish(folder: str, files: dict[str, bytes]) -> None:
 # --------------------------------------------------------------------------
 # The command
 # --------------------------------------------------------------------------
+
+
+def _pairs(values: Optional[list[str]]) -> list[tuple[str, str]]:
+    pairs = []
+    for value in values or []:
+        names = [part.strip() for part in value.split(",")]
+        if len(names) != 2 or not all(names) or names[0] == names[1]:
+            raise RougeConfigError(f"--compare takes two different metrics X,Y; got {value!r}")
+        pairs.append(tuple(names))
+    return pairs
 
 
 def _copies(values: Optional[list[str]]) -> list[tuple[str, str]]:
@@ -468,6 +534,10 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     if not scores:
         raise RougeInputError("no metric scores to correlate")
     rows = correlation_rows(scores, judged, judgments, options)
+    pairs = _pairs(args.compare)
+    if pairs and not args.replicates:
+        raise RougeConfigError("--compare needs --replicates > 0 (the permutations)")
+    comparisons = comparison_rows(scores, judged, judgments, pairs, options) if pairs else []
     if not rows or all(r["cells"] == 0 for r in rows):
         raise RougeInputError("no (system, doc_id) has both a metric score and a judgment")
     matched = {k for s in scores.values() for k in s if k in judged}
@@ -484,6 +554,8 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
             "undefined": args.undefined,
             "duplicate_systems": [f"{a}={b}" for a, b in copies],
             "metrics": wanted,
+            "compare": [f"{a},{b}" for a, b in pairs],
+            "permutation_unit": args.permutation_unit if pairs else None,
         },
         "counts": {
             "judged_pairs": len(judged),
@@ -500,8 +572,16 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         publish(
             args.output,
             {
-                "correlations.parquet": _parquet(rows),
-                "correlations.csv": _csv(rows).encode("utf-8"),
+                "correlations.parquet": _parquet(rows, COLUMNS),
+                "correlations.csv": _csv(rows, COLUMNS).encode("utf-8"),
+                **(
+                    {
+                        "comparisons.parquet": _parquet(comparisons, COMPARISON_COLUMNS),
+                        "comparisons.csv": _csv(comparisons, COMPARISON_COLUMNS).encode("utf-8"),
+                    }
+                    if pairs
+                    else {}
+                ),
                 "correlations.md": text.encode("utf-8"),
                 "meta_eval.json": (json.dumps(record, indent=1) + "\n").encode("utf-8"),
             },
@@ -573,6 +653,19 @@ def register(subparsers) -> argparse.ArgumentParser:
         action="append",
         metavar="SYSTEM=COPY",
         help="count SYSTEM twice, the copy named COPY (the REALSumm notebook's bart_out); repeatable",
+    )
+    stats.add_argument(
+        "--compare",
+        action="append",
+        metavar="X,Y",
+        help="permutation test: does metric X correlate better than metric Y? (repeatable; "
+        "uses --replicates and --seed)",
+    )
+    stats.add_argument(
+        "--permutation-unit",
+        choices=corr.PERMUTATION_UNITS,
+        default="both",
+        help="swap X's and Y's scores per cell (both, the default), per system or per document",
     )
     parser.set_defaults(handler=meta_eval_command)
     return parser

@@ -318,3 +318,35 @@ def test_undefined_as_zero(tmp_path):
     ]
     assert float(row["kendall_b"]) == pytest.approx((taus[0] + 0 + taus[1]) / 3, abs=1e-12)
     assert not math.isnan(float(row["kendall_b"]))
+
+
+def test_compare_two_metrics_with_the_permutation_test(tmp_path, capsys):
+    out = tmp_path / "meta"
+    args = ["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
+            "--output", str(out), "--replicates", "40", "--compare", "ROUGE-1,ROUGE-2",
+            "--permutation-unit", "systems"]  # fmt: skip
+    assert cli.main(args) == 0
+    with open(out / "comparisons.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    # 3 measures x 1 judgment x 2 levels x 4 methods
+    assert len(rows) == 24
+    row = next(r for r in rows if (r["level"], r["measure"], r["method"]) == ("system", "R", "pearson"))
+    assert (row["metric_x"], row["metric_y"], row["unit"], row["replicates"]) == (
+        "ROUGE-1",
+        "ROUGE-2",
+        "systems",
+        "40",
+    )
+    z = [np.mean(HUMAN[s]) for s in SYSTEMS]
+    delta = (
+        stats.pearsonr([np.mean(ROUGE1[s]) for s in SYSTEMS], z)[0]
+        - stats.pearsonr([np.mean(ROUGE2[s]) for s in SYSTEMS], z)[0]
+    )
+    assert float(row["delta"]) == pytest.approx(delta, abs=1e-12)
+    assert 0 <= float(row["p_value"]) <= 1
+    assert pq.read_table(out / "comparisons.parquet").num_rows == 24
+    assert cli.main([*args[:-4], "--replicates", "0", "--output", str(tmp_path / "other")]) == 0
+    assert cli.main([*args[:5], "--replicates", "0", "--compare", "ROUGE-1,ROUGE-2"]) == 2
+    assert "--compare needs --replicates" in capsys.readouterr().err
+    assert cli.main([*args[:5], "--compare", "ROUGE-1"]) == 2
+    assert "two different metrics" in capsys.readouterr().err
