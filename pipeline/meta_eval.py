@@ -522,6 +522,9 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         raise RougeConfigError(
             f"output folder {args.output} exists and is not empty; choose another --output"
         )
+    pairs = _pairs(args.compare)
+    if pairs and not args.replicates:
+        raise RougeConfigError("--compare needs --replicates > 0 (the permutations)")
     judged, judgments = load_judgments(args.judgments, _split(args.judgment_columns))
     scores, source = load_metric_scores(args.run, args.metric_scores, _split(args.metric_columns), judgments)
     wanted = _split(args.metrics)
@@ -534,9 +537,6 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     if not scores:
         raise RougeInputError("no metric scores to correlate")
     rows = correlation_rows(scores, judged, judgments, options)
-    pairs = _pairs(args.compare)
-    if pairs and not args.replicates:
-        raise RougeConfigError("--compare needs --replicates > 0 (the permutations)")
     comparisons = comparison_rows(scores, judged, judgments, pairs, options) if pairs else []
     if not rows or all(r["cells"] == 0 for r in rows):
         raise RougeInputError("no (system, doc_id) has both a metric score and a judgment")
