@@ -80,6 +80,10 @@ inputs (JSONL, JSONL.gz or Parquet), keyed by system and doc_id:
                        [, profile]) or wide (system, doc_id, one numeric column per metric,
                        measure "score").
   --judgments F        system, doc_id and one or more numeric judgment columns.
+A (system, doc_id) missing from either table, or whose value is null or NaN, is left out
+of both (counted in meta_eval.json).  At the summary level a document whose scores are
+constant over the systems has no correlation: it is left out and counted (`undefined`),
+or counted as 0 with --undefined zero.
 
 outputs: correlations.parquet and .csv (one row per profile, level, metric, measure,
 judgment: the four coefficients, their bootstrap intervals and the counts),
