@@ -297,3 +297,31 @@ def test_realsumm_system_level_from_the_released_scores(realsumm, tmp_path, syst
     }
     assert got == expected
     assert {r["systems"] for r in rows} == {str(systems)}
+
+
+@pytest.mark.slow
+def test_summeval_pipeline_run_then_meta_eval_equals_scipy_on_the_perl_scores(summeval, tmp_path):
+    from tests.pipeline.runs import run_pipeline, write_jsonl
+
+    cases, human = summeval
+    inputs = write_jsonl(tmp_path / "ref0.jsonl", [dict(c, references=c["references"][:1]) for c in cases])
+    run_pipeline(tmp_path / "run", [inputs], flags="-c 95 -r 1000 -n 4 -m -2 4 -u")
+    rows = meta_eval(
+        tmp_path,
+        "--run", tmp_path / "run",
+        "--judgments", SHARED_DATA / "summeval" / "human.jsonl.gz",
+        "--judgment-columns", "relevance",
+        "--replicates", "0",
+    )  # fmt: skip
+    golden = golden_scores(SUMMEVAL_GOLDEN)
+    assert len(rows) == 6 * 3 * 2
+    for row in rows:
+        x, z = matrices(golden, human, row["metric"], MEASURES[row["measure"]], "relevance")
+        if row["level"] == "system":
+            x, z = [math.fsum(r) / 100 for r in x.tolist()], [math.fsum(r) / 100 for r in z.tolist()]
+            expected = {m: f(x, z)[0] for m, f in SCIPY.items()}
+        else:
+            expected = {m: np.mean([f(x[:, j], z[:, j])[0] for j in range(100) if len(set(x[:, j])) > 1])
+                        for m, f in SCIPY.items()}  # fmt: skip
+        for method, value in expected.items():
+            assert float(row[method]) == pytest.approx(value, abs=1e-9), (row["metric"], row["level"], method)
