@@ -3,6 +3,7 @@
 rouge-pipeline score ...      pipeline/score.py: score on this machine, no Beam
 rouge-pipeline run ...        pipeline/run_command.py: the Beam pipeline
 rouge-pipeline compare ...    pipeline/compare.py: two result folders, an exit status
+rouge-pipeline meta-eval ...  pipeline/meta_eval.py: correlation with human judgments
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rouge_core import RougeConfigError, RougeInputError, __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pipeline import compare, run_command, score
+    from pipeline import compare, meta_eval, run_command, score
 
     parser = argparse.ArgumentParser(
         prog="rouge-pipeline",
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (score, run_command, compare):
+    for module in (score, run_command, compare, meta_eval):
         module.register(commands)
     for sub in commands.choices.values():
         sub.allow_abbrev = False  # --out must not silently mean --output

@@ -169,9 +169,13 @@ def counter_bits(key: str, replicates: int, seed: int) -> np.ndarray:
     splitmix64(h + r * gamma) with h = stable_hash(f"{seed}\\x1f{key}"), so the
     bits of replicate r depend only on (seed, key, r) (a counter-based generator).
     """
-    base = np.uint64(stable_hash(f"{seed}\x1f{key}"))
+    return _stream_bits(f"{seed}\x1f{key}", replicates)
+
+
+def _stream_bits(name: str, count: int) -> np.ndarray:
+    base = np.uint64(stable_hash(name))
     with np.errstate(over="ignore"):
-        return _splitmix64(base + np.arange(replicates, dtype=np.uint64) * _GOLDEN_GAMMA)
+        return _splitmix64(base + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
 
 
 def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
@@ -185,8 +189,17 @@ def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
         >>> round(float(w.mean()), 1), int(w.min())
         (1.0, 0)
     """
-    uniform = (counter_bits(key, replicates, seed) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    uniform = counter_uniforms(f"{seed}\x1f{key}", replicates)
     return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
+
+
+def counter_uniforms(key: str, count: int) -> np.ndarray:
+    """Draws 0 .. count-1 of the stream named `key`: uniform on [0, 1), 53 bits each.
+
+    Draw k is splitmix64(stable_hash(key) + k * golden gamma): a pure function of
+    (key, k), so any draw can be made anywhere, in any order, on any machine.
+    """
+    return (_stream_bits(key, count) >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:

@@ -1,12 +1,12 @@
-import os
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 GOLDEN = Path(__file__).parent / "golden" / "rouge155"
-# ../shared/data beside the checkout; ROUGE_SHARED_DATA points elsewhere (e.g. from a git worktree).
-SHARED_DATA = Path(os.environ.get("ROUGE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+# ../shared/data next to the checkout, or wherever ROUGE_SHARED_DATA points (a worktree elsewhere).
+SHARED_DATA = Path(os.environ.get("ROUGE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
 def read_jsonl(path):
