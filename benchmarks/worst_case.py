@@ -97,26 +97,33 @@ def write_input(kind: str, folder: Path) -> Path:
 
 
 def pipeline_case(kind: str, workdir: Path) -> dict:
-    import resource
+    """Write the input in one process, run the pipeline in another, and return the
+    pipeline process's own peak RSS (os.wait4), untouched by the writer's memory."""
+    import os
     import time
 
-    data = write_input(kind, workdir / kind)
+    subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(REPO)!r}); from pathlib import Path; "
+         f"from benchmarks.worst_case import write_input; write_input({kind!r}, Path({str(workdir / kind)!r}))"],
+        check=True,
+    )
     out = workdir / f"out-{kind}"
     started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "pipeline", "run", "--input", str(data.parent / "*"), "--output", str(out),
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "run", "--input", str(workdir / kind / "*"), "--output", str(out),
          "--rouge-args", "-n 2 -m -r 100", "--runner", "FnApiRunner"],
-        capture_output=True, text=True, cwd=REPO,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO,
     )
+    stderr = process.stderr.read().decode()
+    _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     record = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
     errors_bytes = sum(p.stat().st_size for p in (out / "errors").glob("*")) if out.exists() else 0
     return {
         "seconds": seconds,
-        "peak_mib": peak,
-        "exit": done.returncode,
-        "counts": record.get("counts", {}).get("errors_by_reason", done.stderr[-300:]),
+        "peak_mib": usage.ru_maxrss / 1024,
+        "exit": os.waitstatus_to_exitcode(status),
+        "counts": record.get("counts", {}).get("errors_by_reason", stderr[-300:]),
         "errors_bytes": errors_bytes,
     }
 

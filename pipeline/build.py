@@ -22,18 +22,14 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     settings = config.settings()
     stats = config.statistics
     read = p | "ReadSummaries" >> ReadSummaries(
-        config.input,
-        inputs["candidates"],
-        inputs["references"],
-        inputs["missing"],
-        config.run.progress_seconds,
+        config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds
     )
     keep_conflicts = config.input.conflicting_references == "keep"
     grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(keep_conflicts)
     scored = grouped.documents | "ScoreDocuments" >> beam.ParDo(
         ScoreDocumentFn(settings, config.run.progress_seconds)
     ).with_outputs(ERRORS, main="documents")
-    errors = (read["errors"], grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
+    errors = (grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
     error_count = errors | "CountErrors" >> beam.combiners.Count.Globally()
 
     per_metric = scored.documents | "KeyBySystemAndMetric" >> beam.FlatMap(
@@ -86,7 +82,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     errors | "WriteErrors" >> tables.WriteErrors(staging, error_count)
     counts = {
-        "rows_read": read["rows_read"] | "SumRowsRead" >> beam.CombineGlobally(sum),
+        "read_counts": read["counts"] | "SumReadCounts" >> beam.CombineGlobally(tables.merge_read_counts),
         "scored": scored.documents | "CountScored" >> beam.combiners.Count.Globally(),
         "errors_by_reason": errors
         | "ReasonOf" >> beam.Map(lambda e: e.reason)

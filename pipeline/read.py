@@ -278,30 +278,55 @@ def _decode(value, invalid_utf8: str):
     return value
 
 
-class ReadRowsFn(beam.DoFn):
-    """A file path in, its parsed rows out (`SourceRow`); bad lines to ERRORS."""
+class ReadFileFn(beam.DoFn):
+    """A file path in; its parsed rows out (`Candidate`, or `ReferenceRow` for a
+    reference file).  Its bad rows never enter the graph: they are written, as they
+    are found, to the file's own part of the errors table (`ErrorFileWriter`), so
+    a file of millions of bad lines costs bounded memory.  COUNTS gets, per file,
+    (rows read, {reason: error rows}): every row read is one output or one error.
+    """
 
-    def __init__(self, config: InputConfig, fields: frozenset[str], progress_seconds: float = 30.0):
+    def __init__(self, config: InputConfig, kind: str, joined: bool, errors_folder: str, progress_seconds: float):
         self.config = config
-        self.fields = fields
+        self.kind = kind
+        self.joined = joined
+        self.errors_folder = errors_folder
         self.progress = Progress("reading", progress_seconds)
 
     def setup(self):
+        self.fields = used_fields(self.config)
+        self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
         self.progress.start()
 
-    def process(self, path: str):
-        rows = 0
-        for item in iter_rows(path, self.config, self.fields):
-            if isinstance(item, SourceRow):
-                rows += 1
-                self.progress.add("rows")
-                yield item
+    def _parse(self, item: SourceRow):
+        with isolated(item.source, item.position, "parsing") as out:
+            if self.kind == "candidates":
+                out.append(parse_candidate(item, self.config, self.joined, self.pattern))
             else:
-                rows += item.reason not in FILE_LEVEL_REASONS
-                self.progress.add("bad rows")
-                yield beam.pvalue.TaggedOutput(ERRORS, item)
-        # Every row read becomes exactly one SourceRow or one error row.
-        yield beam.pvalue.TaggedOutput(COUNTS, rows)
+                out.append(parse_reference(item, self.config))
+        return out[0]
+
+    def process(self, path: str):
+        from pipeline.tables import ErrorFileWriter
+
+        rows = 0
+        errors = ErrorFileWriter(self.errors_folder, path)
+        try:
+            for item in iter_rows(path, self.config, self.fields):
+                if isinstance(item, SourceRow):
+                    rows += 1
+                    item = self._parse(item)
+                else:
+                    rows += item.reason not in FILE_LEVEL_REASONS
+                if isinstance(item, ErrorRecord):
+                    self.progress.add("bad rows")
+                    errors.add(item)
+                else:
+                    self.progress.add("rows")
+                    yield item
+        finally:
+            errors.close()
+        yield beam.pvalue.TaggedOutput(COUNTS, (rows, dict(errors.by_reason)))
 
 
 FILE_LEVEL_REASONS = ("missing_path", "unreadable_file")
@@ -408,36 +433,6 @@ def parse_reference(item: SourceRow, c: InputConfig):
     return ReferenceRow(doc_id, [row[field]], reference_id, source, position)
 
 
-class ParseCandidateFn(beam.DoFn):
-    """A `SourceRow` of a candidate file in, a `Candidate` out (or an error)."""
-
-    def __init__(self, config: InputConfig, joined: bool):
-        self.config = config
-        self.joined = joined
-
-    def setup(self):
-        self._system_pattern = (
-            re.compile(self.config.system_from_path) if self.config.system_from_path else None
-        )
-
-    def process(self, item: SourceRow):
-        with isolated(item.source, item.position, "parsing") as out:
-            out.append(parse_candidate(item, self.config, self.joined, self._system_pattern))
-        yield from tagged(out)
-
-
-class ParseReferenceFn(beam.DoFn):
-    """A `SourceRow` of a reference file in, a `ReferenceRow` out (or an error)."""
-
-    def __init__(self, config: InputConfig):
-        self.config = config
-
-    def process(self, item: SourceRow):
-        with isolated(item.source, item.position, "parsing") as out:
-            out.append(parse_reference(item, self.config))
-        yield from tagged(out)
-
-
 class _Isolated(list):
     pass
 
@@ -516,8 +511,9 @@ class ReadSummaries(beam.PTransform):
 
     Output: a dict of PCollections: "candidates" (Candidate), "references"
     (ReferenceRow: list form with reference_id None, one reference per row with
-    a reference_id, "" when the row has none), "errors" (ErrorRecord) and
-    "rows_read" (rows read per file, for the `input = scored + errors` check).
+    a reference_id, "" when the row has none) and "counts" ((rows read, {reason:
+    error rows}) per file, for the `input = scored + errors` check); the bad rows
+    themselves are already in `errors_folder`.
     """
 
     def __init__(
@@ -525,50 +521,27 @@ class ReadSummaries(beam.PTransform):
         config: InputConfig,
         candidate_files: list[str],
         reference_files: list[str],
-        missing: list[ErrorRecord],
+        errors_folder: str,
         progress_seconds: float = 30.0,
     ):
         super().__init__()
         self.config = config
-        self.progress_seconds = progress_seconds
         self.candidate_files = candidate_files
         self.reference_files = reference_files
-        self.missing = missing
+        self.errors_folder = errors_folder
+        self.progress_seconds = progress_seconds
 
-    def _reader(self) -> ReadRowsFn:
-        return ReadRowsFn(self.config, used_fields(self.config), self.progress_seconds)
+    def _read(self, pbegin, kind: str, files: list[str]):
+        reader = ReadFileFn(self.config, kind, not self.reference_files, self.errors_folder, self.progress_seconds)
+        name = kind.capitalize()
+        return (
+            pbegin
+            | f"List{name}Files" >> beam.Create(files)
+            | f"Read{name}" >> beam.ParDo(reader).with_outputs(COUNTS, main=kind)
+        )
 
     def expand(self, pbegin):
-        joined = not self.reference_files
-        candidates = (
-            pbegin
-            | "ListCandidateFiles" >> beam.Create(self.candidate_files)
-            | "ReadCandidateRows" >> beam.ParDo(self._reader()).with_outputs(ERRORS, COUNTS, main="rows")
-        )
-        parsed = candidates.rows | "ParseCandidates" >> beam.ParDo(
-            ParseCandidateFn(self.config, joined)
-        ).with_outputs(ERRORS, main="candidates")
-        error_parts = [
-            candidates[ERRORS],
-            parsed[ERRORS],
-            pbegin | "MissingPaths" >> beam.Create(self.missing),
-        ]
-        count_parts = [candidates[COUNTS]]
-        result = {"candidates": parsed.candidates}
-        if joined:
-            result["references"] = pbegin | "NoReferenceFiles" >> beam.Create([])
-        else:
-            references = (
-                pbegin
-                | "ListReferenceFiles" >> beam.Create(self.reference_files)
-                | "ReadReferenceRows" >> beam.ParDo(self._reader()).with_outputs(ERRORS, COUNTS, main="rows")
-            )
-            parsed_refs = references.rows | "ParseReferences" >> beam.ParDo(
-                ParseReferenceFn(self.config)
-            ).with_outputs(ERRORS, main="references")
-            result["references"] = parsed_refs.references
-            error_parts += [references[ERRORS], parsed_refs[ERRORS]]
-            count_parts.append(references[COUNTS])
-        result["errors"] = error_parts | "FlattenReadErrors" >> beam.Flatten()
-        result["rows_read"] = count_parts | "FlattenRowCounts" >> beam.Flatten()
-        return result
+        candidates = self._read(pbegin, "candidates", self.candidate_files)
+        references = self._read(pbegin, "references", self.reference_files)
+        counts = (candidates[COUNTS], references[COUNTS]) | "FlattenReadCounts" >> beam.Flatten()
+        return {"candidates": candidates.candidates, "references": references.references, "counts": counts}

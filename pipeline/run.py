@@ -42,7 +42,7 @@ def resolve_inputs(config: RunConfig) -> dict:
     references, missing_refs, reference_size = expand_globs(config.input.references)
     if missing + missing_refs:
         raise RougeConfigError("; ".join(e.message for e in missing + missing_refs))
-    return {"candidates": candidates, "references": references, "missing": [], "bytes": size + reference_size}
+    return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
 def fingerprint(path: str) -> dict:

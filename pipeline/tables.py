@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from typing import Optional
 
 import apache_beam as beam
@@ -220,6 +221,45 @@ def _sort_key(e: ErrorRecord):
     )
 
 
+class ErrorFileWriter:
+    """The errors table's part for one input file, `errors/file-<hash of path>.{jsonl,parquet}`,
+    written as the file is read, in its order, in batches: memory stays bounded
+    however many rows are bad.  Opened at the first error (a clean file writes
+    nothing); a retried read rewrites the same bytes."""
+
+    BATCH = 10_000
+
+    def __init__(self, folder: str, source: str):
+        self.name = FileSystems.join(folder, "errors", f"file-{stable_hash(source):016x}")
+        self.by_reason: Counter = Counter()
+        self.pending: list[dict] = []
+        self.jsonl = self.parquet = self.parquet_file = None
+
+    def add(self, error: ErrorRecord) -> None:
+        self.by_reason[error.reason] += 1
+        self.pending.append(dict(zip(ERROR_COLUMNS, error)))
+        if len(self.pending) >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        if self.jsonl is None:
+            self.jsonl = FileSystems.create(self.name + ".jsonl")
+            self.parquet_file = FileSystems.create(self.name + ".parquet")
+            self.parquet = pq.ParquetWriter(self.parquet_file, ERROR_SCHEMA)
+        self.jsonl.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.pending).encode("utf-8"))
+        self.parquet.write_table(pa.Table.from_pylist(self.pending, schema=ERROR_SCHEMA))
+        self.pending = []
+
+    def close(self) -> None:
+        self._flush()
+        if self.jsonl is not None:
+            self.jsonl.close()
+            self.parquet.close()
+            self.parquet_file.close()
+
+
 ERRORS_PER_SHARD = 100_000
 
 
@@ -230,8 +270,10 @@ def error_shards(count: int) -> int:
 
 
 class WriteErrors(beam.PTransform):
-    """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: sharded by a stable hash of where
-    the row came from, sorted by source and position within each shard."""
+    """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: the rows that failed after reading
+    (grouping, scoring), sharded by a stable hash of where the row came from, sorted
+    by source and position within each shard.  (Rows that failed while being read
+    are in errors/file-*, written by the reader.)"""
 
     def __init__(self, staging: str, count):
         super().__init__()
@@ -264,7 +306,7 @@ class WriteErrors(beam.PTransform):
 def write_counts(
     _,
     staging: str,
-    rows_read: int,
+    read_counts: tuple,
     scored: int,
     errors_by_reason: list,
     reference_rows: int,
@@ -275,11 +317,13 @@ def write_counts(
     """The run's counts, for run.json.  Systems that scored fewer than all documents
     are listed: their averages are over different document sets."""
     by_system = dict(sorted(documents_by_system))
+    rows_read, read_errors = read_counts
+    by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
     counts = {
         "rows_read": rows_read,
         "scored": scored,
-        "errors": sum(n for _, n in errors_by_reason),
-        "errors_by_reason": dict(sorted(errors_by_reason)),
+        "errors": sum(by_reason.values()),
+        "errors_by_reason": dict(sorted(by_reason.items())),
         "reference_rows": reference_rows,
         "reference_rows_unused": reference_rows_unused,
         "documents": documents,
@@ -298,3 +342,12 @@ def read_system_rows(folder: str) -> list[dict]:
 def read_json(path: str) -> Optional[dict]:
     with FileSystems.open(path) as fh:
         return json.loads(fh.read().decode("utf-8"))
+
+
+def merge_read_counts(counts) -> tuple:
+    """Per-file (rows, {reason: n}) summed over files."""
+    rows, by_reason = 0, Counter()
+    for n, reasons in counts:
+        rows += n
+        by_reason.update(reasons)
+    return rows, dict(by_reason)

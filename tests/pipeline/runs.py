@@ -50,9 +50,9 @@ def table_bytes(folder: Path) -> dict[str, bytes]:
 
 
 def read_errors(folder: Path) -> list[dict]:
-    """Every row of the errors table, from all of its shards, in shard order."""
+    """Every row of the errors table: the readers' parts (file-*) and the graph's shards (part-*)."""
     return [
         json.loads(line)
-        for part in sorted((folder / "errors").glob("part-*.jsonl"))
+        for part in sorted((folder / "errors").glob("*.jsonl"))
         for line in part.read_text(encoding="utf-8").splitlines()
     ]
