@@ -78,7 +78,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
             >> beam.Map(write_significance_tables, staging, settings.metric_tags(), test.describe())
         )
     scored.documents | "WritePerDocument" >> tables.WritePerDocument(
-        staging, config.output.per_document_shards
+        staging, config.output.per_document_shards, config.output.per_document_formats
     )
     errors | "WriteErrors" >> tables.WriteErrors(staging, error_count)
     counts = {

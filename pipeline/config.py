@@ -37,6 +37,7 @@ Every section and key, with its default:
     folder = "out/run"
     overwrite = false               # true: replace an existing result folder atomically
     per_document_shards = 1         # 1 to 10,000
+    per_document_formats = ["parquet"]  # also "csv" and/or "jsonl"
 
     [run]
     strict = false                  # any bad row fails the run
@@ -106,6 +107,7 @@ class OutputConfig:
     folder: str = "out/run"
     overwrite: bool = False
     per_document_shards: int = 1
+    per_document_formats: tuple[str, ...] = ("parquet",)
 
 
 @dataclass(frozen=True)

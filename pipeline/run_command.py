@@ -52,6 +52,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
         rouge_eval_ids=args.eval_ids,
         run_strict=True if args.strict else None,
         significance_baseline=args.baseline,
+        output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), OUR_OPTIONS)
     settings = config.settings()
@@ -104,7 +105,13 @@ def register(commands) -> argparse.ArgumentParser:
         "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
     )
     io_group.add_argument("--output", metavar="DIR", help="result folder")
-    io_group.add_argument("--overwrite", action="store_true", help="replace an existing result folder")
+    io_group.add_argument(
+        "--overwrite", action="store_true", help="replace a previous result folder of this tool (nothing else)"
+    )
+    io_group.add_argument(
+        "--per-document-format", action="append", choices=["csv", "jsonl"],
+        help="also write per-document scores as CSV or JSON Lines next to the Parquet shards (repeatable)",
+    )
     add_rouge_options(run)
     run.set_defaults(rouge_args=None, eval_ids=None)
     control = run.add_argument_group("run control")

@@ -164,13 +164,15 @@ def write_table(folder: str, stem: str, rows: list[dict], schema: pa.Schema, mar
 
 
 class WritePerDocument(beam.PTransform):
-    """per_document/part-NNNNN-of-MMMMM.parquet: one row per (system, doc_id, metric),
-    sharded by a stable hash of (system, doc_id) and sorted within each shard."""
+    """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
+    per (system, doc_id, metric), sharded by a stable hash of (system, doc_id) and
+    sorted within each shard."""
 
-    def __init__(self, staging: str, shards: int):
+    def __init__(self, staging: str, shards: int, formats: tuple = ("parquet",)):
         super().__init__()
         self.staging = staging
         self.shards = shards
+        self.formats = formats
 
     def expand(self, documents):
         shards = self.shards
@@ -203,10 +205,13 @@ class WritePerDocument(beam.PTransform):
             for d in sorted((d for d in documents if d is not None), key=lambda d: (d.system, d.doc_id))
             for tag, s in d.scores.items()
         ]
-        name = f"part-{shard:05d}-of-{self.shards:05d}.parquet"
-        _write_bytes(
-            FileSystems.join(self.staging, "per_document", name), _parquet_bytes(rows, DOCUMENT_SCHEMA)
-        )
+        name = FileSystems.join(self.staging, "per_document", f"part-{shard:05d}-of-{self.shards:05d}")
+        _write_bytes(name + ".parquet", _parquet_bytes(rows, DOCUMENT_SCHEMA))
+        if "csv" in self.formats:
+            _write_bytes(name + ".csv", csv_text(rows, DOCUMENT_SCHEMA.names).encode("utf-8"))
+        if "jsonl" in self.formats:
+            lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            _write_bytes(name + ".jsonl", lines.encode("utf-8"))
         return name
 
 

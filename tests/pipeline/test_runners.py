@@ -24,13 +24,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def job_service():
+def _serve(module: str, port_flag: str, what: str):
+    """Start a Beam service on a free loopback port; yield its address; stop it."""
     port = _free_port()
     service = subprocess.Popen(
-        [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "--port", str(port)],
+        [sys.executable, "-m", module, f"{port_flag}={port}"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        # The pool starts each worker as `python ...` from PATH: this interpreter's.
+        env=dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"),
     )
     try:
         deadline = time.monotonic() + 60
@@ -40,12 +43,42 @@ def job_service():
                 break
             except OSError:
                 if time.monotonic() > deadline or service.poll() is not None:
-                    pytest.fail("Beam's local job service did not start")
+                    pytest.fail(f"{what} did not start")
                 time.sleep(0.2)
         yield f"localhost:{port}"
     finally:
         service.terminate()
         service.wait(timeout=30)
+
+
+@pytest.fixture
+def job_service():
+    yield from _serve("apache_beam.runners.portability.local_job_service_main", "--port", "Beam's local job service")
+
+
+@pytest.fixture
+def worker_pool():
+    """An SDK worker pool in its own process, reached over gRPC, as the workers of a
+    Flink or Spark cluster are (`--environment_type=EXTERNAL`)."""
+    yield from _serve("apache_beam.runners.worker.worker_pool_main", "--service_port", "the SDK worker pool")
+
+
+def test_portable_runner_with_external_workers_gives_the_same_tables(tmp_path, job_service, worker_pool):
+    data = [write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::2]) for i in range(2)]
+    run_pipeline(tmp_path / "direct", data, flags=FLAGS)
+    record = run_pipeline(
+        tmp_path / "external",
+        data,
+        flags=FLAGS,
+        beam_args=[
+            "--runner=PortableRunner",
+            f"--job_endpoint={job_service}",
+            "--environment_type=EXTERNAL",
+            f"--environment_config={worker_pool}",
+        ],
+    )
+    assert record["runner"] == "PortableRunner" and record["counts"]["scored"] == 48
+    assert table_bytes(tmp_path / "external") == table_bytes(tmp_path / "direct")
 
 
 def test_portable_runner_gives_the_same_tables(tmp_path, job_service):
