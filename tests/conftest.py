@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,3 +16,22 @@ def read_jsonl(path):
 @pytest.fixture
 def golden():
     return GOLDEN
+
+
+def require_kernel(name: str) -> str:
+    """The scoring path `name` ("python" or "c"); "c" skips when the compiled kernel
+    is not built, and fails instead when the environment variable CI is set."""
+    from rouge_core import kernel_info
+
+    if name == "c" and not kernel_info()["available"]:
+        message = "the compiled kernel is not built (pip install -e . with a C compiler)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return name
+
+
+@pytest.fixture(params=["python", "c"])
+def kernel(request):
+    """Each test using it runs on both scoring paths: the pure-Python reference and the kernel."""
+    return require_kernel(request.param)
