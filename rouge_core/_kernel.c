@@ -243,6 +243,139 @@ static int pnum_from_object(PyObject *o, PNum *out, int *bail) {
 }
 static PyObject *pnum_object(PNum x) { return x.is_int ? PyLong_FromLongLong(x.i) : PyFloat_FromDouble(x.d); }
 
+
+/* ------------------------------------------------------------------ the -m stemmer */
+/* rouge_core.stem.porter_stem, ported: the script's regular expressions are
+ * sequences of character classes, each once or repeated (`*`); an optional group
+ * `( )?` is written out as two patterns.  `matches` is a backtracking matcher
+ * for exactly these (anchored at the start; at the end too for a full match),
+ * so the conditions are the regexes' own, not a re-derivation of Porter's
+ * measure.  Suffix rules take the longest listed suffix, which is what a
+ * left-to-right search for `(a|b|...)$` finds. */
+typedef struct { const uint8_t *cls; int star; } Item;
+static uint8_t NV[256], NVY[256], VY[256], V5[256], CVC_END[256];
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) {
+        int v5 = c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u';
+        NV[c] = !v5;
+        NVY[c] = !v5 && c != 'y';
+        VY[c] = v5 || c == 'y';
+        V5[c] = v5;
+        CVC_END[c] = !v5 && c != 'w' && c != 'x' && c != 'y';
+    }
+}
+
+static int match_items(const Item *it, int ni, const char *s, int n, int pos, int full) {
+    if (ni == 0) return !full || pos == n;
+    if (!it->star) return pos < n && it->cls[(uint8_t)s[pos]] && match_items(it + 1, ni - 1, s, n, pos + 1, full);
+    int end = pos;
+    while (end < n && it->cls[(uint8_t)s[end]]) end++;
+    for (int p = end; p >= pos; p--)
+        if (match_items(it + 1, ni - 1, s, n, p, full)) return 1;
+    return 0;
+}
+
+#define C_ {NV, 0}, {NVY, 1}
+#define V_ {VY, 0}, {V5, 1}
+static const Item MGR0_A[] = {C_, V_, C_}, MGR0_B[] = {V_, C_};
+static const Item MEQ1_A[] = {C_, V_, C_, V_}, MEQ1_B[] = {C_, V_, C_}, MEQ1_C[] = {V_, C_, V_}, MEQ1_D[] = {V_, C_};
+static const Item MGR1_A[] = {C_, V_, C_, V_, C_}, MGR1_B[] = {V_, C_, V_, C_};
+static const Item VIS_A[] = {C_, {VY, 0}}, VIS_B[] = {{VY, 0}};
+static const Item CVC_[] = {C_, {VY, 0}, {CVC_END, 0}};
+#define N_(a) ((int)(sizeof(a) / sizeof(Item)))
+#define M_(a, s, n, full) match_items(a, N_(a), s, n, 0, full)
+
+static int mgr0(const char *s, int n) { return M_(MGR0_A, s, n, 0) || M_(MGR0_B, s, n, 0); }
+static int mgr1(const char *s, int n) { return M_(MGR1_A, s, n, 0) || M_(MGR1_B, s, n, 0); }
+static int meq1(const char *s, int n) {
+    return M_(MEQ1_A, s, n, 1) || M_(MEQ1_B, s, n, 1) || M_(MEQ1_C, s, n, 1) || M_(MEQ1_D, s, n, 1);
+}
+static int vowel_in_stem(const char *s, int n) { return M_(VIS_A, s, n, 0) || M_(VIS_B, s, n, 0); }
+static int cvc(const char *s, int n) { return M_(CVC_, s, n, 1); }
+
+static int ends(const char *w, int n, const char *suffix) {
+    int k = (int)strlen(suffix);
+    return n >= k && memcmp(w + n - k, suffix, k) == 0;
+}
+/* The longest suffix of the list (pairs: suffix, replacement) that w ends with, or -1. */
+static int longest(const char *const *list, int count, const char *w, int n) {
+    int best = -1, best_len = 0;
+    for (int i = 0; i < count; i++) {
+        int k = (int)strlen(list[2 * i]);
+        if (k > best_len && ends(w, n, list[2 * i])) { best = i; best_len = k; }
+    }
+    return best;
+}
+static const char *const STEP2[] = {
+    "ational", "ate", "tional", "tion", "enci", "ence", "anci", "ance", "izer", "ize", "bli", "ble",
+    "alli", "al", "entli", "ent", "eli", "e", "ousli", "ous", "ization", "ize", "ation", "ate",
+    "ator", "ate", "alism", "al", "iveness", "ive", "fulness", "ful", "ousness", "ous", "aliti", "al",
+    "iviti", "ive", "biliti", "ble", "logi", "log"};
+static const char *const STEP3[] = {"icate", "ic", "ative", "", "alize", "al", "iciti", "ic",
+                                    "ical", "ic", "ful", "", "ness", ""};
+static const char *const STEP4[] = {"al", "", "ance", "", "ence", "", "er", "", "ic", "", "able", "",
+                                    "ible", "", "ant", "", "ement", "", "ou", "", "ism", "", "ate", "",
+                                    "iti", "", "ous", "", "ive", "", "ize", ""};
+
+/* porter_stem on w[0..n) in place (w has room for n + 8 bytes); returns the new length. */
+static int porter(char *w, int n) {
+    if (n < 3) return n;
+    int initial_y = w[0] == 'y';
+    if (initial_y) w[0] = 'Y';
+    /* Step 1a */
+    if (ends(w, n, "sses") || ends(w, n, "ies")) n -= 2;
+    else if (n >= 2 && w[n - 1] == 's' && w[n - 2] != 's') n -= 1;
+    /* Step 1b */
+    if (ends(w, n, "eed")) {
+        if (mgr0(w, n - 3)) n -= 1;
+    } else if (ends(w, n, "ed") || ends(w, n, "ing")) {
+        int stem = n - (ends(w, n, "ed") ? 2 : 3);
+        if (vowel_in_stem(w, stem)) {
+            n = stem;
+            if (ends(w, n, "at") || ends(w, n, "bl") || ends(w, n, "iz")) w[n++] = 'e';
+            else if (n >= 2 && w[n - 1] == w[n - 2] && !strchr("aeiouylsz", w[n - 1])) n -= 1;
+            else if (cvc(w, n)) w[n++] = 'e';
+        }
+    }
+    /* Step 1c */
+    if (n >= 1 && w[n - 1] == 'y' && vowel_in_stem(w, n - 1)) w[n - 1] = 'i';
+    /* Steps 2 and 3 */
+    const char *const *lists[2] = {STEP2, STEP3};
+    int counts[2] = {(int)(sizeof STEP2 / sizeof *STEP2 / 2), (int)(sizeof STEP3 / sizeof *STEP3 / 2)};
+    for (int step = 0; step < 2; step++) {
+        int i = longest(lists[step], counts[step], w, n);
+        if (i >= 0) {
+            int stem = n - (int)strlen(lists[step][2 * i]);
+            if (mgr0(w, stem)) {
+                const char *rep = lists[step][2 * i + 1];
+                memcpy(w + stem, rep, strlen(rep));
+                n = stem + (int)strlen(rep);
+            }
+        }
+    }
+    /* Step 4, with CYL's sequential "ment" and "ent" rules */
+    int i = longest(STEP4, (int)(sizeof STEP4 / sizeof *STEP4 / 2), w, n);
+    if (i >= 0) {
+        int stem = n - (int)strlen(STEP4[2 * i]);
+        if (mgr1(w, stem)) n = stem;
+    }
+    if (ends(w, n, "ment") && mgr1(w, n - 4)) n -= 4;
+    if (ends(w, n, "ent")) {
+        if (mgr1(w, n - 3)) n -= 3;
+    } else if (ends(w, n, "sion") || ends(w, n, "tion")) {
+        if (mgr1(w, n - 3)) n -= 3;
+    }
+    /* Step 5 */
+    if (n >= 1 && w[n - 1] == 'e') {
+        int stem = n - 1;
+        if (mgr1(w, stem) || (meq1(w, stem) && !cvc(w, stem))) n = stem;
+    }
+    if (ends(w, n, "ll") && mgr1(w, n)) n -= 1;
+    if (initial_y) w[0] = 'y';
+    return n;
+}
+
 /* ------------------------------------------------------------------ the kernel object */
 enum { K_NGRAM = 0, K_LCS = 1, K_WLCS = 2, K_SKIP = 3 };
 enum { M_AVERAGE = 0, M_BEST = 1, M_JACKKNIFE = 2 };
@@ -265,7 +398,7 @@ typedef struct {
     long gap;  /* -1: no limit */
     double alpha, inverse;
     long long max_skip_bigrams, max_lcs_cells;
-    PyObject *stem, *stopwords, *fweight, *stats_type, *tags;
+    PyObject *stem, *exceptions, *stopwords, *fweight, *stats_type, *tags;
     int ntags, *kind, *arg;
     /* memo: raw token -> id (or -1 for a stopword); stemmed token -> id */
     STable raw, vocab;
@@ -291,7 +424,7 @@ static void textbuf_free(TextBuf *t) {
 }
 
 static void Kernel_dealloc(Kernel *k) {
-    Py_XDECREF(k->stem); Py_XDECREF(k->stopwords); Py_XDECREF(k->fweight);
+    Py_XDECREF(k->stem); Py_XDECREF(k->exceptions); Py_XDECREF(k->stopwords); Py_XDECREF(k->fweight);
     Py_XDECREF(k->stats_type); Py_XDECREF(k->tags);
     free(k->kind); free(k->arg);
     stable_free(&k->raw); stable_free(&k->vocab);
@@ -310,13 +443,22 @@ static void Kernel_dealloc(Kernel *k) {
 static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
     static char *names[] = {"tags", "max_ngram", "rouge_l", "wlcs", "skip", "gap", "stemming", "stem",
                             "stopwords", "alpha", "inverse", "weight_of", "mode", "max_skip_bigrams",
-                            "max_lcs_cells", "limited", "stats_type", NULL};
-    PyObject *tags, *stem, *stopwords, *fweight, *stats_type;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!ippplpOOddOiLLpO", names, &PyList_Type, &tags,
+                            "max_lcs_cells", "limited", "stats_type", "exceptions", NULL};
+    PyObject *tags, *stem, *stopwords, *fweight, *stats_type, *exceptions = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!ippplpOOddOiLLpO|O", names, &PyList_Type, &tags,
                                      &k->max_ngram, &k->rouge_l, &k->wlcs, &k->skip, &k->gap, &k->stemming,
                                      &stem, &stopwords, &k->alpha, &k->inverse, &fweight, &k->mode,
-                                     &k->max_skip_bigrams, &k->max_lcs_cells, &k->limited, &stats_type))
+                                     &k->max_skip_bigrams, &k->max_lcs_cells, &k->limited, &stats_type,
+                                     &exceptions))
         return -1;
+    if (exceptions != Py_None) {
+        if (!PyDict_Check(exceptions)) {
+            PyErr_SetString(PyExc_TypeError, "exceptions must be a dict or None");
+            return -1;
+        }
+        Py_INCREF(exceptions);
+        k->exceptions = exceptions; /* the compiled morph_stem replaces `stem` */
+    }
     if (stopwords != Py_None && !PyAnySet_Check(stopwords)) {
         PyErr_SetString(PyExc_TypeError, "stopwords must be a set or None");
         return -1;
@@ -378,18 +520,39 @@ static int32_t token_id(Kernel *k, const char *s, size_t n) {
     }
     if (stop) id = -1;
     else if (k->stemming) {
-        PyObject *stemmed = PyObject_CallOneArg(k->stem, str);
-        if (!stemmed) { Py_DECREF(str); return -2; }
+        PyObject *stemmed = NULL;
         Py_ssize_t len;
-        const char *b = PyUnicode_AsUTF8AndSize(stemmed, &len);
-        if (!b) { Py_DECREF(stemmed); Py_DECREF(str); return -2; }
+        const char *b;
+        char *w = NULL;
+        if (k->exceptions == NULL) { /* the given stemmer */
+            stemmed = PyObject_CallOneArg(k->stem, str);
+            if (!stemmed) { Py_DECREF(str); return -2; }
+        } else if (n > 3) { /* morph_stem: the WordNet exception, else porter_stem */
+            stemmed = PyDict_GetItemWithError(k->exceptions, str);
+            if (stemmed) Py_INCREF(stemmed);
+            else if (PyErr_Occurred()) { Py_DECREF(str); return -2; }
+        }
+        if (stemmed) {
+            b = PyUnicode_AsUTF8AndSize(stemmed, &len);
+            if (!b) { Py_DECREF(stemmed); Py_DECREF(str); return -2; }
+        } else {
+            w = malloc(n + 8);
+            if (!w) { Py_DECREF(str); PyErr_NoMemory(); return -2; }
+            memcpy(w, s, n);
+            len = n > 3 ? porter(w, (int)n) : (Py_ssize_t)n;
+            b = w;
+        }
         uint64_t hs = fnv(b, (size_t)len);
         id = k->vocab.cap ? stable_get(&k->vocab, b, (size_t)len, hs, &slot) : INT32_MIN;
         if (id == INT32_MIN) {
             id = k->nvocab++;
-            if (stable_put(&k->vocab, b, (size_t)len, hs, id) < 0) { Py_DECREF(stemmed); Py_DECREF(str); return -2; }
+            if (stable_put(&k->vocab, b, (size_t)len, hs, id) < 0) {
+                Py_XDECREF(stemmed); Py_DECREF(str); free(w);
+                return -2;
+            }
         }
-        Py_DECREF(stemmed);
+        Py_XDECREF(stemmed);
+        free(w);
     } else id = k->nvocab++;
     Py_XDECREF(str);
     if (stable_put(&k->raw, s, n, h, id) < 0) return -2;
@@ -921,6 +1084,7 @@ static PyObject *stats_object(Kernel *k, const Stats *s) {
         }
     }
     for (int i = 0; i < 6; i++) PyTuple_SET_ITEM(t, i, v[i]);
+    if (PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t); /* numbers only: no cycle to find */
     return t;
 }
 
@@ -1126,6 +1290,39 @@ static PyObject *Kernel_score_batch(Kernel *k, PyObject *pairs) {
     return out;
 }
 
+static PyObject *Kernel_morph_stem(Kernel *k, PyObject *token) {
+    /* The compiled morph_stem of one lowercase ASCII token (for tests). */
+    if (!k->exceptions) { PyErr_SetString(PyExc_ValueError, "no compiled stemmer (exceptions=None)"); return NULL; }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(token, &n);
+    if (!s) return NULL;
+    if (n > 3) {
+        PyObject *e = PyDict_GetItemWithError(k->exceptions, token);
+        if (e) { Py_INCREF(e); return e; }
+        if (PyErr_Occurred()) return NULL;
+    }
+    char *w = malloc(n + 8);
+    if (!w) return PyErr_NoMemory();
+    memcpy(w, s, n);
+    Py_ssize_t len = n > 3 ? porter(w, (int)n) : n;
+    PyObject *out = PyUnicode_FromStringAndSize(w, len);
+    free(w);
+    return out;
+}
+
+static PyObject *Kernel_porter_stem(Kernel *k, PyObject *token) {
+    /* The compiled porter_stem (for tests). */
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(token, &n);
+    if (!s) return NULL;
+    char *w = malloc(n + 8);
+    if (!w) return PyErr_NoMemory();
+    memcpy(w, s, n);
+    PyObject *out = PyUnicode_FromStringAndSize(w, porter(w, (int)n));
+    free(w);
+    return out;
+}
+
 static PyObject *Kernel_vocabulary_size(Kernel *k, PyObject *unused) { return PyLong_FromLong(k->nvocab); }
 
 static PyMethodDef Kernel_methods[] = {
@@ -1133,6 +1330,8 @@ static PyMethodDef Kernel_methods[] = {
      "score_batch(pairs) -> list: for each (candidate, references) a dict of MetricStats by tag, "
      "or None where the pair must be scored in Python."},
     {"vocabulary_size", (PyCFunction)Kernel_vocabulary_size, METH_NOARGS, "Distinct tokens memoised."},
+    {"morph_stem", (PyCFunction)Kernel_morph_stem, METH_O, "The compiled rouge_core.stem.morph_stem."},
+    {"porter_stem", (PyCFunction)Kernel_porter_stem, METH_O, "The compiled rouge_core.stem.porter_stem."},
     {NULL}};
 
 static PyTypeObject KernelType = {
@@ -1151,6 +1350,7 @@ static struct PyModuleDef kernel_module = {PyModuleDef_HEAD_INIT, "_kernel",
                                            NULL};
 
 PyMODINIT_FUNC PyInit__kernel(void) {
+    init_classes();
     if (PyType_Ready(&KernelType) < 0) return NULL;
     PyObject *m = PyModule_Create(&kernel_module);
     if (!m) return NULL;

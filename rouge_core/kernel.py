@@ -88,7 +88,7 @@ class CompiledScorer:
 
     def __init__(self, scorer) -> None:
         from rouge_core.scoring import MetricStats, smart_stopwords
-        from rouge_core.stem import morph_stem
+        from rouge_core.stem import morph_stem, wordnet_exceptions
 
         s = scorer.settings
         self._settings = s
@@ -111,6 +111,7 @@ class CompiledScorer:
             max_lcs_cells=scorer.max_lcs_cells,
             limited=self._limited,
             stats_type=MetricStats,
+            exceptions=wordnet_exceptions() if s.stemming else None,  # the stemmer in C
         )
 
     def _cut(self, text):
