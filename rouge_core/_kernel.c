@@ -67,13 +67,28 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size) {
 }
 
 /* ------------------------------------------------------------------ string table */
-typedef struct { uint64_t hash; uint32_t off, len; int32_t val; } SEntry;
+typedef struct { uint64_t hash, pre0, pre1; uint32_t off, len; int32_t val; } SEntry; /* pre: first 16 bytes */
 typedef struct { SEntry *e; size_t cap, n; char *arena; size_t alen, acap; } STable;
 
 static uint64_t fnv(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 1099511628211ULL; }
     return h | 1; /* 0 marks an empty slot */
+}
+static inline void prefix16(const char *s, size_t n, uint64_t *p0, uint64_t *p1) {
+    char b[16] = {0};
+    memcpy(b, s, n < 16 ? n : 16);
+    memcpy(p0, b, 8);
+    memcpy(p1, b + 8, 8);
+}
+/* A token's hash from its first 16 bytes (p0, p1, zero-padded) and the rest. */
+static inline uint64_t token_hash(const char *s, size_t n, uint64_t p0, uint64_t p1) {
+    uint64_t h = (p0 * 0x9E3779B97F4A7C15ULL) ^ ((p1 + n) * 0xC2B2AE3D27D4EB4FULL);
+    if (n > 16) h ^= fnv(s + 16, n - 16);
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 32;
+    return h | 1;
 }
 static void stable_clear(STable *t) {
     if (t->e) memset(t->e, 0, t->cap * sizeof(SEntry));
@@ -82,12 +97,15 @@ static void stable_clear(STable *t) {
 static void stable_free(STable *t) { free(t->e); free(t->arena); memset(t, 0, sizeof(*t)); }
 
 /* The value for s, or INT32_MIN when absent; *slot is where it would go. */
-static inline int32_t stable_get(STable *t, const char *s, size_t n, uint64_t h, size_t *slot) {
+static inline int32_t stable_get(STable *t, const char *s, size_t n, uint64_t h, uint64_t p0, uint64_t p1,
+                                 size_t *slot) {
     size_t mask = t->cap - 1, i = h & mask;
     for (;;) {
         SEntry *e = &t->e[i];
         if (!e->hash) { *slot = i; return INT32_MIN; }
-        if (e->hash == h && e->len == n && memcmp(t->arena + e->off, s, n) == 0) return e->val;
+        if (e->hash == h && e->len == n && e->pre0 == p0 && e->pre1 == p1 &&
+            (n <= 16 || memcmp(t->arena + e->off + 16, s + 16, n - 16) == 0))
+            return e->val;
         i = (i + 1) & mask;
     }
 }
@@ -105,17 +123,18 @@ static int stable_grow(STable *t) {
     t->e = e; t->cap = cap;
     return 0;
 }
-static int stable_put(STable *t, const char *s, size_t n, uint64_t h, int32_t val) {
+static int stable_put(STable *t, const char *s, size_t n, uint64_t h, uint64_t p0, uint64_t p1, int32_t val) {
     size_t slot;
     if ((t->n + 1) * 2 > t->cap) {
         if (stable_grow(t) < 0) return -1;
     }
-    if (stable_get(t, s, n, h, &slot) != INT32_MIN) return 0;
+    if (stable_get(t, s, n, h, p0, p1, &slot) != INT32_MIN) return 0;
     char *arena = grow(t->arena, &t->acap, t->alen + n + 1, 1);
     if (!arena) return -1;
     t->arena = arena;
     memcpy(t->arena + t->alen, s, n);
     t->e[slot].hash = h; t->e[slot].off = (uint32_t)t->alen; t->e[slot].len = (uint32_t)n; t->e[slot].val = val;
+    t->e[slot].pre0 = p0; t->e[slot].pre1 = p1;
     t->alen += n; t->n++;
     return 0;
 }
@@ -254,8 +273,11 @@ static PyObject *pnum_object(PNum x) { return x.is_int ? PyLong_FromLongLong(x.i
  * left-to-right search for `(a|b|...)$` finds. */
 typedef struct { const uint8_t *cls; int star; } Item;
 static uint8_t NV[256], NVY[256], VY[256], V5[256], CVC_END[256];
+static uint8_t TOKEN_CHAR[128]; /* reading: the lowercased character, or 0 for a separator */
 
 static void init_classes(void) {
+    for (int c = 0; c < 128; c++)
+        TOKEN_CHAR[c] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : (c >= 'A' && c <= 'Z') ? c + 32 : 0;
     for (int c = 0; c < 256; c++) {
         int v5 = c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u';
         NV[c] = !v5;
@@ -408,7 +430,7 @@ typedef struct {
     PNum *w; size_t nw, wcap;
     /* per pair */
     TextBuf *texts; Py_ssize_t ntexts;
-    int32_t *cntA, *cntB, *mslot, *sid; uint32_t *pstamp; size_t lcap; uint32_t pepoch;
+    int32_t *cntA, *cntB, *mslot, *sid; uint32_t *pstamp; uint64_t *mask1; size_t lcap; uint32_t pepoch;
     UMap map;
     uint32_t *matrix; size_t mcap;
     uint64_t *masks, *rows; size_t maskcap, rowcap;
@@ -431,7 +453,7 @@ static void Kernel_dealloc(Kernel *k) {
     free(k->stamp); free(k->local); free(k->w);
     for (Py_ssize_t i = 0; i < k->ntexts; i++) textbuf_free(&k->texts[i]);
     free(k->texts);
-    free(k->cntA); free(k->cntB); free(k->mslot); free(k->sid); free(k->pstamp);
+    free(k->cntA); free(k->cntB); free(k->mslot); free(k->sid); free(k->pstamp); free(k->mask1);
     free(k->map.key); free(k->map.val); free(k->map.stamp);
     free(k->matrix); free(k->masks); free(k->rows);
     free(k->fa); free(k->fb); free(k->pa); free(k->pb);
@@ -501,10 +523,13 @@ static int vocab_reserve(Kernel *k, size_t n) {
 
 /* The id of a raw (lowercased) token: -1 for a stopword, -2 on error. */
 static int32_t token_id(Kernel *k, const char *s, size_t n) {
-    uint64_t h = fnv(s, n);
+    uint64_t p0, p1; /* s is k->tbuf, zero-padded to 16 bytes */
+    memcpy(&p0, s, 8);
+    memcpy(&p1, s + 8, 8);
+    uint64_t h = token_hash(s, n, p0, p1);
     size_t slot;
     if (k->raw.cap) {
-        int32_t v = stable_get(&k->raw, s, n, h, &slot);
+        int32_t v = stable_get(&k->raw, s, n, h, p0, p1, &slot);
         if (v != INT32_MIN) return v;
     }
     int32_t id;
@@ -542,11 +567,13 @@ static int32_t token_id(Kernel *k, const char *s, size_t n) {
             len = n > 3 ? porter(w, (int)n) : (Py_ssize_t)n;
             b = w;
         }
-        uint64_t hs = fnv(b, (size_t)len);
-        id = k->vocab.cap ? stable_get(&k->vocab, b, (size_t)len, hs, &slot) : INT32_MIN;
+        uint64_t q0, q1;
+        prefix16(b, (size_t)len, &q0, &q1);
+        uint64_t hs = token_hash(b, (size_t)len, q0, q1);
+        id = k->vocab.cap ? stable_get(&k->vocab, b, (size_t)len, hs, q0, q1, &slot) : INT32_MIN;
         if (id == INT32_MIN) {
             id = k->nvocab++;
-            if (stable_put(&k->vocab, b, (size_t)len, hs, id) < 0) {
+            if (stable_put(&k->vocab, b, (size_t)len, hs, q0, q1, id) < 0) {
                 Py_XDECREF(stemmed); Py_DECREF(str); free(w);
                 return -2;
             }
@@ -555,10 +582,45 @@ static int32_t token_id(Kernel *k, const char *s, size_t n) {
         free(w);
     } else id = k->nvocab++;
     Py_XDECREF(str);
-    if (stable_put(&k->raw, s, n, h, id) < 0) return -2;
+    if (stable_put(&k->raw, s, n, h, p0, p1, id) < 0) return -2;
     if (vocab_reserve(k, (size_t)k->nvocab) < 0) return -2;
     return id;
 }
+
+/* Tokenize one str: a token is a maximal run of ASCII [A-Za-z0-9], lowercased
+ * (text.sentences then text.tokenize).  With split_lines, every non-empty line
+ * is a sentence (its start goes to `sent`); otherwise the whole str is one
+ * sentence, kept when non-empty or when keep_empty. */
+static int end_token(Kernel *k, size_t tlen, IVec *tok) {
+    memset(k->tbuf + tlen, 0, 16);
+    int32_t id = token_id(k, k->tbuf, tlen);
+    if (id == -2) return -1;
+    if (id >= 0 && ivec_push(tok, id) < 0) return -1;
+    return 0;
+}
+
+#define READ_LOOP(TYPE)                                                                            \
+    do {                                                                                           \
+        const TYPE *d = (const TYPE *)data;                                                        \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                       \
+            Py_UCS4 c = d[i];                                                                      \
+            if (split_lines && i == line && c != '\n' && sent && ivec_push(sent, (int32_t)tok->n) < 0) \
+                return -1;                                                                         \
+            uint8_t t = c < 128 ? TOKEN_CHAR[c] : 0;                                               \
+            if (t) {                                                                               \
+                if (tlen + 17 > k->tbcap) {                                                        \
+                    char *b = grow(k->tbuf, &k->tbcap, tlen + 17, 1);                              \
+                    if (!b) return -1;                                                             \
+                    k->tbuf = b;                                                                   \
+                }                                                                                  \
+                k->tbuf[tlen++] = (char)t;                                                         \
+            } else {                                                                               \
+                if (tlen && end_token(k, tlen, tok) < 0) return -1;                                \
+                tlen = 0;                                                                          \
+                if (c == '\n') line = i + 1;                                                       \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
 
 /* Tokenize one str: a token is a maximal run of ASCII [A-Za-z0-9], lowercased
  * (text.sentences then text.tokenize).  With split_lines, every non-empty line
@@ -571,30 +633,10 @@ static int read_str(Kernel *k, PyObject *s, IVec *tok, IVec *sent, int split_lin
     Py_ssize_t n = PyUnicode_GET_LENGTH(s), line = 0;
     size_t tlen = 0;
     if (!split_lines && sent && (n > 0 || keep_empty) && ivec_push(sent, (int32_t)tok->n) < 0) return -1;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        Py_UCS4 c = i < n ? PyUnicode_READ(kind, data, i) : '\n';
-        if (split_lines && sent && i == line && c != '\n' && i < n && ivec_push(sent, (int32_t)tok->n) < 0)
-            return -1;
-        int is_tok = 0;
-        if (c < 128) {
-            if (c >= 'A' && c <= 'Z') { c += 32; is_tok = 1; }
-            else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) is_tok = 1;
-        }
-        if (is_tok) {
-            if (tlen + 1 > k->tbcap) {
-                char *b = grow(k->tbuf, &k->tbcap, tlen + 1, 1);
-                if (!b) return -1;
-                k->tbuf = b;
-            }
-            k->tbuf[tlen++] = (char)c;
-        } else if (tlen) {
-            int32_t id = token_id(k, k->tbuf, tlen);
-            if (id == -2) return -1;
-            if (id >= 0 && ivec_push(tok, id) < 0) return -1;
-            tlen = 0;
-        }
-        if (c == '\n') line = i + 1;
-    }
+    if (kind == PyUnicode_1BYTE_KIND) READ_LOOP(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND) READ_LOOP(Py_UCS2);
+    else READ_LOOP(Py_UCS4);
+    if (tlen && end_token(k, tlen, tok) < 0) return -1;
     return 0;
 }
 
@@ -652,13 +694,14 @@ static int local_reserve(Kernel *k, size_t V) {
     if (V <= k->lcap) return 0;
     size_t cap = k->lcap ? k->lcap : 256;
     while (cap < V) cap *= 2;
-    free(k->cntA); free(k->cntB); free(k->mslot); free(k->sid); free(k->pstamp);
+    free(k->cntA); free(k->cntB); free(k->mslot); free(k->sid); free(k->pstamp); free(k->mask1);
+    k->mask1 = calloc(cap, sizeof(uint64_t));
     k->cntA = calloc(cap, sizeof(int32_t));
     k->cntB = calloc(cap, sizeof(int32_t));
     k->mslot = malloc(cap * sizeof(int32_t));
     k->sid = malloc(cap * sizeof(int32_t));
     k->pstamp = calloc(cap, sizeof(uint32_t));
-    if (!k->cntA || !k->cntB || !k->mslot || !k->sid || !k->pstamp) { k->lcap = 0; PyErr_NoMemory(); return -1; }
+    if (!k->cntA || !k->cntB || !k->mslot || !k->sid || !k->pstamp || !k->mask1) { k->lcap = 0; PyErr_NoMemory(); return -1; }
     for (size_t i = 0; i < cap; i++) { k->mslot[i] = -1; k->sid[i] = -1; }
     k->lcap = cap; k->pepoch = 0;
     return 0;
@@ -694,6 +737,20 @@ static int f_of(Kernel *k, PNum x, PNum *out) { /* RougeScorer._f on a computed 
     int rc = pnum_from_object(r, out, &k->bail);
     Py_DECREF(r);
     return rc;
+}
+
+static int fvec_reserve(Kernel *k, size_t need) { /* the four scratch arrays fa, fb, pa, pb */
+    if (need <= k->fcap) return 0;
+    size_t cap = k->fcap ? k->fcap : 64;
+    while (cap < need) cap *= 2;
+    int32_t **arrays[4] = {&k->fa, &k->fb, &k->pa, &k->pb};
+    for (int i = 0; i < 4; i++) {
+        int32_t *a = realloc(*arrays[i], cap * sizeof(int32_t));
+        if (!a) { PyErr_NoMemory(); return -1; }
+        *arrays[i] = a;
+    }
+    k->fcap = cap;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ ROUGE-N */
@@ -754,19 +811,7 @@ static int skip_hits(Kernel *k, TextBuf *cand, TextBuf *ref, int64_t *out) {
     uint32_t ep = ++k->pepoch;
     if (ep == 0) { memset(k->pstamp, 0, k->lcap * sizeof(uint32_t)); ep = k->pepoch = 1; }
     for (Py_ssize_t i = 0; i < ref->tok.n; i++) k->pstamp[ref->tok.a[i]] = ep;
-    size_t need = (size_t)(cand->tok.n > ref->tok.n ? cand->tok.n : ref->tok.n);
-    if (need > k->fcap) {
-        size_t cap = k->fcap;
-        int32_t *a = grow(k->fa, &cap, need, sizeof(int32_t));
-        if (!a) return -1;
-        k->fa = a; cap = k->fcap;
-        if (!(a = grow(k->fb, &cap, need, sizeof(int32_t)))) return -1;
-        k->fb = a; cap = k->fcap;
-        if (!(a = grow(k->pa, &cap, need, sizeof(int32_t)))) return -1;
-        k->pa = a; cap = k->fcap;
-        if (!(a = grow(k->pb, &cap, need, sizeof(int32_t)))) return -1;
-        k->pb = a; k->fcap = cap;
-    }
+    if (fvec_reserve(k, (size_t)(cand->tok.n > ref->tok.n ? cand->tok.n : ref->tok.n)) < 0) return -1;
     int32_t S = 0;
     Py_ssize_t mc = 0, mr = 0;
     for (Py_ssize_t i = 0; i < cand->tok.n; i++) {
@@ -835,6 +880,69 @@ static int64_t clipped_unigrams(Kernel *k, const int32_t *a, Py_ssize_t na, cons
     return hits;
 }
 
+/* lcs_marks for a candidate sentence of at most 64 tokens: one machine word per
+ * row.  The walk back does not test cell by cell: in row i, the cells where
+ * c[i][j] - c[i-1][j] = 1 are the prefix parity of row_{i-1} XOR row_i (the
+ * differences alternate +1, -1 along the row), so the first column to the left
+ * where the script stops moving left (a diagonal match, or "up >= left") is the
+ * highest set bit of (match mask | ~parity) below j. */
+static inline uint64_t prefix_xor(uint64_t x) {
+    x ^= x << 1; x ^= x << 2; x ^= x << 4; x ^= x << 8; x ^= x << 16; x ^= x << 32;
+    return x;
+}
+static int lcs_marks_short(Kernel *k, TextBuf *T, Py_ssize_t nt, const int32_t *c, Py_ssize_t n) {
+    uint64_t full = n == 64 ? ~0ULL : (1ULL << n) - 1;
+    uint64_t *mask = k->mask1;
+    for (Py_ssize_t j = 0; j < n; j++) mask[c[j]] |= 1ULL << j;
+    for (Py_ssize_t r = 1; r < nt; r++) {
+        TextBuf *ref = &T[r];
+        const int32_t *rt = LTOK(ref);
+        for (Py_ssize_t rs = 0; rs < NSENT(ref); rs++) {
+            Py_ssize_t r0 = ref->sent.a[rs], m = ref->sent.a[rs + 1] - r0;
+            if (m == 0) continue;
+            const int32_t *a = rt + r0;
+            if ((size_t)(m + 1) > k->rowcap || (size_t)m > k->fcap) {
+                uint64_t *rw = grow(k->rows, &k->rowcap, m + 1, sizeof(uint64_t));
+                if (rw) k->rows = rw;
+                if (!rw || fvec_reserve(k, m) < 0) {
+                    for (Py_ssize_t j = 0; j < n; j++) mask[c[j]] = 0;
+                    return -1;
+                }
+            }
+            /* Only rows whose token occurs in the candidate sentence change the
+             * row (and the walk goes straight up through the others), so only
+             * they are kept: at[p] is the reference position of kept row p. */
+            uint64_t *rows = k->rows, row = full;
+            int32_t *at = k->fa;
+            Py_ssize_t kept = 0;
+            rows[0] = full;
+            for (Py_ssize_t i = 0; i < m; i++) { /* branch-free: a row without a match is the row above */
+                uint64_t M = mask[a[i]], u = row & M;
+                row = ((row + u) | (row - u)) & full;
+                at[kept] = (int32_t)i;
+                rows[kept + 1] = row;
+                kept += M != 0;
+            }
+            if (row == full) continue; /* no common token */
+            uint8_t *marks = ref->mark.a + r0;
+            Py_ssize_t p = kept, j = n;
+            while (p && j) {
+                uint64_t below = j == 64 ? ~0ULL : (1ULL << j) - 1;
+                if ((rows[p] & below) == below) break; /* c[i][j] = 0: no match left on the path */
+                uint64_t M = mask[a[at[p - 1]]];
+                uint64_t stop = (M | ~prefix_xor(rows[p - 1] ^ rows[p])) & below;
+                if (!stop) break; /* left all the way to column 0 */
+                int col = 63 - __builtin_clzll(stop);
+                j = col + 1;
+                if (M >> col & 1) { p--; j--; marks[at[p]] = 1; }
+                else p--;
+            }
+        }
+    }
+    for (Py_ssize_t j = 0; j < n; j++) mask[c[j]] = 0;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ ROUGE-L */
 static int lcs_marks(Kernel *k, TextBuf *T, Py_ssize_t nt) {
     TextBuf *cand = &T[0];
@@ -847,6 +955,10 @@ static int lcs_marks(Kernel *k, TextBuf *T, Py_ssize_t nt) {
         Py_ssize_t c0 = cand->sent.a[cs], n = cand->sent.a[cs + 1] - c0;
         if (n == 0) continue;
         const int32_t *c = ct + c0;
+        if (n <= 64) {
+            if (lcs_marks_short(k, T, nt, c, n) < 0) return -1;
+            continue;
+        }
         Py_ssize_t W = (n + 63) >> 6;
         uint64_t last = (n & 63) ? ((1ULL << (n & 63)) - 1) : ~0ULL;
         /* position masks of the candidate sentence's tokens */
