@@ -914,17 +914,21 @@ static int lcs_marks_short(Kernel *k, TextBuf *T, Py_ssize_t nt, const int32_t *
              * they are kept: at[p] is the reference position of kept row p. */
             uint64_t *rows = k->rows, row = full;
             int32_t *at = k->fa;
+            uint8_t *marks = ref->mark.a + r0;
             Py_ssize_t kept = 0;
+            int open = 0;
             rows[0] = full;
             for (Py_ssize_t i = 0; i < m; i++) { /* branch-free: a row without a match is the row above */
                 uint64_t M = mask[a[i]], u = row & M;
                 row = ((row + u) | (row - u)) & full;
                 at[kept] = (int32_t)i;
                 rows[kept + 1] = row;
+                open |= (M != 0) & !marks[i];
                 kept += M != 0;
             }
-            if (row == full) continue; /* no common token */
-            uint8_t *marks = ref->mark.a + r0;
+            /* No common token, or every position the walk could mark is marked
+             * already (the marks are a union): nothing to add. */
+            if (row == full || !open) continue;
             Py_ssize_t p = kept, j = n;
             while (p && j) {
                 uint64_t below = j == 64 ? ~0ULL : (1ULL << j) - 1;
@@ -1069,9 +1073,12 @@ static int wlcs_marks(Kernel *k, TextBuf *T, Py_ssize_t nt) {
                 Py_ssize_t r0 = ref->sent.a[rs], m = ref->sent.a[rs + 1] - r0;
                 if (m == 0) continue;
                 const int32_t *a = rt + r0;
-                int any = 0;
-                for (Py_ssize_t i = 0; i < m && !any; i++) any = k->pstamp[a[i]] == ep;
-                if (!any) continue;
+                /* Only a position whose token is in the candidate sentence can be
+                 * marked; when all of them are marked already, nothing changes. */
+                const uint8_t *done = ref->wmark.a + r0;
+                int open = 0;
+                for (Py_ssize_t i = 0; i < m && !open; i++) open = k->pstamp[a[i]] == ep && !done[i];
+                if (!open) continue;
                 size_t sneed = (size_t)m * (size_t)(n + 1);
                 if (sneed > k->stepcap) {
                     uint8_t *s = grow(k->steps, &k->stepcap, sneed, 1);
