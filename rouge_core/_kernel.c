@@ -438,7 +438,7 @@ typedef struct {
     double *sc_up, *sc; int32_t *run_up, *run; uint8_t *steps, *skipped; size_t dpcap, stepcap, skcap;
     char *tbuf; size_t tbcap;
     RefCounts *rc; size_t rccap;
-    int bail;
+    int bail, busy;
 } Kernel;
 
 static void textbuf_free(TextBuf *t) {
@@ -1400,11 +1400,19 @@ static PyObject *Kernel_score_batch(Kernel *k, PyObject *pairs) {
     PyObject *out = PyList_New(n);
     if (!out) { Py_DECREF(seq); return NULL; }
     PyObject **items = PySequence_Fast_ITEMS(seq);
+    /* The scratch buffers belong to one call at a time; a call from another
+     * thread while this one waits in a Python callback gets None for every
+     * pair (scored in Python instead). */
+    int mine = !k->busy;
+    k->busy = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *r = score_pair(k, items[i]);
-        if (!r) { Py_DECREF(out); Py_DECREF(seq); return NULL; }
+        PyObject *r;
+        if (mine) r = score_pair(k, items[i]);
+        else { r = Py_None; Py_INCREF(r); }
+        if (!r) { k->busy = 0; Py_DECREF(out); Py_DECREF(seq); return NULL; }
         PyList_SET_ITEM(out, i, r);
     }
+    if (mine) k->busy = 0;
     Py_DECREF(seq);
     return out;
 }

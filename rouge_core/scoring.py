@@ -154,8 +154,18 @@ class RougeScorer:
         # The compiled kernel (rouge_core.kernel), when built and not switched off:
         # "auto"/None, "c" or "python".  It gives the same statistics as the code below.
         rouge155 = getattr(settings, "preset", "rouge155") == "rouge155"
+        self._kernel_request = kernel
         self.kernel = kernel_module.choose(kernel) if rouge155 else "python"
         self._compiled = kernel_module.CompiledScorer(self) if self.kernel == "c" else None
+
+    def __getstate__(self) -> dict:
+        # Pickled (e.g. inside a Beam DoFn) without its caches and compiled kernel,
+        # which are built again where it is unpickled.
+        return {"settings": self.settings, "max_skip_bigrams": self.max_skip_bigrams,
+                "max_lcs_cells": self.max_lcs_cells, "kernel": self._kernel_request}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state.pop("settings"), **state)
 
     # ----------------------------------------------------------- reading
     def prepare(self, text: Text) -> PreparedText:

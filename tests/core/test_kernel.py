@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import random
 
 import pytest
@@ -102,3 +103,15 @@ def test_score_batch_keeps_going_past_a_bad_pair(kernel):
     # ROUGE-SU*: "the cat" vs "a cat": unigrams but the last ("the" / "a") and the
     # pair (the, cat) / (a, cat): nothing shared; vs "the dog": "the" is shared.
     assert out[3]["ROUGE-SU*"].hits == 1
+
+
+def test_a_scorer_pickles_and_scores_the_same_after(kernel):
+    scorer = RougeScorer(RougeSettings.from_flags("-n 2 -w 1.2 -2 4 -u -m"), kernel=kernel, max_lcs_cells=1000)
+    pair = ("the cats were running home\nfast", ["a cat runs home", "cats ran fast home"])
+    before = scorer.score_batch([pair])[0]
+    copy = pickle.loads(pickle.dumps(scorer))
+    assert (copy.kernel, copy.max_lcs_cells) == (kernel, 1000)
+    assert copy.score_batch([pair])[0] == before
+    # Hand-checked: stemmed, "cat" and "home" and "run" are shared with the first
+    # reference (4 tokens), "cat", "home", "fast" with the second (4 tokens): -f A R = 6/8.
+    assert before["ROUGE-1"].recall == 0.75
