@@ -20,8 +20,38 @@ import json
 import random
 from pathlib import Path
 
-SYLLABLES = ["ka", "lo", "mi", "tan", "re", "sor", "vel", "du", "pra", "ne", "gho", "ist", "ul", "bri", "cen",
-             "dor", "fa", "gel", "hu", "jor", "mar", "nov", "pel", "qui", "ros", "sta", "tri", "ven", "wil", "zo"]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "tan",
+    "re",
+    "sor",
+    "vel",
+    "du",
+    "pra",
+    "ne",
+    "gho",
+    "ist",
+    "ul",
+    "bri",
+    "cen",
+    "dor",
+    "fa",
+    "gel",
+    "hu",
+    "jor",
+    "mar",
+    "nov",
+    "pel",
+    "qui",
+    "ros",
+    "sta",
+    "tri",
+    "ven",
+    "wil",
+    "zo",
+]
 ENDINGS = [""] * 12 + ["s", "ed", "ing", "ation", "ment", "ness", "al", "ly", "er", "ive", "ize", "es"]
 STOP = ["the", "a", "of", "and", "to", "in", "on", "it", "was", "for", "that", "with", "is", "by", "at"]
 PUNCT = [",", ".", ";", "'s", "--", "(", ")", ":"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Optional
 
 from rouge_core.errors import RougeConfigError, RougeInputError
 from rouge_core.text import limit_bytes, limit_words, sentences
@@ -29,7 +28,7 @@ try:
     from rouge_core import _kernel
 except ImportError as error:  # no compiler at install time, or a pure-Python install
     _kernel = None
-    _IMPORT_ERROR: Optional[str] = f"{type(error).__name__}: {error}"
+    _IMPORT_ERROR: str | None = f"{type(error).__name__}: {error}"
 else:
     _IMPORT_ERROR = None
 
@@ -62,7 +61,7 @@ def kernel_info() -> dict:
     return {"kernel": kernel, "requested": requested, "available": _kernel is not None, "reason": reason}
 
 
-def choose(kernel: Optional[str]) -> str:
+def choose(kernel: str | None) -> str:
     """The path for one scorer: `kernel` is "auto"/None (the environment decides), "c" or "python"."""
     global _logged
     requested = _requested() if kernel in (None, "auto") else kernel

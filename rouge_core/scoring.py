@@ -161,8 +161,12 @@ class RougeScorer:
     def __getstate__(self) -> dict:
         # Pickled (e.g. inside a Beam DoFn) without its caches and compiled kernel,
         # which are built again where it is unpickled.
-        return {"settings": self.settings, "max_skip_bigrams": self.max_skip_bigrams,
-                "max_lcs_cells": self.max_lcs_cells, "kernel": self._kernel_request}
+        return {
+            "settings": self.settings,
+            "max_skip_bigrams": self.max_skip_bigrams,
+            "max_lcs_cells": self.max_lcs_cells,
+            "kernel": self._kernel_request,
+        }
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state.pop("settings"), **state)

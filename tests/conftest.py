@@ -6,7 +6,9 @@ import pytest
 
 GOLDEN = Path(__file__).parent / "golden" / "rouge155"
 # ../shared/data next to the checkout; ROUGE_SHARED_DATA points elsewhere (e.g. from a git worktree).
-SHARED_DATA = Path(os.environ.get("ROUGE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+SHARED_DATA = Path(
+    os.environ.get("ROUGE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 
 
 def read_jsonl(path):

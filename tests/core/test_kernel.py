@@ -22,11 +22,70 @@ from tests.core.test_stem import GOLDEN_TOKENS, golden_rows
 
 SEED = int(os.environ.get("ROUGE_STEM_SEED") or random.SystemRandom().randrange(2**32))
 
-SUFFIXES = ["ational", "tional", "enci", "anci", "izer", "bli", "alli", "entli", "eli", "ousli", "ization",
-            "ation", "ator", "alism", "iveness", "fulness", "ousness", "aliti", "iviti", "biliti", "logi",
-            "icate", "ative", "alize", "iciti", "ical", "ful", "ness", "al", "ance", "ence", "er", "ic",
-            "able", "ible", "ant", "ement", "ou", "ism", "ate", "iti", "ous", "ive", "ize", "ment", "ent",
-            "sion", "tion", "e", "ll", "s", "ss", "ies", "sses", "eed", "ed", "ing", "at", "bl", "iz", "y", ""]
+SUFFIXES = [
+    "ational",
+    "tional",
+    "enci",
+    "anci",
+    "izer",
+    "bli",
+    "alli",
+    "entli",
+    "eli",
+    "ousli",
+    "ization",
+    "ation",
+    "ator",
+    "alism",
+    "iveness",
+    "fulness",
+    "ousness",
+    "aliti",
+    "iviti",
+    "biliti",
+    "logi",
+    "icate",
+    "ative",
+    "alize",
+    "iciti",
+    "ical",
+    "ful",
+    "ness",
+    "al",
+    "ance",
+    "ence",
+    "er",
+    "ic",
+    "able",
+    "ible",
+    "ant",
+    "ement",
+    "ou",
+    "ism",
+    "ate",
+    "iti",
+    "ous",
+    "ive",
+    "ize",
+    "ment",
+    "ent",
+    "sion",
+    "tion",
+    "e",
+    "ll",
+    "s",
+    "ss",
+    "ies",
+    "sses",
+    "eed",
+    "ed",
+    "ing",
+    "at",
+    "bl",
+    "iz",
+    "y",
+    "",
+]
 
 
 def compiled_stemmer():
@@ -88,12 +147,14 @@ def test_without_the_compiled_module_scoring_falls_back_to_python_and_says_so(mo
 
 def test_score_batch_keeps_going_past_a_bad_pair(kernel):
     scorer = RougeScorer(RougeSettings.from_flags("-n 1 -2 -1 -u"), kernel=kernel, max_skip_bigrams=10)
-    out = scorer.score_batch([
-        ("a cat", ["the cat"]),
-        ("a cat", []),
-        ("a b c d e f", ["a b c d e f"]),  # 15 skip-bigrams > 10
-        ("the cat", ["a cat", "the dog"]),
-    ])
+    out = scorer.score_batch(
+        [
+            ("a cat", ["the cat"]),
+            ("a cat", []),
+            ("a b c d e f", ["a b c d e f"]),  # 15 skip-bigrams > 10
+            ("the cat", ["a cat", "the dog"]),
+        ]
+    )
     assert out[0]["ROUGE-1"].recall == 0.5  # 1 of "the cat"
     assert out[1].reason == "wrong_type" and "at least one reference" in str(out[1])
     assert out[2].reason == "too_costly" and "15 skip-bigrams" in str(out[2])
@@ -106,7 +167,9 @@ def test_score_batch_keeps_going_past_a_bad_pair(kernel):
 
 
 def test_a_scorer_pickles_and_scores_the_same_after(kernel):
-    scorer = RougeScorer(RougeSettings.from_flags("-n 2 -w 1.2 -2 4 -u -m"), kernel=kernel, max_lcs_cells=1000)
+    scorer = RougeScorer(
+        RougeSettings.from_flags("-n 2 -w 1.2 -2 4 -u -m"), kernel=kernel, max_lcs_cells=1000
+    )
     pair = ("the cats were running home\nfast", ["a cat runs home", "cats ran fast home"])
     before = scorer.score_batch([pair])[0]
     copy = pickle.loads(pickle.dumps(scorer))

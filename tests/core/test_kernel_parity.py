@@ -102,19 +102,26 @@ def test_kernel_equals_python(index):
     require_kernel("c")
     spec = FLAG_LIST[index]
     rng = random.Random(f"{SEED}-{index}")
-    chosen = sorted(set(range(index, len(PAIR_LIST), FLAG_SETS)) | set(rng.sample(range(len(PAIR_LIST)), SHARE)))
+    chosen = sorted(
+        set(range(index, len(PAIR_LIST), FLAG_SETS)) | set(rng.sample(range(len(PAIR_LIST)), SHARE))
+    )
     chosen += range(len(PAIR_LIST) - len(NOT_TEXTS), len(PAIR_LIST))
     pairs = [PAIR_LIST[i] for i in chosen]
-    where = (f"seed={SEED} flag set {index}: {spec['settings'].rouge155_flags() if spec['settings'].multi_reference != 'jackknife' else spec['settings']} "
-             f"{spec['limits']}; replay: ROUGE_PARITY_SEED={SEED} pytest {__file__} -k 'test_kernel_equals_python and [{index}]'")
+    where = (
+        f"seed={SEED} flag set {index}: {spec['settings'].rouge155_flags() if spec['settings'].multi_reference != 'jackknife' else spec['settings']} "
+        f"{spec['limits']}; replay: ROUGE_PARITY_SEED={SEED} pytest {__file__} -k 'test_kernel_equals_python and [{index}]'"
+    )
     python = RougeScorer(spec["settings"], kernel="python", **spec["limits"])
     compiled = RougeScorer(spec["settings"], kernel="c", **spec["limits"])
     expected = python.score_batch(pairs)
     got = compiled.score_batch(pairs)
     for pair, e, g in zip(pairs, expected, got):
         if signature(e) != signature(g):
-            pytest.fail(f"{where}\ncandidate={pair[0]!r}\nreferences={pair[1]!r}\n"
-                        f"python: {signature(e)}\nkernel: {signature(g)}", pytrace=False)
+            pytest.fail(
+                f"{where}\ncandidate={pair[0]!r}\nreferences={pair[1]!r}\n"
+                f"python: {signature(e)}\nkernel: {signature(g)}",
+                pytrace=False,
+            )
     # The kernel itself scored the pairs (it hands a pair back to Python only for
     # non-texts, work limits and numbers beyond 2**53): otherwise this test would
     # compare Python with itself.
