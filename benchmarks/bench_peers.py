@@ -162,9 +162,9 @@ def main() -> None:
     ap.add_argument(
         "--data", default=os.environ.get("ROUGE_SHARED_DATA") or str(REPO.parent / "shared" / "data")
     )
-    ap.add_argument("--pairs", type=int, default=2000, help="CNN/DM pairs (rouge_core[c], rouge-score-rs)")
+    ap.add_argument("--pairs", type=int, default=11490, help="CNN/DM pairs (rouge_core[c], rouge-score-rs)")
     ap.add_argument(
-        "--long-docs", type=int, default=200, help="long documents (rouge_core[c], rouge-score-rs)"
+        "--long-docs", type=int, default=400, help="long documents (rouge_core[c], rouge-score-rs)"
     )
     ap.add_argument(
         "--slow-pairs", type=int, default=500, help="CNN/DM pairs for rouge_core[python], rouge-score"
