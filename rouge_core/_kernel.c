@@ -6,14 +6,16 @@
  * values, same Python types: an int stays an int where Perl keeps an integer)
  * or None, which tells rouge_core.kernel to score that pair in Python (a text
  * that is not a str or a list of str, a pair over a work limit, a number
- * outside the range handled here).  The stemmer and the stopword list stay in
- * Python; each distinct raw token is looked up there once and memoised here.
+ * outside the range handled here).  Each distinct raw token is filtered (the
+ * stopword set, in Python) and stemmed (the WordNet exception dict, then a port
+ * of stem.porter_stem, below) once, and memoised here.
  *
  * Per pair: every text is tokenized once into integer ids (shared by all metric
  * families); the ids are renumbered densely per pair so that counts are arrays:
  *   ROUGE-N   n-grams interned level by level: id_n(i) = intern(id_{n-1}(i), tok[i+n-1])
  *   ROUGE-L   bit-parallel LCS rows (Hyyro) with the script's backtrack, union marks
  *   ROUGE-W   the script's weighted-LCS dynamic programme, in doubles, in its order
+ *             (L and W skip a sentence pair whose possible marks are all set already)
  *   ROUGE-S/SU skip-bigrams of the tokens shared by candidate and reference, counted
  *             in a dense matrix (or a hash table when the shared vocabulary is large)
  * and the finishing arithmetic (Perl's integer-preserving +, /, %.5f rounding,

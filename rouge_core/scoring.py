@@ -247,9 +247,9 @@ class RougeScorer:
         results = self._compiled.score_batch(pairs) if self._compiled is not None else [None] * len(pairs)
         for i, result in enumerate(results):
             if result is None:
-                try:
+                try:  # through score(), which a preset's scorer may override
                     candidate, references = pairs[i]
-                    results[i] = self._score_python(candidate, references)
+                    results[i] = self.score(candidate=candidate, references=references)
                 except RougeInputError as error:
                     results[i] = error
         return results
