@@ -32,6 +32,8 @@
 #define EXACT_INT 9007199254740992.0 /* 2**53 */
 
 /* ------------------------------------------------------------------ growable arrays */
+/* Allocation helpers return -1 (or NULL) without setting a Python error: they
+ * also run without the GIL.  Kernel_score_batch raises MemoryError. */
 typedef struct { int32_t *a; Py_ssize_t n, cap; } IVec;
 typedef struct { uint8_t *a; Py_ssize_t cap; } BVec;
 
@@ -40,7 +42,7 @@ static int ivec_reserve(IVec *v, Py_ssize_t need) {
     Py_ssize_t cap = v->cap ? v->cap : 64;
     while (cap < need) cap *= 2;
     int32_t *a = realloc(v->a, (size_t)cap * sizeof(int32_t));
-    if (!a) { PyErr_NoMemory(); return -1; }
+    if (!a) return -1;
     v->a = a; v->cap = cap;
     return 0;
 }
@@ -54,7 +56,7 @@ static int bvec_reserve(BVec *v, Py_ssize_t need) {
     Py_ssize_t cap = v->cap ? v->cap : 64;
     while (cap < need) cap *= 2;
     uint8_t *a = realloc(v->a, (size_t)cap);
-    if (!a) { PyErr_NoMemory(); return -1; }
+    if (!a) return -1;
     v->a = a; v->cap = cap;
     return 0;
 }
@@ -63,7 +65,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size) {
     size_t c = *cap ? *cap : 64;
     while (c < need) c *= 2;
     void *q = realloc(p, c * size);
-    if (!q) { PyErr_NoMemory(); return NULL; }
+    if (!q) return NULL;
     *cap = c;
     return q;
 }
@@ -114,7 +116,7 @@ static inline int32_t stable_get(STable *t, const char *s, size_t n, uint64_t h,
 static int stable_grow(STable *t) {
     size_t cap = t->cap ? t->cap * 2 : 1024;
     SEntry *e = calloc(cap, sizeof(SEntry));
-    if (!e) { PyErr_NoMemory(); return -1; }
+    if (!e) return -1;
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->e[i].hash) continue;
         size_t j = t->e[i].hash & (cap - 1);
@@ -152,7 +154,7 @@ static int umap_reset(UMap *m, size_t items) {
         m->key = malloc(cap * sizeof(uint64_t));
         m->val = malloc(cap * sizeof(int32_t));
         m->stamp = calloc(cap, sizeof(uint32_t));
-        if (!m->key || !m->val || !m->stamp) { PyErr_NoMemory(); m->cap = 0; return -1; }
+        if (!m->key || !m->val || !m->stamp) { m->cap = 0; return -1; }
         m->cap = cap; m->epoch = 0;
         m->shift = 64 - __builtin_ctzll(cap);
     }
@@ -440,6 +442,7 @@ typedef struct {
     double *sc_up, *sc; int32_t *run_up, *run; uint8_t *steps, *skipped; size_t dpcap, stepcap, skcap;
     char *tbuf; size_t tbcap;
     RefCounts *rc; size_t rccap;
+    int64_t *shits; PNum *wbase; size_t refcap;
     int bail, busy;
 } Kernel;
 
@@ -460,7 +463,7 @@ static void Kernel_dealloc(Kernel *k) {
     free(k->matrix); free(k->masks); free(k->rows);
     free(k->fa); free(k->fb); free(k->pa); free(k->pb);
     free(k->sc_up); free(k->sc); free(k->run_up); free(k->run); free(k->steps); free(k->skipped);
-    free(k->tbuf); free(k->rc);
+    free(k->tbuf); free(k->rc); free(k->shits); free(k->wbase);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
 
@@ -703,7 +706,7 @@ static int local_reserve(Kernel *k, size_t V) {
     k->mslot = malloc(cap * sizeof(int32_t));
     k->sid = malloc(cap * sizeof(int32_t));
     k->pstamp = calloc(cap, sizeof(uint32_t));
-    if (!k->cntA || !k->cntB || !k->mslot || !k->sid || !k->pstamp || !k->mask1) { k->lcap = 0; PyErr_NoMemory(); return -1; }
+    if (!k->cntA || !k->cntB || !k->mslot || !k->sid || !k->pstamp || !k->mask1) { k->lcap = 0; return -1; }
     for (size_t i = 0; i < cap; i++) { k->mslot[i] = -1; k->sid[i] = -1; }
     k->lcap = cap; k->pepoch = 0;
     return 0;
@@ -748,7 +751,7 @@ static int fvec_reserve(Kernel *k, size_t need) { /* the four scratch arrays fa,
     int32_t **arrays[4] = {&k->fa, &k->fb, &k->pa, &k->pb};
     for (int i = 0; i < 4; i++) {
         int32_t *a = realloc(*arrays[i], cap * sizeof(int32_t));
-        if (!a) { PyErr_NoMemory(); return -1; }
+        if (!a) return -1;
         *arrays[i] = a;
     }
     k->fcap = cap;
@@ -834,7 +837,7 @@ static int skip_hits(Kernel *k, TextBuf *cand, TextBuf *ref, int64_t *out) {
         if (cells > k->mcap) {
             free(k->matrix);
             k->matrix = calloc(cells, sizeof(uint32_t));
-            if (!k->matrix) { k->mcap = 0; PyErr_NoMemory(); return -1; }
+            if (!k->matrix) { k->mcap = 0; return -1; }
             k->mcap = cells;
         }
         uint32_t *M = k->matrix;
@@ -1210,6 +1213,106 @@ static PyObject *stats_object(Kernel *k, const Stats *s) {
 }
 
 /* ------------------------------------------------------------------ one pair */
+/* Every metric's per-reference counts of one pair, from the token ids alone:
+ * runs without the GIL (no Python object is touched; errors are out of memory). */
+static int count_all(Kernel *k, TextBuf *T, Py_ssize_t nt, int64_t *shits, PNum *wbase) {
+    Py_ssize_t nrefs = nt - 1;
+    int done_l = 0, done_w = 0, done_s = 0;
+    for (int tag = 0; tag < k->ntags; tag++) {
+        RefCounts *out = k->rc + (size_t)tag * nrefs;
+        switch (k->kind[tag]) {
+        case K_NGRAM:
+            /* levels are computed in order: ROUGE-1..N come first in the tag list */
+            if (ngram_counts(k, T, nt, k->arg[tag], out) < 0) return -1;
+            break;
+        case K_LCS: {
+            if (!done_l && lcs_marks(k, T, nt) < 0) return -1;
+            done_l = 1;
+            int32_t *rcnt = k->cntA, *ccnt = k->cntB;
+            for (Py_ssize_t r = 1; r < nt; r++) {
+                TextBuf *ref = &T[r];
+                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]]++;
+                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]]++;
+                const int32_t *lt = LTOK(ref);
+                int64_t hits = 0;
+                for (Py_ssize_t p = 0; p < LN(ref); p++) {
+                    int32_t t = lt[p];
+                    if (ref->mark.a[p] && rcnt[t] > 0 && ccnt[t] > 0) { hits++; rcnt[t]--; ccnt[t]--; }
+                }
+                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]] = 0;
+                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]] = 0;
+                int64_t base = LN(ref);
+                out[r - 1].hits = pint(hits);
+                out[r - 1].rtot = pint(base);
+                out[r - 1].ctot = pint(T[0].tok.n);
+                out[r - 1].key = base ? (double)hits / (double)base : 0.0;
+            }
+            break;
+        }
+        case K_WLCS: {
+            if (!done_w && wlcs_marks(k, T, nt) < 0) return -1;
+            done_w = 1;
+            int32_t *rcnt = k->cntA, *ccnt = k->cntB;
+            for (Py_ssize_t r = 1; r < nt; r++) {
+                TextBuf *ref = &T[r];
+                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]]++;
+                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]]++;
+                const int32_t *lt = LTOK(ref);
+                const uint8_t *mk = ref->wmark.a;
+                PNum hits = pint(0), base = pint(0);
+                for (Py_ssize_t s = 0; s < NSENT(ref); s++) {
+                    Py_ssize_t s0 = ref->sent.a[s], s1 = ref->sent.a[s + 1];
+                    base = perl_add(base, k->w[s1 - s0], &k->bail);
+                    int64_t run = 0;
+                    for (Py_ssize_t p = s0; p < s1; p++) {
+                        int32_t t = lt[p];
+                        if (mk[p] && rcnt[t] > 0 && ccnt[t] > 0) {
+                            run++;
+                            if (p + 1 == s1 || !mk[p + 1]) { hits = perl_add(hits, k->w[run], &k->bail); run = 0; }
+                            rcnt[t]--; ccnt[t]--;
+                        }
+                    }
+                }
+                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]] = 0;
+                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]] = 0;
+                out[r - 1].hits = hits;
+                out[r - 1].key = 0.0;
+                if (pnonzero(base))
+                    out[r - 1].key = python_pow(tod(perl_divide(hits, base, &k->bail)), k->inverse, &k->bail);
+                wbase[r - 1] = base; /* f(base) needs Python: score_pair adds it */
+                out[r - 1].ctot = k->w[T[0].tok.n];
+            }
+            break;
+        }
+        case K_SKIP: {
+            if (!done_s) {
+                for (Py_ssize_t r = 1; r < nt; r++)
+                    if (skip_hits(k, &T[0], &T[r], &shits[r - 1]) < 0) return -1;
+                done_s = 1;
+            }
+            Py_ssize_t nc = T[0].tok.n;
+            int64_t ctot = pair_total(nc, k->gap);
+            for (Py_ssize_t r = 1; r < nt; r++) {
+                Py_ssize_t nr = T[r].tok.n;
+                int64_t hits = shits[r - 1], rtot = pair_total(nr, k->gap), c = ctot;
+                if (k->arg[tag]) { /* -u: the unigrams too, all but the last token */
+                    hits += clipped_unigrams(k, T[r].tok.a, nr > 1 ? nr - 1 : 0, T[0].tok.a, nc > 1 ? nc - 1 : 0);
+                    rtot += nr > 1 ? nr - 1 : 0;
+                    c += nc > 1 ? nc - 1 : 0;
+                }
+                out[r - 1].hits = pint(hits);
+                out[r - 1].rtot = pint(rtot);
+                out[r - 1].ctot = pint(c);
+                out[r - 1].key = rtot ? round5((double)hits / (double)rtot) : 0.0;
+            }
+            break;
+        }
+        }
+    }
+    return 0;
+}
+
+
 static PyObject *score_pair(Kernel *k, PyObject *pair) {
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) Py_RETURN_NONE;
     PyObject *cand = PyTuple_GET_ITEM(pair, 0), *refs = PyTuple_GET_ITEM(pair, 1);
@@ -1278,121 +1381,41 @@ static PyObject *score_pair(Kernel *k, PyObject *pair) {
         if (!p) return NULL;
         k->rc = p;
     }
-    int done_l = 0, done_w = 0, done_s = 0;
-    int64_t *shits = NULL;
-    PyObject *result = NULL;
-    for (int tag = 0; tag < k->ntags; tag++) {
-        RefCounts *out = k->rc + (size_t)tag * nrefs;
-        switch (k->kind[tag]) {
-        case K_NGRAM:
-            /* levels are computed in order: ROUGE-1..N come first in the tag list */
-            if (ngram_counts(k, T, nt, k->arg[tag], out) < 0) goto fail;
-            break;
-        case K_LCS: {
-            if (!done_l && lcs_marks(k, T, nt) < 0) goto fail;
-            done_l = 1;
-            int32_t *rcnt = k->cntA, *ccnt = k->cntB;
-            for (Py_ssize_t r = 1; r < nt; r++) {
-                TextBuf *ref = &T[r];
-                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]]++;
-                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]]++;
-                const int32_t *lt = LTOK(ref);
-                int64_t hits = 0;
-                for (Py_ssize_t p = 0; p < LN(ref); p++) {
-                    int32_t t = lt[p];
-                    if (ref->mark.a[p] && rcnt[t] > 0 && ccnt[t] > 0) { hits++; rcnt[t]--; ccnt[t]--; }
-                }
-                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]] = 0;
-                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]] = 0;
-                int64_t base = LN(ref);
-                out[r - 1].hits = pint(hits);
-                out[r - 1].rtot = pint(base);
-                out[r - 1].ctot = pint(T[0].tok.n);
-                out[r - 1].key = base ? (double)hits / (double)base : 0.0;
-            }
-            break;
-        }
-        case K_WLCS: {
-            if (!done_w && wlcs_marks(k, T, nt) < 0) goto fail;
-            done_w = 1;
-            int32_t *rcnt = k->cntA, *ccnt = k->cntB;
-            for (Py_ssize_t r = 1; r < nt; r++) {
-                TextBuf *ref = &T[r];
-                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]]++;
-                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]]++;
-                const int32_t *lt = LTOK(ref);
-                const uint8_t *mk = ref->wmark.a;
-                PNum hits = pint(0), base = pint(0);
-                for (Py_ssize_t s = 0; s < NSENT(ref); s++) {
-                    Py_ssize_t s0 = ref->sent.a[s], s1 = ref->sent.a[s + 1];
-                    base = perl_add(base, k->w[s1 - s0], &k->bail);
-                    int64_t run = 0;
-                    for (Py_ssize_t p = s0; p < s1; p++) {
-                        int32_t t = lt[p];
-                        if (mk[p] && rcnt[t] > 0 && ccnt[t] > 0) {
-                            run++;
-                            if (p + 1 == s1 || !mk[p + 1]) { hits = perl_add(hits, k->w[run], &k->bail); run = 0; }
-                            rcnt[t]--; ccnt[t]--;
-                        }
-                    }
-                }
-                for (Py_ssize_t i = 0; i < ref->tok.n; i++) rcnt[ref->tok.a[i]] = 0;
-                for (Py_ssize_t i = 0; i < T[0].tok.n; i++) ccnt[T[0].tok.a[i]] = 0;
-                out[r - 1].hits = hits;
-                out[r - 1].key = 0.0;
-                if (pnonzero(base))
-                    out[r - 1].key = python_pow(tod(perl_divide(hits, base, &k->bail)), k->inverse, &k->bail);
-                if (f_of(k, base, &out[r - 1].rtot) < 0) goto fail;
-                out[r - 1].ctot = k->w[T[0].tok.n];
-            }
-            break;
-        }
-        case K_SKIP: {
-            if (!done_s) {
-                shits = malloc(nrefs * sizeof(int64_t));
-                if (!shits) { PyErr_NoMemory(); goto fail; }
-                for (Py_ssize_t r = 1; r < nt; r++)
-                    if (skip_hits(k, &T[0], &T[r], &shits[r - 1]) < 0) goto fail;
-                done_s = 1;
-            }
-            Py_ssize_t nc = T[0].tok.n;
-            int64_t ctot = pair_total(nc, k->gap);
-            for (Py_ssize_t r = 1; r < nt; r++) {
-                Py_ssize_t nr = T[r].tok.n;
-                int64_t hits = shits[r - 1], rtot = pair_total(nr, k->gap), c = ctot;
-                if (k->arg[tag]) { /* -u: the unigrams too, all but the last token */
-                    hits += clipped_unigrams(k, T[r].tok.a, nr > 1 ? nr - 1 : 0, T[0].tok.a, nc > 1 ? nc - 1 : 0);
-                    rtot += nr > 1 ? nr - 1 : 0;
-                    c += nc > 1 ? nc - 1 : 0;
-                }
-                out[r - 1].hits = pint(hits);
-                out[r - 1].rtot = pint(rtot);
-                out[r - 1].ctot = pint(c);
-                out[r - 1].key = rtot ? round5((double)hits / (double)rtot) : 0.0;
-            }
-            break;
-        }
-        }
+    if ((size_t)nrefs > k->refcap) {
+        size_t cap = k->refcap;
+        int64_t *sh = grow(k->shits, &cap, (size_t)nrefs, sizeof(int64_t));
+        if (!sh) return NULL;
+        k->shits = sh;
+        cap = k->refcap;
+        PNum *wb = grow(k->wbase, &cap, (size_t)nrefs, sizeof(PNum));
+        if (!wb) return NULL;
+        k->wbase = wb;
+        k->refcap = cap;
     }
-    if (k->bail) { free(shits); Py_RETURN_NONE; }
-    result = PyDict_New();
-    if (!result) goto fail;
+    int counted;
+    Py_BEGIN_ALLOW_THREADS
+    counted = count_all(k, T, nt, k->shits, k->wbase);
+    Py_END_ALLOW_THREADS
+    if (counted < 0) return NULL;
+    for (int tag = 0; tag < k->ntags; tag++) /* ROUGE-W's reference total f(base), in Python's arithmetic */
+        if (k->kind[tag] == K_WLCS)
+            for (Py_ssize_t r = 0; r < nrefs; r++)
+                if (f_of(k, k->wbase[r], &k->rc[(size_t)tag * nrefs + r].rtot) < 0) return NULL;
+    if (k->bail) Py_RETURN_NONE;
+    PyObject *result = PyDict_New();
+    if (!result) return NULL;
     for (int tag = 0; tag < k->ntags; tag++) {
         Stats s = combine(k, k->rc + (size_t)tag * nrefs, nrefs, k->kind[tag] == K_WLCS);
-        if (k->bail) { Py_DECREF(result); free(shits); Py_RETURN_NONE; }
+        if (k->bail) { Py_DECREF(result); Py_RETURN_NONE; }
         PyObject *st = stats_object(k, &s);
         if (!st || PyDict_SetItem(result, PyList_GET_ITEM(k->tags, tag), st) < 0) {
             Py_XDECREF(st);
-            goto fail;
+            Py_DECREF(result);
+            return NULL;
         }
         Py_DECREF(st);
     }
-    free(shits);
     return result;
-fail:
-    free(shits);
-    Py_XDECREF(result);
-    return NULL;
 }
 
 static PyObject *Kernel_score_batch(Kernel *k, PyObject *pairs) {
@@ -1411,7 +1434,13 @@ static PyObject *Kernel_score_batch(Kernel *k, PyObject *pairs) {
         PyObject *r;
         if (mine) r = score_pair(k, items[i]);
         else { r = Py_None; Py_INCREF(r); }
-        if (!r) { k->busy = 0; Py_DECREF(out); Py_DECREF(seq); return NULL; }
+        if (!r) {
+            if (!PyErr_Occurred()) PyErr_NoMemory(); /* the helpers return -1 without a Python error */
+            k->busy = 0;
+            Py_DECREF(out);
+            Py_DECREF(seq);
+            return NULL;
+        }
         PyList_SET_ITEM(out, i, r);
     }
     if (mine) k->busy = 0;

@@ -178,3 +178,36 @@ def test_a_scorer_pickles_and_scores_the_same_after(kernel):
     # Hand-checked: stemmed, "cat" and "home" and "run" are shared with the first
     # reference (4 tokens), "cat", "home", "fast" with the second (4 tokens): -f A R = 6/8.
     assert before["ROUGE-1"].recall == 0.75
+
+
+def test_scorers_in_threads_give_the_sequential_results():
+    """The kernel releases the GIL while it counts; one scorer per thread, and one
+    scorer shared by threads, give what one thread gives."""
+    import concurrent.futures
+
+    require_kernel("c")
+    settings = RougeSettings.from_flags("-n 2 -w 1.2 -2 4 -U -m")
+    rng = random.Random(5)
+    words = ["cats", "running", "the", "mat", "sat", "dogs", "went", "home", "quickly", "x1"]
+    pairs = [
+        (
+            "\n".join(" ".join(rng.choices(words, k=rng.randint(3, 30))) for _ in range(3)),
+            [" ".join(rng.choices(words, k=rng.randint(3, 40))) for _ in range(rng.randint(1, 3))],
+        )
+        for _ in range(400)
+    ]
+    expected = RougeScorer(settings, kernel="python").score_batch(pairs)
+    shared = RougeScorer(settings, kernel="c")
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        own = list(
+            pool.map(
+                lambda chunk: RougeScorer(settings, kernel="c").score_batch(chunk),
+                [pairs[i::4] for i in range(4)],
+            )
+        )
+        common = list(pool.map(shared.score_batch, [pairs[i::4] for i in range(4)]))
+    for results in (own, common):
+        merged = [None] * len(pairs)
+        for i, chunk in enumerate(results):
+            merged[i::4] = chunk
+        assert merged == expected
