@@ -9,6 +9,7 @@
 __version__ = "0.1.0"
 
 from rouge_core.errors import RougeConfigError, RougeInputError
+from rouge_core.kernel import kernel_info
 from rouge_core.report import render_report
 from rouge_core.scoring import MetricStats, RougeScorer
 from rouge_core.settings import RougeSettings
@@ -19,6 +20,7 @@ __all__ = [
     "RougeInputError",
     "RougeScorer",
     "RougeSettings",
+    "kernel_info",
     "render_report",
     "__version__",
 ]

@@ -17,3 +17,23 @@ def read_jsonl(path):
 @pytest.fixture
 def golden():
     return GOLDEN
+
+
+def require_kernel(name: str) -> str:
+    """The scoring path `name` ("python" or "c"); "c" skips when the compiled kernel
+    is not built, and fails instead when the environment variable CI is set (unless
+    ROUGE_CORE_KERNEL=python says that this run is the pure-Python one)."""
+    from rouge_core import kernel_info
+
+    if name == "c" and not kernel_info()["available"]:
+        message = "the compiled kernel is not built (pip install -e . with a C compiler)"
+        if os.environ.get("CI") and os.environ.get("ROUGE_CORE_KERNEL") != "python":
+            pytest.fail(message)
+        pytest.skip(message)
+    return name
+
+
+@pytest.fixture(params=["python", "c"])
+def kernel(request):
+    """Each test using it runs on both scoring paths: the pure-Python reference and the kernel."""
+    return require_kernel(request.param)

@@ -32,6 +32,9 @@ references all start with a non-stopword token of at most 7 bytes (-b is never
 below 8), go to combinations with -w; the others go to the rest, so every
 combination is compared.
 
+Both scoring paths run: the pure-Python report is compared with the script's,
+and the compiled kernel's report (one score_batch call) must equal it.
+
 Replay a failure: ROUGE_DIFF_SEED=<seed> pytest tests/test_differential.py
 (add -k cNN for one combination).  On a mismatch the message shows the seed,
 the flags, the first differing lines, the inputs of the first differing
@@ -51,7 +54,7 @@ import time
 
 import pytest
 
-from rouge_core import RougeScorer, RougeSettings, render_report
+from rouge_core import RougeScorer, RougeSettings, kernel_info, render_report
 from tests.oracle import find_rouge155_home, run_rouge155
 
 pytestmark = pytest.mark.oracle
@@ -357,13 +360,17 @@ def cases_of(doc_indices) -> list[dict]:
             for d in doc_indices for system, cand in DOC_LIST[d]["candidates"].items()]
 
 
-def core_report(cases: list[dict], flags: str) -> str:
+def core_report(cases: list[dict], flags: str, kernel: str = "python") -> str:
+    """rouge_core's report: scored one by one in pure Python, or in one batch by the compiled kernel."""
     settings = RougeSettings.from_flags(flags)
-    scorer = RougeScorer(settings)
+    scorer = RougeScorer(settings, kernel=kernel)
+    if kernel == "c":
+        scores = scorer.score_batch([(case["candidate"], case["references"]) for case in cases])
+    else:
+        scores = [scorer.score(candidate=case["candidate"], references=case["references"]) for case in cases]
     results: dict = {}
-    for case in cases:
-        results.setdefault(case["system"], {})[case["doc_id"]] = scorer.score(
-            candidate=case["candidate"], references=case["references"])
+    for case, score in zip(cases, scores):
+        results.setdefault(case["system"], {})[case["doc_id"]] = score
     return render_report(results, settings)
 
 
@@ -423,6 +430,12 @@ def test_report_matches_rouge155(combo, perl_runs, rouge155_home):
              f"replay: ROUGE_DIFF_SEED={SEED} pytest tests/test_differential.py -k c{combo:02d}")
     print(where)
     ours = core_report(cases, flags)
+    if kernel_info()["available"] or os.environ.get("CI"):  # the compiled kernel must print the same
+        compiled = core_report(cases, flags, kernel="c")
+        if compiled != ours:
+            lines = _differing_lines(ours, compiled)
+            pytest.fail(f"{where}\nthe compiled kernel's report differs from the pure-Python one in "
+                        f"{len(lines)} line(s); first: {lines[:3]}", pytrace=False)
     returncode, expected, stderr = perl_runs[combo].result()
     assert returncode == 0, f"{where}\nROUGE-1.5.5 exited {returncode}:\n{stderr[-3000:]}"
     if ours != expected and not _same_but_perl_integer_flags(expected, ours):

@@ -4,6 +4,14 @@ work limit with a reason (see RougeScorer's docstring for the stated costs)."""
 import pytest
 
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
+from tests.conftest import require_kernel
+
+
+@pytest.fixture(autouse=True, params=["python", "c"])
+def scoring_path(request, monkeypatch):
+    """Every test here runs on both scoring paths (the default path follows ROUGE_CORE_KERNEL)."""
+    monkeypatch.setenv("ROUGE_CORE_KERNEL", require_kernel(request.param))
+
 
 PYROUGE = RougeSettings.from_flags("-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m")
 REFERENCE = ["the cat sat on the mat near the door\nthen it went to sleep"]  # one reference, two sentences

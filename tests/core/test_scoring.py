@@ -4,6 +4,13 @@ rules in ROUGE155.md); each expected number is derived in a comment."""
 import pytest
 
 from rouge_core import RougeConfigError, RougeInputError, RougeScorer, RougeSettings
+from tests.conftest import require_kernel
+
+
+@pytest.fixture(autouse=True, params=["python", "c"])
+def scoring_path(request, monkeypatch):
+    """Every test here runs on both scoring paths (the default path follows ROUGE_CORE_KERNEL)."""
+    monkeypatch.setenv("ROUGE_CORE_KERNEL", require_kernel(request.param))
 
 
 def score(flags, candidate, references, **changes):

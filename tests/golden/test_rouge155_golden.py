@@ -65,14 +65,18 @@ EDGE_OUTPUTS = [
 ] + [("edge/crash-n2-no-w.out", "edge_crash.jsonl", "-n 2 -2 4 -u -r 10 -a -d")]
 
 
-def report_for(cases_file: str, flags: str) -> str:
+def report_for(cases_file: str, flags: str, kernel: str) -> str:
+    """The report of the cases, scored one by one (python) or in one batch (c)."""
     settings = RougeSettings.from_flags(flags)
-    scorer = RougeScorer(settings)
+    scorer = RougeScorer(settings, kernel=kernel)
+    cases = read_jsonl(GOLDEN / cases_file)
+    if kernel == "c":
+        scores = scorer.score_batch([(case["candidate"], case["references"]) for case in cases])
+    else:
+        scores = [scorer.score(candidate=case["candidate"], references=case["references"]) for case in cases]
     results: dict = {}
-    for case in read_jsonl(GOLDEN / cases_file):
-        results.setdefault(case["system"], {})[case["doc_id"]] = scorer.score(
-            candidate=case["candidate"], references=case["references"]
-        )
+    for case, score in zip(cases, scores):
+        results.setdefault(case["system"], {})[case["doc_id"]] = score
     return render_report(results, settings)
 
 
@@ -89,9 +93,9 @@ def assert_same_report(actual: str, expected: str, name: str) -> None:
 
 
 @pytest.mark.parametrize("expected, cases, flags", SAMPLE_OUTPUTS, ids=[e for e, _, _ in SAMPLE_OUTPUTS])
-def test_official_sample_outputs(expected, cases, flags):
+def test_official_sample_outputs(expected, cases, flags, kernel):
     expected_text = (GOLDEN / "sample-output" / expected).read_text(encoding="utf-8")
-    assert_same_report(report_for(cases, flags), expected_text, expected)
+    assert_same_report(report_for(cases, flags, kernel), expected_text, expected)
 
 
 @pytest.mark.parametrize(
@@ -99,9 +103,9 @@ def test_official_sample_outputs(expected, cases, flags):
     ORACLE_OUTPUTS + EDGE_OUTPUTS,
     ids=[e for e, _, _ in ORACLE_OUTPUTS + EDGE_OUTPUTS],
 )
-def test_oracle_outputs_with_per_document_lines(expected, cases, flags):
+def test_oracle_outputs_with_per_document_lines(expected, cases, flags, kernel):
     expected_text = (GOLDEN / "oracle-output" / expected).read_text(encoding="utf-8")
-    assert_same_report(report_for(cases, flags), expected_text, expected)
+    assert_same_report(report_for(cases, flags, kernel), expected_text, expected)
 
 
 @pytest.mark.parametrize(
@@ -111,12 +115,12 @@ def test_oracle_outputs_with_per_document_lines(expected, cases, flags):
         ("crash-n2-w1.2-s.out", "-n 2 -w 1.2 -2 4 -u -s -r 10 -a -d"),
     ],
 )
-def test_rouge_w_with_a_tokenless_reference_goes_on_where_the_script_dies(expected, flags):
+def test_rouge_w_with_a_tokenless_reference_goes_on_where_the_script_dies(expected, flags, kernel):
     """ROUGE-1.5.5 dies ("Illegal division by zero") in the ROUGE-W block when a
     reference has no tokens.  Everything it printed before dying is reproduced;
     the ROUGE-W block follows with that reference scored as recall 0."""
     partial = (GOLDEN / "oracle-output" / "edge" / expected).read_text(encoding="utf-8")
-    report = report_for("edge_crash.jsonl", flags)
+    report = report_for("edge_crash.jsonl", flags, kernel)
     assert report.startswith(partial)
     w_block = report[len(partial) :]
     assert "A ROUGE-W-1.2 Eval c1_empty_reference.A R:0.00000 P:0.00000 F:0.00000" in w_block

@@ -1,0 +1,137 @@
+"""Which scoring path runs: the optional compiled kernel or the pure-Python reference.
+
+`rouge_core._kernel` (C, built from `rouge_core/_kernel.c` by `pip install` when a
+C compiler is present) computes the same per-document statistics as the pure-Python
+code in `scoring.py`, which stays the reference and the fallback:
+
+* no compiled module (no compiler at install time, a platform without a wheel,
+  a zip import): pure Python, logged once on the "rouge_core" logger;
+* `ROUGE_CORE_KERNEL=python` in the environment: pure Python, on purpose;
+* `ROUGE_CORE_KERNEL=c`: the compiled kernel, and an error when it is missing.
+
+The kernel hands back None for a pair it does not score itself (a text that is
+not a str or a list of str, a pair over a work limit, numbers beyond 2**53);
+`RougeScorer` then scores that pair in Python, so the results and the errors are
+the same whichever path runs.  `kernel_info()` says which path is active, for
+run records; the path never changes a number.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from rouge_core.errors import RougeConfigError, RougeInputError
+from rouge_core.text import limit_bytes, limit_words, sentences
+
+try:
+    from rouge_core import _kernel
+except ImportError as error:  # no compiler at install time, or a pure-Python install
+    _kernel = None
+    _IMPORT_ERROR: str | None = f"{type(error).__name__}: {error}"
+else:
+    _IMPORT_ERROR = None
+
+ENVIRONMENT_VARIABLE = "ROUGE_CORE_KERNEL"
+_log = logging.getLogger("rouge_core")
+_logged = False
+
+
+def _requested() -> str:
+    value = os.environ.get(ENVIRONMENT_VARIABLE, "auto").strip().lower() or "auto"
+    if value not in ("auto", "c", "python"):
+        raise RougeConfigError(f"{ENVIRONMENT_VARIABLE} must be 'auto', 'c' or 'python'; got {value!r}")
+    return value
+
+
+def kernel_info() -> dict:
+    """Which scoring path new scorers use, and why.
+
+    Example:
+        >>> sorted(kernel_info())
+        ['available', 'kernel', 'reason', 'requested']
+    """
+    requested = _requested()
+    if requested == "python":
+        kernel, reason = "python", f"{ENVIRONMENT_VARIABLE}=python"
+    elif _kernel is None:
+        kernel, reason = "python", f"compiled kernel not available ({_IMPORT_ERROR})"
+    else:
+        kernel, reason = "c", f"compiled kernel {_kernel.__file__.rsplit('/', 1)[-1]}"
+    return {"kernel": kernel, "requested": requested, "available": _kernel is not None, "reason": reason}
+
+
+def choose(kernel: str | None) -> str:
+    """The path for one scorer: `kernel` is "auto"/None (the environment decides), "c" or "python"."""
+    global _logged
+    requested = _requested() if kernel in (None, "auto") else kernel
+    if requested not in ("auto", "c", "python"):
+        raise RougeConfigError(f"kernel must be 'auto', 'c' or 'python'; got {kernel!r}")
+    if requested == "c" and _kernel is None:
+        raise RougeConfigError(f"the compiled kernel was requested but is not available ({_IMPORT_ERROR})")
+    path = "c" if requested != "python" and _kernel is not None else "python"
+    if not _logged:
+        _logged = True
+        info = kernel_info()
+        if path == "c":
+            _log.info("rouge_core: scoring with the %s", info["reason"])
+        elif requested == "python":
+            _log.info("rouge_core: scoring in pure Python (%s)", info["reason"])
+        else:
+            _log.warning("rouge_core: scoring in pure Python, 20-100x slower: %s", info["reason"])
+    return path
+
+
+class CompiledScorer:
+    """The compiled kernel set up for one RougeScorer (its settings, stemmer, stopwords, limits)."""
+
+    def __init__(self, scorer) -> None:
+        from rouge_core.scoring import MetricStats, smart_stopwords
+        from rouge_core.stem import morph_stem, wordnet_exceptions
+
+        s = scorer.settings
+        self._settings = s
+        self._limited = s.word_limit is not None or s.byte_limit is not None
+        self._kernel = _kernel.Kernel(
+            tags=list(scorer.tags),
+            max_ngram=s.max_ngram,
+            rouge_l=s.rouge_l,
+            wlcs=s.wlcs_weight is not None,
+            skip=s.skip_distance is not None,
+            gap=-1 if s.gap_limit is None else s.gap_limit,
+            stemming=s.stemming,
+            stem=morph_stem,
+            stopwords=set(smart_stopwords()) if s.remove_stopwords else None,
+            alpha=scorer._alpha,
+            inverse=1 / scorer._weight,
+            weight_of=scorer._f,
+            mode=("average", "best", "jackknife").index(s.multi_reference),
+            max_skip_bigrams=scorer.max_skip_bigrams,
+            max_lcs_cells=scorer.max_lcs_cells,
+            limited=self._limited,
+            stats_type=MetricStats,
+            exceptions=wordnet_exceptions() if s.stemming else None,  # the stemmer in C
+        )
+
+    def _cut(self, text):
+        """-l / -b: the sentence lists scoring.RougeScorer._prepare reads (text.py does the cutting)."""
+        s = self._settings
+        sents = sentences(text)
+        if s.word_limit is not None:
+            return (limit_words(sents, s.word_limit), None)
+        return (limit_bytes(sents, s.byte_limit), limit_bytes(sents, s.byte_limit, lcs_bug=True))
+
+    def score_batch(self, pairs: list) -> list:
+        """One dict of MetricStats per (candidate, references), or None: score that pair in Python."""
+        if self._limited:
+            cut = []
+            for pair in pairs:
+                try:
+                    candidate, references = pair
+                    if not isinstance(references, (list, tuple)) or not references:
+                        raise TypeError("not a list of references")
+                    cut.append((self._cut(candidate), [self._cut(r) for r in references]))
+                except (RougeInputError, TypeError, ValueError):
+                    cut.append(None)  # Python scores it and raises the reference error
+            pairs = cut
+        return self._kernel.score_batch(pairs)
