@@ -86,7 +86,8 @@ class CompiledScorer:
     """The compiled kernel set up for one RougeScorer (its settings, stemmer, stopwords, limits)."""
 
     def __init__(self, scorer) -> None:
-        from rouge_core.scoring import MetricStats, smart_stopwords
+        from rouge_core.scoring import MetricStats
+        from rouge_core.stopwords import smart_stopwords
         from rouge_core.stem import morph_stem, wordnet_exceptions
 
         s = scorer.settings
