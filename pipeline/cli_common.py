@@ -19,6 +19,21 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
         f'"{PYROUGE_DEFAULTS}" for score)',
     )
     group.add_argument(
+        "--preset",
+        choices=["rouge155", "rouge_score", "unicode"],
+        help="the convention: rouge155 (ROUGE-1.5.5, the default), rouge_score (Google's rouge-score 0.1.2, "
+        "as HF evaluate), unicode (any script: NFKC, casefold, Snowball stemmers); see the README",
+    )
+    group.add_argument(
+        "--rouge-types",
+        metavar="TYPES",
+        help="rouge_score preset: comma-separated, e.g. rouge1,rouge2,rougeL,rougeLsum (its default)",
+    )
+    group.add_argument(
+        "--stem", action="store_const", const=True, help="stem (rouge_score: NLTK Porter; others: as -m)"
+    )
+    group.add_argument("--language", help="unicode preset: the Snowball stemmer's language (default english)")
+    group.add_argument(
         "--multi-ref",
         choices=["average", "best", "jackknife"],
         help="how several references combine: average (-f A, ROUGE's default), best (-f B), or "
@@ -34,10 +49,23 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> RougeSettings:
-    settings = RougeSettings.from_flags(args.rouge_args)
-    if args.multi_ref:
-        settings = settings.replace(multi_reference=args.multi_ref)
-    return settings
+    return make_settings(args.preset or "rouge155", args.rouge_args, args.rouge_types, args.stem, args.language,
+                         args.multi_ref)
+
+
+def make_settings(preset, flags, rouge_types=None, stem=None, language=None, multi_reference=None) -> RougeSettings:
+    """Settings from a preset name and its options, as the CLI and configs give them.
+    The rouge_score preset takes rouge_types instead of ROUGE-1.5.5 flags."""
+    if preset == "rouge_score":
+        flags = None
+    elif rouge_types:
+        raise RougeConfigError(f"--rouge-types is an option of the rouge_score preset, not of {preset}")
+    if isinstance(rouge_types, str):
+        rouge_types = [t for t in rouge_types.split(",") if t]
+    return RougeSettings.from_preset(
+        preset, flags, rouge_types=rouge_types or None, stem=stem, language=language or None,
+        multi_reference=multi_reference or None,
+    )
 
 
 def print_signature(settings: RougeSettings, file=sys.stderr) -> None:

@@ -17,7 +17,11 @@ Every section and key, with its default:
     max_line_bytes = 67108864       # longer JSONL lines are skipped as errors, never held in memory (<= 1 GiB)
 
     [rouge]
-    args = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"   # ROUGE-1.5.5 flags
+    preset = "rouge155"             # or "rouge_score" (rouge-score 0.1.2) or "unicode" (any script)
+    args = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"   # ROUGE-1.5.5 flags (rouge155, unicode)
+    rouge_types = []                # rouge_score: e.g. ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+    stem = false                    # rouge_score: NLTK Porter; others: as -m
+    language = ""                   # unicode: the Snowball stemmer's language (default english)
     multi_reference = ""            # "", "average", "best" or "jackknife" ("" keeps -f)
     eval_ids = "doc_id"             # or "index": 1..N in sorted doc_id order, as pyrouge
 
@@ -76,7 +80,11 @@ class InputConfig:
 
 @dataclass(frozen=True)
 class RougeConfig:
+    preset: str = "rouge155"
     args: str = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
+    rouge_types: tuple[str, ...] = ()
+    stem: bool = False
+    language: str = ""
     multi_reference: str = ""
     eval_ids: str = "doc_id"
 
@@ -129,10 +137,10 @@ class RunConfig:
 
     def settings(self) -> RougeSettings:
         """The ROUGE settings this run scores with."""
-        settings = RougeSettings.from_flags(self.rouge.args)
-        if self.rouge.multi_reference:
-            settings = settings.replace(multi_reference=self.rouge.multi_reference)
-        return settings
+        from pipeline.cli_common import make_settings
+
+        r = self.rouge
+        return make_settings(r.preset, r.args, r.rouge_types, r.stem or None, r.language, r.multi_reference)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

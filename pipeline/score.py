@@ -315,7 +315,7 @@ def system_rows(results: dict, settings: RougeSettings, ids: dict) -> list[dict]
             if not by_eval_id:
                 continue
             row = {"system": system, "metric": tag, "documents": len(by_eval_id)}
-            averages = printed_averages(system, by_eval_id, settings)
+            averages = printed_averages(system, by_eval_id, settings) if settings.preset == "rouge155" else None
             for name, interval in zip(("recall", "precision", "f_measure"), averages or [(None,) * 3] * 3):
                 units = sum(to_units(getattr(s, name)) for s in by_eval_id.values())
                 row[name] = units / (len(by_eval_id) * SCORE_UNITS)

@@ -79,8 +79,10 @@ def system_summary(element, settings: RougeSettings, eval_ids: dict):
     (system, tag), (mean, micro, bootstrap, jackknife, documents) = element
     by_eval_id = {eval_ids[doc_id]: stats for doc_id, stats in documents}
     averages = printed_averages(system, by_eval_id, settings)
+    # The script's printed averages exist only in its own convention.
+    printed = averages if settings.preset == "rouge155" else None
     row = {"system": system, "metric": tag, "documents": mean["documents"]}
-    for name, interval in zip(("recall", "precision", "f_measure"), averages or [(None, None, None)] * 3):
+    for name, interval in zip(("recall", "precision", "f_measure"), printed or [(None, None, None)] * 3):
         row[name] = mean[name]
         row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
             None if v is None else float(v) for v in interval

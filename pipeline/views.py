@@ -69,12 +69,16 @@ def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interva
         "W": "ROUGE-W-w: weighted LCS, favouring consecutive matches",
         "S": "ROUGE-S: skip-bigrams (S4: at most 4 words apart; S*: any distance)",
         "SU": "ROUGE-SU: skip-bigrams plus unigrams",
+        "rougeL": "rougeL: LCS of the whole text",
+        "rougeLsum": "rougeLsum: union LCS over newline-separated sentences",
     }
     seen = []
     for m in metrics:
         family = "SU" if "-SU" in m else "S" if "-S" in m else "W" if "-W" in m else "L" if m.endswith("-L") else "N"
-        if re.fullmatch(r"rouge\d", m) or m == "rougeL" or m == "rougeLsum":
-            family = "N" if m[-1].isdigit() else "L"
+        if re.fullmatch(r"rouge\d", m):
+            family = "N"
+        elif m in ("rougeL", "rougeLsum"):
+            family = m
         if family not in seen:
             seen.append(family)
             parts.append(names[family])
@@ -90,7 +94,9 @@ def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interva
 def interval_name(rows: list[dict], settings, measure: str) -> str:
     if any(r.get(f"rouge155_{measure}") is not None for r in rows):
         return f"ROUGE-1.5.5's average with its {settings.confidence}% bootstrap interval ({settings.resamples} resamples)"
-    return "mean over documents with its Poisson bootstrap interval"
+    if any(r.get(f"bootstrap_{measure}_low") is not None for r in rows):
+        return "mean over documents with its Poisson bootstrap interval"
+    return "mean over documents"
 
 
 def markdown(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None) -> str:

@@ -199,3 +199,26 @@ def test_the_demo_config_works_from_any_folder(tmp_path):
     # The sample's best system by ROUGE-1, as the official script prints it: 0.27397 (0.22021 - 0.33224).
     assert next(line for line in lines if line.startswith("1 ")).split()[:4] == ["1", "sys24", "25", "27.40"]
     assert "(22.02-33.22)" in result.stdout
+
+
+def test_the_rouge_score_preset_from_the_command_line_equals_the_rouge_score_package(tmp_path):
+    from rouge_score import rouge_scorer
+
+    cand, refs, _ = text_files(tmp_path, "12", 1)
+    done = cli("score", "--candidates", cand, "--references", *refs, "--preset", "rouge_score",
+               "--rouge-types", "rouge1,rougeLsum", "--stem", "--format", "jsonl", "--sentence-sep", "<q>")
+    assert done.returncode == 0, done.stderr
+    records = {(r["doc_id"], r["metric"]): r for r in map(json.loads, done.stdout.splitlines())}
+    peer = rouge_scorer.RougeScorer(["rouge1", "rougeLsum"], use_stemmer=True)
+    lines = zip(cand.read_text().splitlines(), refs[0].read_text().splitlines())
+    for n, (c, r) in enumerate(lines, 1):
+        expected = peer.score(r.replace("<q>", "\n"), c.replace("<q>", "\n"))
+        for metric in ("rouge1", "rougeLsum"):
+            got, want = records[str(n), metric], expected[metric]
+            assert (got["recall"], got["precision"], got["f_measure"]) == (want.recall, want.precision, want.fmeasure)
+    assert "signature: rouge_score|types:rouge1,rougeLsum|tok:rouge_score-0.1.2|stem:nltk-porter" in done.stderr
+    unicode = cli("score", "--candidates", cand, "--references", *refs, "--preset", "unicode", "--format", "csv",
+                  "--rouge-args", "-n 2")
+    assert unicode.returncode == 0 and "signature: unicode|" in unicode.stderr
+    wrong = cli("score", "--candidates", cand, "--references", *refs, "--rouge-types", "rouge1")
+    assert wrong.returncode == 2 and "--rouge-types is an option of the rouge_score preset" in wrong.stderr
