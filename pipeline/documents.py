@@ -169,8 +169,9 @@ class GroupDocuments(beam.PTransform):
 class ScoreDocumentFn(beam.DoFn):
     """A DocumentGroup in, one ScoredDocument per candidate out.
 
-    The scorer is built once per worker; the references are read and tokenized
-    once per document, whatever the number of systems.
+    The scorer is built once per worker; a document's candidates go to it in one
+    batch (`score_batch`: one call into the compiled kernel), and its references
+    are read and tokenized once, whatever the number of systems.
     """
 
     def __init__(self, settings: RougeSettings, progress_seconds: float):
@@ -182,17 +183,24 @@ class ScoreDocumentFn(beam.DoFn):
         self.progress.start()
 
     def process(self, group: DocumentGroup):
-        for c, references in group.candidates:
-            try:
-                scores = self.scorer.score(candidate=c.text, references=references)
-            except RougeInputError as err:
+        try:  # one call into the scorer (the compiled kernel when built) per document
+            results = self.scorer.score_batch([(c.text, references) for c, references in group.candidates])
+        except Exception:  # an unexpected failure: score one by one, so it stays with its row
+            results = [self._score_one(c, references) for c, references in group.candidates]
+        for (c, _), result in zip(group.candidates, results):
+            if isinstance(result, Exception):
                 self.progress.add("failed")
-                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, err.reason, str(err)))
-                continue
-            except Exception as err:  # the last resort of row isolation: counted and reported
-                self.progress.add("failed")
-                message = f"unexpected {type(err).__name__} while scoring: {str(err)[:300]!r}"
-                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, "internal_error", message))
+                reason = result.reason if isinstance(result, RougeInputError) else "internal_error"
+                message = str(result) if isinstance(result, RougeInputError) else (
+                    f"unexpected {type(result).__name__} while scoring: {str(result)[:300]!r}"
+                )
+                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, reason, message))
                 continue
             self.progress.add("scored")
-            yield ScoredDocument(c.system, c.doc_id, scores)
+            yield ScoredDocument(c.system, c.doc_id, result)
+
+    def _score_one(self, c, references):
+        try:
+            return self.scorer.score(candidate=c.text, references=references)
+        except Exception as err:  # RougeInputError with its reason, or the last resort
+            return err
