@@ -2,6 +2,9 @@
 # Set up everything the tests need on a fresh machine, then run them.
 #   - a virtual environment in .venv with the project and its test extras
 #   - the official ROUGE-1.5.5 Perl script in .oracle (the test oracle)
+#   - Debian's Chromium (the report test opens report.html in it)
+# then the whole suite (with the compiled kernel, built by `pip install -e .` when a
+# C compiler is present) and the scoring tests again with the kernel disabled.
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k golden`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,5 +20,12 @@ echo "== installing the ROUGE-1.5.5 oracle"
 PYTHON=.venv/bin/python bash scripts/install_oracle.sh .oracle
 echo "== installing Chromium (the report test opens report.html in it)"
 bash scripts/install_chromium.sh
-echo "== running the tests"
-exec .venv/bin/python -m pytest "$@"
+echo "== running the tests (compiled kernel: $(.venv/bin/python -c 'import rouge_core; print(rouge_core.kernel_info()["kernel"])'))"
+.venv/bin/python -m pytest "$@"
+if [ $# -eq 0 ]; then
+  # The pure-Python path is the reference and the fallback: every golden, differential,
+  # parity and scoring test once more with the kernel switched off.
+  echo "== the scoring tests again with the kernel disabled (ROUGE_CORE_KERNEL=python)"
+  ROUGE_CORE_KERNEL=python .venv/bin/python -m pytest -q tests/core tests/golden tests/test_differential.py rouge_core \
+    -p no:cacheprovider -m "not slow"
+fi

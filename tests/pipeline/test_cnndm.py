@@ -63,3 +63,93 @@ def test_rouge155_report_equals_the_official_scripts_on_all_45960_pairs(tmp_path
     )
     assert record["counts"]["scored"] == 45_960 and record["counts"]["errors"] == 0
     assert (tmp_path / "out" / "rouge155.txt").read_text() == golden.read_text()
+
+
+# ------------------------------------------------------------------ statistics end to end
+def _blake(text: str) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _stream(name: str, count: int):
+    """splitmix64(h + k * gamma) for k = 0 .. count-1, h = blake2b-64(name): the
+    counter-based draws as the README defines them, written again here."""
+    import numpy as np
+
+    gamma = np.uint64(0x9E3779B97F4A7C15)
+    with np.errstate(over="ignore"):  # arithmetic modulo 2**64
+        x = np.uint64(_blake(name)) + (np.arange(count, dtype=np.uint64) + np.uint64(1)) * gamma
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def _poisson(name: str, count: int):
+    import math
+
+    import numpy as np
+
+    uniform = (_stream(name, count) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    cdf = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(12)])
+    return np.searchsorted(cdf, uniform, side="right")
+
+
+@pytest.mark.slow
+def test_every_statistic_of_a_real_run_equals_an_independent_computation(tmp_path):
+    """Pointer-generator with and without coverage on all 11,490 CNN/DM documents: the
+    per-system table and the significance table against numpy over the run's own
+    per-document table, with the hashing rewritten here, so that a wiring mistake
+    in the graph cannot pass."""
+    import gzip
+    import json
+
+    import numpy as np
+
+    from tests.pipeline.runs import write_jsonl
+
+    rows = []
+    for system in ("see2017_pointer_gen", "see2017_pointer_gen_cov"):
+        with gzip.open(CNNDM / f"{system}.jsonl.gz", "rt", encoding="utf-8") as fh:
+            rows += [json.loads(line) for line in fh]
+    data = write_jsonl(tmp_path / "in.jsonl", rows)
+    record = run_pipeline(tmp_path / "out", [data], flags="-n 2 -m -r 100", beam_args=TWO_PROCESSES)
+    assert record["counts"]["scored"] == 2 * 11_490
+    docs = pq.read_table(tmp_path / "out" / "per_document").to_pylist()
+    table = {(r["system"], r["metric"]): r for r in pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()}
+    seed, buckets = 0, 20
+    weights = {}
+    for (system, metric), row in table.items():
+        mine = sorted((d for d in docs if d["system"] == system and d["metric"] == metric), key=lambda d: d["doc_id"])
+        n = len(mine)
+        f = np.array([round(d["f_measure"] * 100_000) for d in mine], dtype=np.int64)
+        assert row["documents"] == n == 11_490
+        assert row["f_measure"] == f.sum() / (n * 100_000)
+        hits = sum(d["hits"] for d in mine)
+        assert row["micro_recall"] == pytest.approx(hits / sum(d["reference_total"] for d in mine), abs=1e-12)
+        assert row["micro_precision"] == pytest.approx(hits / sum(d["candidate_total"] for d in mine), abs=1e-12)
+        # Delete-a-group jackknife, groups by blake2b(doc_id) mod 20.
+        group = np.array([_blake(d["doc_id"]) % buckets for d in mine])
+        theta = np.array([(f.sum() - f[group == g].sum()) / (n - (group == g).sum()) / 100_000 for g in range(buckets)])
+        se = np.sqrt((buckets - 1) / buckets * np.sum((theta - theta.mean()) ** 2))
+        assert row["jackknife_se_f_measure"] == pytest.approx(se, rel=1e-9)
+        # Poisson bootstrap of the mean F (1000 replicates), percentile interval.
+        w = np.array([weights.setdefault(d["doc_id"], _poisson(f"{seed}\x1f{d['doc_id']}", 1000)) for d in mine])
+        means = (w * f[:, None]).sum(axis=0) / (w.sum(axis=0) * 100_000)
+        ranked = np.sort(means)
+        low, high = ranked[int(np.floor(0.025 * 999))], ranked[int(np.ceil(0.975 * 999))]
+        assert (row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"]) == pytest.approx((low, high), abs=1e-12)
+    # Paired significance, ROUGE-1..L F: coverage is better, p < 0.001 (1000 replicates: p = 1/1001).
+    significance = pq.read_table(tmp_path / "out" / "significance.parquet").to_pylist()
+    for metric in ("ROUGE-1", "ROUGE-2", "ROUGE-L"):
+        [row] = [r for r in significance if r["metric"] == metric and r["measure"] == "f_measure"]
+        a = {d["doc_id"]: round(d["f_measure"] * 100_000) for d in docs if d["system"] == row["system_a"] and d["metric"] == metric}
+        b = {d["doc_id"]: round(d["f_measure"] * 100_000) for d in docs if d["system"] == row["system_b"] and d["metric"] == metric}
+        ids = sorted(a)
+        d = np.array([a[i] - b[i] for i in ids], dtype=np.int64)
+        assert row["documents"] == len(ids) and row["difference"] == pytest.approx(d.sum() / (len(ids) * 100_000), abs=1e-15)
+        signs = np.array([1 - 2 * (_stream(f"{seed}\x1fsign\x1f{i}", 1000) >> np.uint64(63)).astype(np.int64) for i in ids])
+        flipped = (signs * d[:, None]).sum(axis=0)
+        assert row["p_permutation"] == (1 + np.count_nonzero(np.abs(flipped) >= abs(d.sum()))) / 1001
+        assert row["system_a"] == "see2017_pointer_gen" and row["difference"] < 0
+        assert row["p_adjusted"] < 0.001 and row["p_bootstrap"] < 0.001
