@@ -153,3 +153,31 @@ def test_every_statistic_of_a_real_run_equals_an_independent_computation(tmp_pat
         assert row["p_permutation"] == (1 + np.count_nonzero(np.abs(flipped) >= abs(d.sum()))) / 1001
         assert row["system_a"] == "see2017_pointer_gen" and row["difference"] < 0
         assert row["p_adjusted"] < 0.001 and row["p_bootstrap"] < 0.001
+
+
+@pytest.mark.slow
+def test_compare_flags_the_drop_from_coverage_to_no_coverage(tmp_path):
+    """Old run: pointer-generator with coverage as "model"; new run: without coverage
+    as "model" (2,000 documents each): a significant drop of about 3 points, so
+    `compare OLD NEW --fail-on-drop 1` exits 1, and the run against itself exits 0."""
+    import gzip
+    import json
+    import subprocess
+    import sys
+
+    from tests.pipeline.runs import write_jsonl
+
+    folders = {}
+    for name, system in (("old", "see2017_pointer_gen_cov"), ("new", "see2017_pointer_gen")):
+        with gzip.open(CNNDM / f"{system}.jsonl.gz", "rt", encoding="utf-8") as fh:
+            rows = [dict(json.loads(line), system="model") for _, line in zip(range(2000), fh)]
+        folders[name] = tmp_path / name
+        run_pipeline(folders[name], [write_jsonl(tmp_path / f"{name}.jsonl", rows)], flags="-n 2 -m -r 100")
+
+    def compare(*args):
+        return subprocess.run([sys.executable, "-m", "pipeline", "compare", *map(str, args)], capture_output=True, text=True)
+
+    drop = compare(folders["old"], folders["new"], "--fail-on-drop", "1")
+    assert drop.returncode == 1, drop.stdout + drop.stderr
+    assert compare(folders["old"], folders["old"], "--fail-on-drop", "1").returncode == 0
+    assert compare(folders["new"], folders["old"], "--fail-on-drop", "1").returncode == 0  # a rise is no drop
