@@ -9,6 +9,7 @@ functions in `rouge_core.resampling`; these classes only accumulate.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 import apache_beam as beam
 import numpy as np
@@ -27,6 +28,20 @@ from rouge_core.resampling import (
 
 def _units(stats) -> tuple[int, int, int]:
     return to_units(stats.recall), to_units(stats.precision), to_units(stats.f_measure)
+
+
+def _exact(value):
+    """A count as an exact number: an int when it is whole (most are), else a Fraction."""
+    return int(value) if float(value).is_integer() else Fraction(value)
+
+
+@lru_cache(maxsize=256)
+def _weights(doc_id: str, replicates: int, seed: int) -> np.ndarray:
+    """poisson_weights, remembered: a document reaches the bootstrap once per system
+    and metric, one after the other.  Read-only, so a cached array cannot change."""
+    weights = poisson_weights(doc_id, replicates, seed)
+    weights.flags.writeable = False
+    return weights
 
 
 def _merge_into_first(accumulators):
@@ -82,9 +97,9 @@ class MicroCombineFn(beam.CombineFn):
 
     def add_input(self, acc, element):
         _, stats = element
-        acc[0] += Fraction(stats.reference_total)
-        acc[1] += Fraction(stats.candidate_total)
-        acc[2] += Fraction(stats.hits)
+        acc[0] += _exact(stats.reference_total)
+        acc[1] += _exact(stats.candidate_total)
+        acc[2] += _exact(stats.hits)
         return acc
 
     def merge_accumulators(self, accumulators):
@@ -114,7 +129,7 @@ class PoissonBootstrapCombineFn(beam.CombineFn):
 
     def add_input(self, acc, element):
         doc_id, stats = element
-        weights = poisson_weights(doc_id, self.replicates, self.seed)
+        weights = _weights(doc_id, self.replicates, self.seed)
         acc[0] += weights
         for row, value in enumerate(_units(stats), 1):
             acc[row] += weights * value
