@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import logging
+import os
 import re
 import signal
 import sys
@@ -101,6 +102,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             traceback.print_exc()
         print(f"rouge-pipeline: error: {one_line(err)}", file=sys.stderr)
         return 1
+
+
+def entry() -> None:
+    """The console entry point: run, flush, and leave without the interpreter's
+    teardown, where a native library's leftover thread (seen once in a while under
+    load: "terminate called without an active exception") could abort a run that
+    had already published its results and turn its exit status into SIGABRT."""
+    code = main()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def one_line(err: BaseException) -> str:

@@ -108,26 +108,26 @@ def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def csv_text(rows: list[dict], names: Optional[list[str]] = None) -> str:
+def csv_text(rows: list[dict], names: Optional[list[str]] = None, decimals: Optional[int] = 6) -> str:
     """Rows as CSV (by default the per-system table's columns that the rows have):
-    numbers with six decimals (the Parquet tables keep full precision), text
-    cells neutralised against formulas."""
+    scores with six decimals (the Parquet tables keep full precision; `decimals=None`
+    writes every float in full, for p-values), text cells neutralised against formulas."""
     if names is None:
         names = [name for name, _ in SYSTEM_COLUMNS if not rows or name in rows[0]]
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=names, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
-    writer.writerows({k: csv_cell(r.get(k)) for k in names} for r in rows)
+    writer.writerows({k: csv_cell(r.get(k), decimals) for k in names} for r in rows)
     return text.getvalue()
 
 
-def csv_cell(value) -> str:
+def csv_cell(value, decimals: Optional[int] = 6) -> str:
     """A CSV cell that a spreadsheet cannot run: text starting with = + - @ tab or CR
     gets a leading apostrophe (OWASP's advice on CSV injection); numbers stay numbers."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return "%.6f" % value
+        return repr(value) if decimals is None else f"{value:.{decimals}f}"
     if isinstance(value, int):
         return str(value)
     text = str(value)
@@ -159,9 +159,10 @@ def write_system_tables(summaries: list, staging: str, settings: RougeSettings) 
 
 
 def write_table(folder: str, stem: str, rows: list[dict], schema: pa.Schema, markdown: str) -> None:
-    """`stem`.parquet, `stem`.csv and `stem`.md in `folder`, the rows in the order given."""
+    """`stem`.parquet, `stem`.csv (floats in full: p-values) and `stem`.md in `folder`,
+    the rows in the order given."""
     _write_bytes(FileSystems.join(folder, f"{stem}.parquet"), _parquet_bytes(rows, schema))
-    _write_bytes(FileSystems.join(folder, f"{stem}.csv"), csv_text(rows, schema.names).encode("utf-8"))
+    _write_bytes(FileSystems.join(folder, f"{stem}.csv"), csv_text(rows, schema.names, None).encode("utf-8"))
     _write_bytes(FileSystems.join(folder, f"{stem}.md"), markdown.encode("utf-8"))
 
 
