@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from pipeline.cli_common import add_rouge_options, print_signature
-from rouge_core import RougeConfigError
 
 RUN_EPILOG = """\
 examples:

@@ -36,15 +36,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
 from rouge_core import lcs, ngram, skip_bigram
-from rouge_core.errors import RougeConfigError, RougeInputError
+from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import sequential_sum
 from rouge_core.scoring import MetricStats, PreparedText, ReferenceCounts, RougeScorer, _best
-from rouge_core.text import Text
+from rouge_core.text import Text, lines
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 TOKENIZER_VERSION = "rouge_score-0.1.2"
@@ -128,13 +127,7 @@ class RougeScoreAnalyzer:
             >>> RougeScoreAnalyzer.sentences("One.\\n\\nTwo  ")
             ['One.', 'Two  ']
         """
-        if isinstance(text, str):
-            lines = text.split("\n")
-        elif isinstance(text, Sequence) and all(isinstance(s, str) for s in text):
-            lines = [s.replace("\n", " ") for s in text]
-        else:
-            raise RougeInputError(f"a text must be a string or a list of strings; got {type(text).__name__}")
-        return [line for line in lines if line]
+        return lines(text)
 
     def tokens(self, sentence: str) -> list[str]:
         return tokenize(sentence, self._stemming)

@@ -48,13 +48,24 @@ def sentences(text: Text) -> list[str]:
         >>> sentences("The Cat sat.\\n\\nOn the mat")
         ['the cat sat.', 'on the mat']
     """
+    return [line.translate(ASCII_LOWERCASE) for line in lines(text)]
+
+
+def lines(text: Text) -> list[str]:
+    """The non-empty lines of a text as they are: a string split at `\\n`, or a list
+    of sentences (a `\\n` inside one counts as a space).  Every preset reads them so.
+
+    Example:
+        >>> lines(["One.", "", "Two\\nthree"])
+        ['One.', 'Two three']
+    """
     if isinstance(text, str):
-        lines = text.split("\n")
+        found = text.split("\n")
     elif isinstance(text, Sequence) and all(isinstance(s, str) for s in text):
-        lines = [s.replace("\n", " ") for s in text]
+        found = [s.replace("\n", " ") for s in text]
     else:
         raise RougeInputError(f"a text must be a string or a list of strings; got {type(text).__name__}")
-    return [line.translate(ASCII_LOWERCASE) for line in lines if line]
+    return [line for line in found if line]
 
 
 def perl_words(sentence: str) -> list[str]:

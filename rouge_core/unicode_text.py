@@ -35,13 +35,13 @@ Chinese has no tokens and scores 0.  This module defines the tokens of the
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cache, lru_cache
 
 import regex
 
-from rouge_core.errors import RougeConfigError, RougeInputError
-from rouge_core.text import Text
+from rouge_core.errors import RougeConfigError
+from rouge_core.text import Text, lines
 
 NO_SPACE_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar")
 _IN_NO_SPACE_SCRIPT = "".join(rf"\p{{scx={script}}}" for script in NO_SPACE_SCRIPTS)
@@ -88,13 +88,7 @@ def sentences(text: Text) -> list[str]:
         >>> sentences("Éte\\n\\nÜBER")
         ['éte', 'über']
     """
-    if isinstance(text, str):
-        lines = text.split("\n")
-    elif isinstance(text, Sequence) and all(isinstance(s, str) for s in text):
-        lines = [s.replace("\n", " ") for s in text]
-    else:
-        raise RougeInputError(f"a text must be a string or a list of strings; got {type(text).__name__}")
-    return [normalize(line) for line in lines if line]
+    return [normalize(line) for line in lines(text)]
 
 
 @cache

@@ -6,7 +6,6 @@ there).  The paper reports +3.09 R-1, +1.62 R-2, +2.96 R-L F1 for coverage
 import gzip
 import json
 import os
-from pathlib import Path
 
 import pytest
 

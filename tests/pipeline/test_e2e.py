@@ -1,6 +1,5 @@
 """The real pipeline, end to end, on the DirectRunner (FnApiRunner)."""
 
-import json
 import random
 
 import pyarrow.parquet as pq
