@@ -77,13 +77,19 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
             | "WriteSignificance"
             >> beam.Map(write_significance_tables, staging, settings.metric_tags(), test.describe())
         )
-    scored.documents | "WritePerDocument" >> tables.WritePerDocument(
-        staging, config.output.per_document_shards, config.output.per_document_formats
+    scored_count = scored.documents | "CountScored" >> beam.combiners.Count.Globally()
+    scored.documents | "WritePerDocument" >> tables.ShardedWrite(
+        lambda d: f"{d.system}\x1f{d.doc_id}",
+        tables.per_document_writer(staging, config.output.per_document_formats),
+        scored_count,
+        config.output.per_document_shards,
     )
-    errors | "WriteErrors" >> tables.WriteErrors(staging, error_count)
+    errors | "WriteErrors" >> tables.ShardedWrite(
+        lambda e: f"{e.source}\x1f{e.position}", tables.errors_writer(staging), error_count
+    )
     counts = {
         "read_counts": read["counts"] | "SumReadCounts" >> beam.CombineGlobally(tables.merge_read_counts),
-        "scored": scored.documents | "CountScored" >> beam.combiners.Count.Globally(),
+        "scored": scored_count,
         "errors_by_reason": errors
         | "ReasonOf" >> beam.Map(lambda e: e.reason)
         | "CountReasons" >> beam.combiners.Count.PerElement()

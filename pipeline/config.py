@@ -40,7 +40,7 @@ Every section and key, with its default:
     [output]
     folder = "out/run"
     overwrite = false               # true: replace an existing result folder atomically
-    per_document_shards = 1         # 1 to 10,000
+    per_document_shards = 0         # 0: one shard per 100,000 scored documents; else 1 to 10,000
     per_document_formats = ["parquet"]  # also "csv" and/or "jsonl"
 
     [run]
@@ -114,7 +114,7 @@ class SignificanceConfig:
 class OutputConfig:
     folder: str = "out/run"
     overwrite: bool = False
-    per_document_shards: int = 1
+    per_document_shards: int = 0
     per_document_formats: tuple[str, ...] = ("parquet",)
 
 
@@ -176,7 +176,7 @@ class RunConfig:
             ("statistics.jackknife_buckets", self.statistics.jackknife_buckets, 2, 10_000),
             ("significance.replicates", self.significance.replicates, 2, 100_000),
             ("significance.seed", self.significance.seed, 0, (1 << 63) - 1),
-            ("output.per_document_shards", self.output.per_document_shards, 1, 10_000),
+            ("output.per_document_shards", self.output.per_document_shards, 0, 10_000),
             ("run.progress_seconds", self.run.progress_seconds, 0.1, 86_400),
         ):
             if not low <= value <= high:

@@ -166,33 +166,40 @@ def write_table(folder: str, stem: str, rows: list[dict], schema: pa.Schema, mar
     _write_bytes(FileSystems.join(folder, f"{stem}.md"), markdown.encode("utf-8"))
 
 
-class WritePerDocument(beam.PTransform):
-    """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
-    per (system, doc_id, metric), sharded by a stable hash of (system, doc_id) and
-    sorted within each shard."""
+class ShardedWrite(beam.PTransform):
+    """Write a PCollection as `folder/part-NNNNN-of-MMMMM.*`: element e goes to shard
+    stable_hash(key(e)) mod M, every shard is written (an empty one too, so the layout
+    is fixed), and `write(shard, M, elements)` sorts and writes one.  M is `shards`,
+    or with shards = 0, one shard per `per_shard` elements (from their count): no
+    worker ever holds more than a bounded part."""
 
-    def __init__(self, staging: str, shards: int, formats: tuple = ("parquet",)):
+    def __init__(self, key, write, count, shards: int = 0, per_shard: int = 100_000):
         super().__init__()
-        self.staging = staging
-        self.shards = shards
-        self.formats = formats
+        self.key, self.write, self.count, self.shards, self.per_shard = key, write, count, shards, per_shard
 
-    def expand(self, documents):
-        shards = self.shards
-        keyed = documents | "ShardOf" >> beam.Map(
-            lambda d: (stable_hash(f"{d.system}\x1f{d.doc_id}") % shards, d)
-        )
-        # Every shard is written, even an empty one, so the folder's layout is fixed.
-        empty = documents.pipeline | "AllShards" >> beam.Create([(i, None) for i in range(shards)])
+    def expand(self, elements):
+        key, write, fixed, per_shard = self.key, self.write, self.shards, self.per_shard  # no `self` in closures
+
+        def shards(count: int) -> int:
+            return fixed or max(1, -(-count // per_shard))
+
+        count = beam.pvalue.AsSingleton(self.count)
+        keyed = elements | "ShardOf" >> beam.Map(lambda e, n: (stable_hash(key(e)) % shards(n), e), count)
+        empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])
         return (
             (keyed, empty)
             | "FlattenShards" >> beam.Flatten()
             | "GroupShards" >> beam.GroupByKey()
-            | "WriteShard" >> beam.Map(self._write)
+            | "WriteShard"
+            >> beam.Map(lambda kv, n: write(kv[0], shards(n), [e for e in kv[1] if e is not None]), count)
         )
 
-    def _write(self, element):
-        shard, documents = element
+
+def per_document_writer(staging: str, formats: tuple):
+    """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
+    per (system, doc_id, metric), sorted within each shard."""
+
+    def write(shard: int, shards: int, documents: list):
         rows = [
             {
                 "system": d.system,
@@ -205,17 +212,18 @@ class WritePerDocument(beam.PTransform):
                 "reference_total": float(s.reference_total),
                 "candidate_total": float(s.candidate_total),
             }
-            for d in sorted((d for d in documents if d is not None), key=lambda d: (d.system, d.doc_id))
+            for d in sorted(documents, key=lambda d: (d.system, d.doc_id))
             for tag, s in d.scores.items()
         ]
-        name = FileSystems.join(self.staging, "per_document", f"part-{shard:05d}-of-{self.shards:05d}")
+        name = FileSystems.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
         _write_bytes(name + ".parquet", _parquet_bytes(rows, DOCUMENT_SCHEMA))
-        if "csv" in self.formats:
+        if "csv" in formats:
             _write_bytes(name + ".csv", csv_text(rows, DOCUMENT_SCHEMA.names).encode("utf-8"))
-        if "jsonl" in self.formats:
-            lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-            _write_bytes(name + ".jsonl", lines.encode("utf-8"))
+        if "jsonl" in formats:
+            _write_bytes(name + ".jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
         return name
+
+    return write
 
 
 def _sort_key(e: ErrorRecord):
@@ -268,47 +276,19 @@ class ErrorFileWriter:
             self.parquet_file.close()
 
 
-ERRORS_PER_SHARD = 100_000
-
-
-def error_shards(count: int) -> int:
-    """Errors are written in shards of at most ERRORS_PER_SHARD rows: memory per
-    worker stays bounded however many rows are bad."""
-    return max(1, -(-count // ERRORS_PER_SHARD))
-
-
-class WriteErrors(beam.PTransform):
+def errors_writer(staging: str):
     """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: the rows that failed after reading
-    (grouping, scoring), sharded by a stable hash of where the row came from, sorted
-    by source and position within each shard.  (Rows that failed while being read
-    are in errors/file-*, written by the reader.)"""
+    (grouping, scoring), sorted by source and position within each shard.  (Rows that
+    failed while being read are in errors/file-*, written by their reader.)"""
 
-    def __init__(self, staging: str, count):
-        super().__init__()
-        self.staging = staging
-        self.count = count
-
-    def expand(self, errors):
-        count = beam.pvalue.AsSingleton(self.count)
-        keyed = errors | "ErrorShardOf" >> beam.Map(
-            lambda e, n: (stable_hash(f"{e.source}\x1f{e.position}") % error_shards(n), e), count
-        )
-        empty = self.count | "AllErrorShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(error_shards(n))])
-        return (
-            (keyed, empty)
-            | "FlattenErrorShards" >> beam.Flatten()
-            | "GroupErrorShards" >> beam.GroupByKey()
-            | "WriteErrorShard" >> beam.Map(self._write, count)
-        )
-
-    def _write(self, element, count: int):
-        shard, errors = element
-        rows = [dict(zip(ERROR_COLUMNS, e)) for e in sorted((e for e in errors if e is not None), key=_sort_key)]
-        name = FileSystems.join(self.staging, "errors", f"part-{shard:05d}-of-{error_shards(count):05d}")
+    def write(shard: int, shards: int, errors: list):
+        rows = [dict(zip(ERROR_COLUMNS, e)) for e in sorted(errors, key=_sort_key)]
+        name = FileSystems.join(staging, "errors", f"part-{shard:05d}-of-{shards:05d}")
         _write_bytes(name + ".parquet", _parquet_bytes(rows, ERROR_SCHEMA))
-        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-        _write_bytes(name + ".jsonl", lines.encode("utf-8"))
+        _write_bytes(name + ".jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
         return name
+
+    return write
 
 
 def write_counts(

@@ -1,0 +1,32 @@
+"""ShardedWrite: the layout of sharded tables follows from the element count alone."""
+
+import json
+
+import apache_beam as beam
+
+from pipeline.tables import ShardedWrite
+from rouge_core.resampling import stable_hash
+
+
+def written(folder, elements, shards=0, per_shard=3):
+    folder.mkdir()
+
+    def write(shard, total, items):  # runs in a worker: leave the result in a file
+        (folder / f"{shard}.json").write_text(json.dumps([total, sorted(items)]))
+        return shard
+
+    with beam.Pipeline("FnApiRunner") as p:
+        pcoll = p | beam.Create(elements)
+        count = pcoll | beam.combiners.Count.Globally()
+        pcoll | ShardedWrite(str, write, count, shards, per_shard)
+    return {int(f.stem): tuple(json.loads(f.read_text())) for f in folder.iterdir()}
+
+
+def test_one_shard_per_so_many_elements_every_element_once_and_empty_shards_written(tmp_path):
+    out = written(tmp_path / "a", list(range(10)))
+    assert sorted(out) == [0, 1, 2, 3] and {total for total, _ in out.values()} == {4}  # ceil(10 / 3)
+    assert sorted(e for _, items in out.values() for e in items) == list(range(10))
+    for shard, (_, items) in out.items():
+        assert all(stable_hash(str(e)) % 4 == shard for e in items)
+    assert written(tmp_path / "b", [], per_shard=3) == {0: (1, [])}  # nothing: one empty shard
+    assert sorted(written(tmp_path / "c", list(range(10)), shards=2)) == [0, 1]  # a fixed count wins
