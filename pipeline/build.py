@@ -7,7 +7,7 @@ from apache_beam.transforms.combiners import SingleInputTupleCombineFn
 
 from pipeline import combiners, tables
 from pipeline.config import RunConfig
-from pipeline.documents import UNUSED, GroupDocuments, ScoreDocumentFn
+from pipeline.documents import HUMAN, UNUSED, GroupDocuments, ScoreDocumentFn
 from pipeline.read import ERRORS, ReadSummaries
 from pipeline.significance import PairedSignificance, write_significance_tables
 from rouge_core.report import evaluation_ids
@@ -26,13 +26,16 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     keep_conflicts = config.input.conflicting_references == "keep"
     grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(keep_conflicts)
+    human = config.human.name if config.human.enabled else ""
     scored = grouped.documents | "ScoreDocuments" >> beam.ParDo(
-        ScoreDocumentFn(settings, config.run.progress_seconds)
-    ).with_outputs(ERRORS, main="documents")
+        ScoreDocumentFn(settings, config.run.progress_seconds, human)
+    ).with_outputs(ERRORS, HUMAN, main="documents")
+    # Every table shows the human pseudo-system next to the systems; the counts do not.
+    documents = (scored.documents, scored[HUMAN]) | "WithHuman" >> beam.Flatten()
     errors = (grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
     error_count = errors | "CountErrors" >> beam.combiners.Count.Globally()
 
-    per_metric = scored.documents | "KeyBySystemAndMetric" >> beam.FlatMap(
+    per_metric = documents | "KeyBySystemAndMetric" >> beam.FlatMap(
         lambda d: (((d.system, tag), (d.doc_id, s)) for tag, s in d.scores.items())
     )
     aggregates = per_metric | "AggregatePerSystem" >> beam.CombinePerKey(
@@ -47,7 +50,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         )
     )
     eval_ids = (
-        scored.documents
+        documents
         | "DocIds" >> beam.Map(lambda d: d.doc_id)
         | "DistinctDocIds" >> beam.Distinct()
         | "EvalIds" >> beam.combiners.ToList()
@@ -71,14 +74,14 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
             config.significance.adjust,
         )
         (
-            scored.documents
+            documents
             | "PairedSignificance" >> test
             | "GatherSignificance" >> beam.combiners.ToList()
             | "WriteSignificance"
             >> beam.Map(write_significance_tables, staging, settings.metric_tags(), test.describe())
         )
     scored_count = scored.documents | "CountScored" >> beam.combiners.Count.Globally()
-    scored.documents | "WritePerDocument" >> tables.ShardedWrite(
+    documents | "WritePerDocument" >> tables.ShardedWrite(
         lambda d: f"{d.system}\x1f{d.doc_id}",
         tables.per_document_writer(staging, config.output.per_document_formats),
         scored_count,
@@ -97,7 +100,8 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "reference_rows": read["references"] | "CountReferenceRows" >> beam.combiners.Count.Globally(),
         "reference_rows_unused": grouped[UNUSED] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
         "documents": eval_ids | "CountDocuments" >> beam.Map(len),
-        "documents_by_system": scored.documents
+        "human_documents": scored[HUMAN] | "CountHuman" >> beam.combiners.Count.Globally(),
+        "documents_by_system": documents
         | "SystemOf" >> beam.Map(lambda d: d.system)
         | "CountPerSystem" >> beam.combiners.Count.PerElement()
         | "SystemsToList" >> beam.combiners.ToList(),

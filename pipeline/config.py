@@ -37,6 +37,10 @@ Every section and key, with its default:
     seed = 0                        # 0 to 2**63-1
     adjust = "holm"                 # "holm" (family-wise error) or "bh" (Benjamini-Hochberg)
 
+    [human]                         # Lin (2004) 2.1: how good is a human summary by this metric
+    enabled = false                 # needs rouge.multi_reference = "jackknife" and 2+ references
+    name = "human"                  # the pseudo-system's name in every table
+
     [output]
     folder = "out/run"
     overwrite = false               # true: replace an existing result folder atomically
@@ -111,6 +115,12 @@ class SignificanceConfig:
 
 
 @dataclass(frozen=True)
+class HumanConfig:
+    enabled: bool = False
+    name: str = "human"
+
+
+@dataclass(frozen=True)
 class OutputConfig:
     folder: str = "out/run"
     overwrite: bool = False
@@ -131,6 +141,7 @@ class RunConfig:
     rouge: RougeConfig = field(default_factory=RougeConfig)
     statistics: StatisticsConfig = field(default_factory=StatisticsConfig)
     significance: SignificanceConfig = field(default_factory=SignificanceConfig)
+    human: HumanConfig = field(default_factory=HumanConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     run: RunOptions = field(default_factory=RunOptions)
     source: str = "<defaults>"
@@ -181,10 +192,25 @@ class RunConfig:
         ):
             if not low <= value <= high:
                 fail(key, value, f"between {low:,} and {high:,}")
+        if self.rouge.eval_ids not in ("doc_id", "index"):
+            fail("rouge.eval_ids", self.rouge.eval_ids, '"doc_id" or "index"')
+        if self.rouge.multi_reference not in ("", "average", "best", "jackknife"):
+            fail("rouge.multi_reference", self.rouge.multi_reference, '"average", "best" or "jackknife"')
+        if self.rouge.preset not in ("rouge155", "rouge_score", "unicode"):
+            fail("rouge.preset", self.rouge.preset, '"rouge155", "rouge_score" or "unicode"')
+        if self.significance.adjust not in ("holm", "bh"):
+            fail("significance.adjust", self.significance.adjust, '"holm" or "bh"')
+        if not set(self.output.per_document_formats) <= {"parquet", "csv", "jsonl"}:
+            fail("output.per_document_formats", list(self.output.per_document_formats), 'a list of "parquet", "csv", "jsonl"')
         try:
-            self.settings()
+            settings = self.settings()
         except RougeConfigError as err:
-            raise RougeConfigError(f"{err} (rouge.args in {self.source})") from err
+            raise RougeConfigError(f"{err} (rouge in {self.source})") from err
+        if self.human.enabled and settings.multi_reference != "jackknife":
+            fail("human.enabled", True, 'used with rouge.multi_reference = "jackknife" (or --multi-ref jackknife), so '
+                 "that systems are scored against the same held-out reference sets as the human pseudo-system")
+        if self.human.enabled and not self.human.name:
+            fail("human.name", self.human.name, "a non-empty name")
         return self
 
 
@@ -193,6 +219,7 @@ _SECTIONS = {
     "rouge": RougeConfig,
     "statistics": StatisticsConfig,
     "significance": SignificanceConfig,
+    "human": HumanConfig,
     "output": OutputConfig,
     "run": RunOptions,
 }

@@ -13,9 +13,11 @@ from pipeline.progress import Progress
 from pipeline.read import ERRORS, tagged
 from pipeline.records import Candidate, ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
+from rouge_core.human import human_scores
 
 
 UNUSED = "unused_references"
+HUMAN = "human"
 
 
 class DocumentGroup(NamedTuple):
@@ -174,15 +176,30 @@ class ScoreDocumentFn(beam.DoFn):
     are read and tokenized once, whatever the number of systems.
     """
 
-    def __init__(self, settings: RougeSettings, progress_seconds: float):
+    def __init__(self, settings: RougeSettings, progress_seconds: float, human: str = ""):
         self.settings = settings
         self.progress = Progress("scoring", progress_seconds)
+        self.human = human
 
     def setup(self):
         self.scorer = RougeScorer(self.settings)
+        self.best = RougeScorer(self.settings.replace(multi_reference="best")) if self.human else None
         self.progress.start()
 
+    def _human(self, group: DocumentGroup):
+        """Lin (2004) 2.1's human pseudo-system for a document with two or more
+        references (to HUMAN; not counted as a scored input row)."""
+        references = group.candidates[0][1]
+        if len(references) < 2 or any(c.system == self.human for c, _ in group.candidates):
+            return
+        try:
+            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(self.human, group.doc_id, human_scores(self.best, references)))
+        except RougeInputError:  # a reference over a work limit: no human score for this document
+            self.progress.add("human skipped")
+
     def process(self, group: DocumentGroup):
+        if self.human:
+            yield from self._human(group)
         try:  # one call into the scorer (the compiled kernel when built) per document
             results = self.scorer.score_batch([(c.text, references) for c, references in group.candidates])
         except Exception:  # an unexpected failure: score one by one, so it stays with its row

@@ -299,6 +299,7 @@ def write_counts(
     errors_by_reason: list,
     reference_rows: int,
     reference_rows_unused: int,
+    human_documents: int,
     documents: int,
     documents_by_system: list,
 ) -> None:
@@ -314,6 +315,7 @@ def write_counts(
         "errors_by_reason": dict(sorted(by_reason.items())),
         "reference_rows": reference_rows,
         "reference_rows_unused": reference_rows_unused,
+        "human_documents": human_documents,
         "documents": documents,
         "documents_by_system": by_system,
         "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},

@@ -46,3 +46,32 @@ def jackknife_folds(references: Sequence[Text]) -> list[JackknifeFold]:
         JackknifeFold(k, references[k], list(references[:k]) + list(references[k + 1 :]))
         for k in range(len(references))
     ]
+
+
+def human_scores(best_scorer, references: Sequence[Text]) -> dict:
+    """The human pseudo-system's scores for one document: each reference scored as a
+    candidate against the others with `best_scorer` (settings with multi_reference
+    "best", as `-f B`), then, like the jackknife of systems, the counts and R, P, F
+    averaged over the M folds (R, P, F rounded to five decimals again).
+
+    Compare it with systems scored in the "jackknife" multi-reference mode: each of
+    their folds uses the same M-1 references.
+
+    Example (ROUGE-1 recall, as in the module's docstring: (2/3 + 2/3 + 1/3) / 3):
+        >>> from rouge_core import RougeScorer, RougeSettings
+        >>> scorer = RougeScorer(RougeSettings.from_flags("-n 1 -x -f B"))
+        >>> human_scores(scorer, ["the cat sat", "the cat ran", "a dog sat"])["ROUGE-1"].recall
+        0.55556
+    """
+    from rouge_core.resampling import sequential_sum
+    from rouge_core.scoring import MetricStats, round5
+
+    folds = [best_scorer.score(candidate=f.human_candidate, references=f.references) for f in jackknife_folds(references)]
+    m = len(folds)
+    out = {}
+    for tag in folds[0]:
+        columns = list(zip(*(fold[tag] for fold in folds)))
+        out[tag] = MetricStats(
+            *(sequential_sum(c) / m for c in columns[:3]), *(round5(sequential_sum(c) / m) for c in columns[3:])
+        )
+    return out

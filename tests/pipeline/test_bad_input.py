@@ -390,3 +390,25 @@ def test_settings_have_upper_bounds(tmp_path):
         RougeSettings.from_flags("-r 1000000000")
     with pytest.raises(RougeConfigError, match="statistics.bootstrap_replicates must be between 2 and 100,000"):
         RunConfig(input=InputConfig(candidates=("x",)), statistics=StatisticsConfig(bootstrap_replicates=10**9)).validate()
+
+
+@pytest.mark.parametrize(
+    "section, key, value, message",
+    [
+        ("rouge", "eval_ids", "order", 'rouge.eval_ids must be "doc_id" or "index"'),
+        ("rouge", "multi_reference", "max", 'rouge.multi_reference must be "average", "best" or "jackknife"'),
+        ("rouge", "preset", "bleu", 'rouge.preset must be "rouge155", "rouge_score" or "unicode"'),
+        ("significance", "adjust", "bonferroni", 'significance.adjust must be "holm" or "bh"'),
+        ("output", "per_document_formats", ("xml",), "output.per_document_formats must be a list of"),
+    ],
+)
+def test_every_choice_in_a_config_is_checked(section, key, value, message):
+    import dataclasses
+
+    from pipeline.config import RunConfig
+    from rouge_core import RougeConfigError
+
+    config = RunConfig(input=InputConfig(candidates=("x",)))
+    config = dataclasses.replace(config, **{section: dataclasses.replace(getattr(config, section), **{key: value})})
+    with pytest.raises(RougeConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        config.validate()

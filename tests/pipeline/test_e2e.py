@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import GOLDEN, read_jsonl
-from tests.pipeline.runs import read_errors, TWO_PROCESSES, TWO_THREADS, run_pipeline, table_bytes, write_jsonl
+from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES, TWO_THREADS, read_errors, run_pipeline, table_bytes, write_jsonl
 
 CASES = read_jsonl(GOLDEN / "cases.jsonl")
 PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -189,3 +189,32 @@ def test_an_existing_result_folder_is_refused_or_replaced(tmp_path):
     first = table_bytes(tmp_path / "out")
     run_pipeline(tmp_path / "out", data, overwrite=True)
     assert table_bytes(tmp_path / "out") == first
+
+
+def test_the_human_pseudo_system_is_lin_2004s_jackknife(tmp_path):
+    from pipeline.config import HumanConfig, InputConfig, OutputConfig, RougeConfig, RunConfig
+    from pipeline.run import run
+
+    refs = ["the cat sat", "the cat ran", "a dog sat"]
+    rows = [
+        {"system": "s", "doc_id": "d1", "candidate": "the cat", "references": refs},
+        {"system": "s", "doc_id": "d2", "candidate": "a cat", "references": ["a cat"]},  # one reference: no human
+    ]
+    data = write_jsonl(tmp_path / "in.jsonl", rows)
+    config = RunConfig(
+        input=InputConfig(candidates=(str(data),)),
+        rouge=RougeConfig(args="-n 1 -x -r 10", multi_reference="jackknife"),
+        human=HumanConfig(enabled=True),
+        output=OutputConfig(folder=str(tmp_path / "out")),
+    ).validate()
+    record = run(config, IN_MEMORY)
+    assert record["counts"]["scored"] == 2 and record["counts"]["human_documents"] == 1
+    assert record["counts"]["balanced"]
+    recall = {(r["system"], r["doc_id"]): r["recall"] for r in pq.read_table(tmp_path / "out" / "per_document").to_pylist()}
+    # By hand, ROUGE-1 recall.  Human, fold k = reference k against the others (-f B):
+    # "the cat sat" vs "the cat ran" 2/3; "the cat ran" vs "the cat sat" 2/3; "a dog sat"
+    # vs "the cat sat" 1/3: mean 5/9.  System "the cat", best of each held-out pair: 2/3
+    # in every fold: 2/3.
+    assert recall == {("human", "d1"): 0.55556, ("s", "d1"): 0.66667, ("s", "d2"): 1.0}
+    with pytest.raises(Exception, match='human.enabled must be used with rouge.multi_reference = "jackknife"'):
+        RunConfig(input=InputConfig(candidates=("x",)), human=HumanConfig(enabled=True)).validate()
