@@ -154,16 +154,24 @@ def _write_text(path: str, text: str) -> None:
 
 
 def _versions() -> dict:
-    import nltk
-    import numpy
-    import pyarrow
+    """Versions of what can change a number or a byte, read from the installed
+    packages' metadata (importing nltk alone costs seconds)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from rouge_core import kernel_info
+
+    def of(package: str):
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return None
 
     return {
         "rouge_pipeline": __version__,
-        "apache_beam": beam.__version__,
-        "pyarrow": pyarrow.__version__,
-        "numpy": numpy.__version__,
-        "nltk": nltk.__version__,
+        **{name: of(name) for name in ("apache-beam", "pyarrow", "numpy", "nltk", "regex", "jinja2", "matplotlib")},
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        # Which scoring path ran here (the compiled kernel or pure Python): never a
+        # difference in the numbers, so it is not part of the signature.
+        "rouge_core_kernel": kernel_info()["kernel"],
     }

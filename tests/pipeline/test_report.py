@@ -217,7 +217,7 @@ def test_header_counts_and_errors_table(result):
     versions = dict(cells(r) for r in page.table_after("Signature and versions"))
     assert versions["signature"] == record["signature"]
     assert versions["ROUGE-1.5.5 flags"] == "-c 95 -r 1000 -n 4 -m -w 1.2 -2 -1 -U -f A -p 0.5 -t 0"
-    assert versions["apache_beam"] == "2.77.0"
+    assert versions["apache-beam"] == "2.77.0"
     # The run computed paired significance itself: 28 pairs of 8 systems x 8 metrics x R/P/F.
     assert len(pq.read_table(out / "significance.parquet")) == 28 * 8 * 3
     assert "Paired significance was not computed for this run." not in html
