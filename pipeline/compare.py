@@ -322,15 +322,18 @@ def _output_is_empty(path: str) -> bool:
     return not FileSystems.match([FileSystems.join(path, "*")])[0].metadata_list
 
 
-def publish(output: str, rows: list[dict], moved: list[dict], markdown: str) -> None:
-    """comparison.{parquet,csv,md} and moved_documents.{parquet,csv,md} in `output`:
-    written into a staging folder and renamed into place (locally), or written
-    with a _SUCCESS marker last (object stores, where a folder cannot be renamed)."""
+def publish(output: str, rows: list[dict], moved: list[dict], markdown: str, new=None, note: str = "") -> None:
+    """comparison.{parquet,csv,md}, moved_documents.{parquet,csv,md} and report.html (the
+    new run's report with the comparison as its first sections) in `output`: written
+    into a staging folder and renamed into place (locally), or written with a _SUCCESS
+    marker last (object stores, where a folder cannot be renamed)."""
     local = "://" not in output
     staging = f"{os.path.abspath(output)}.staging-{uuid.uuid4().hex[:12]}" if local else output
     try:
         write_table(staging, "comparison", rows, COMPARISON_SCHEMA, markdown)
         write_table(staging, "moved_documents", moved, MOVED_SCHEMA, _moved_markdown(moved))
+        if new is not None:
+            _write_comparison_report(staging, new, rows, moved, note)
         with FileSystems.create(FileSystems.join(staging, "_SUCCESS")) as fh:
             fh.write(b"")
     except BaseException:
@@ -341,6 +344,24 @@ def publish(output: str, rows: list[dict], moved: list[dict], markdown: str) -> 
         if os.path.isdir(output):
             os.rmdir(output)  # empty, checked before comparing
         os.rename(staging, output)
+
+
+def _write_comparison_report(folder: str, new, rows: list[dict], moved: list[dict], note: str) -> None:
+    """report.html: the new run's page, headed by what changed since the old run."""
+    from pipeline.report import Section, write_report
+    from pipeline.tables import read_system_rows
+
+    columns = [c for c in COMPARISON_SCHEMA.names if c in (rows[0] if rows else {})] or None
+    sections = [
+        Section("Changes since the previous run", note=note, rows=rows, columns=columns),
+        Section("Documents that moved most", rows=moved[:100]),
+    ]
+    significance = []
+    if FileSystems.exists(FileSystems.join(new.path, "significance.parquet")):
+        with FileSystems.open(FileSystems.join(new.path, "significance.parquet")) as fh:
+            significance = pq.read_table(io.BytesIO(fh.read())).to_pylist()
+    errors = (new.record.get("counts") or {}).get("errors_by_reason") or {}
+    write_report(folder, read_system_rows(new.path), significance, errors, new.record, sections)
 
 
 def _moved_markdown(moved: list[dict]) -> str:
@@ -410,7 +431,7 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
         f"comparisons; fail on a significant drop of more than {args.fail_on_drop:g} points."
     )
     if args.output:
-        publish(args.output, rows, moved, markdown_report(old, new, rows, moved, options))
+        publish(args.output, rows, moved, markdown_report(old, new, rows, moved, options), new, options)
     print(markdown_report(old, new, rows, moved, options, all_moved=False))
     failing = [r for r in rows if r["fails"]]
     changed = [r for r in rows if r["verdict"] in ("better", "worse")]

@@ -85,6 +85,7 @@ def test_a_run_against_itself_is_unchanged(runs, tmp_path, capsys):
         "moved_documents.csv",
         "moved_documents.md",
         "moved_documents.parquet",
+        "report.html",
     ]
 
 
