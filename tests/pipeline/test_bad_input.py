@@ -207,10 +207,11 @@ def lines_of(data: bytes) -> list[bytes]:
 def bad_cell_parquet(path, rng: random.Random) -> int:
     """A Parquet file whose string cells are sometimes not UTF-8, or too long:
     each such row must be one error, and the rest of the file scored."""
-    candidates, n = [], rng.randrange(5, 40)
-    for i in range(n):
+    candidates, n = [b"caf\xe9 bad", b"x" * 3000], rng.randrange(5, 40)  # one of each bad cell, at least
+    for i in range(n - 2):
         kind = rng.random()
         candidates.append(b"caf\xe9 bad" if kind < 0.2 else b"x" * 3000 if kind < 0.3 else b"a b c")
+    rng.shuffle(candidates)
     table = pa.table(
         {
             "system": [f"pq{rng.randrange(3)}" for _ in range(n)],
