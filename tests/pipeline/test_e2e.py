@@ -30,6 +30,7 @@ def test_rouge155_report_is_the_official_sample_output(tmp_path):
         "errors_by_reason": {},
         "reference_rows": 0,
         "reference_rows_unused": 0,
+        "human_documents": 0,
         "balanced": True,
         "documents": 25,
         "documents_by_system": {s: 25 for s in ("11", "12", "13", "14", "21", "22", "23", "24")},
