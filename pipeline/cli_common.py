@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline.config import make_settings
 from rouge_core import RougeConfigError, RougeSettings
 
 PYROUGE_DEFAULTS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -51,21 +52,6 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
 def settings_from_args(args: argparse.Namespace) -> RougeSettings:
     return make_settings(args.preset or "rouge155", args.rouge_args, args.rouge_types, args.stem, args.language,
                          args.multi_ref)
-
-
-def make_settings(preset, flags, rouge_types=None, stem=None, language=None, multi_reference=None) -> RougeSettings:
-    """Settings from a preset name and its options, as the CLI and configs give them.
-    The rouge_score preset takes rouge_types instead of ROUGE-1.5.5 flags."""
-    if preset == "rouge_score":
-        flags = None
-    elif rouge_types:
-        raise RougeConfigError(f"--rouge-types is an option of the rouge_score preset, not of {preset}")
-    if isinstance(rouge_types, str):
-        rouge_types = [t for t in rouge_types.split(",") if t]
-    return RougeSettings.from_preset(
-        preset, flags, rouge_types=rouge_types or None, stem=stem, language=language or None,
-        multi_reference=multi_reference or None,
-    )
 
 
 def print_signature(settings: RougeSettings, file=sys.stderr) -> None:

@@ -148,8 +148,6 @@ class RunConfig:
 
     def settings(self) -> RougeSettings:
         """The ROUGE settings this run scores with."""
-        from pipeline.cli_common import make_settings
-
         r = self.rouge
         return make_settings(r.preset, r.args, r.rouge_types, r.stem or None, r.language, r.multi_reference)
 
@@ -212,6 +210,21 @@ class RunConfig:
         if self.human.enabled and not self.human.name:
             fail("human.name", self.human.name, "a non-empty name")
         return self
+
+
+def make_settings(preset, flags, rouge_types=None, stem=None, language=None, multi_reference=None) -> RougeSettings:
+    """Settings from a preset name and its options, as the CLI and configs give them.
+    The rouge_score preset takes rouge_types instead of ROUGE-1.5.5 flags."""
+    if preset == "rouge_score":
+        flags = None
+    elif rouge_types:
+        raise RougeConfigError(f"--rouge-types is an option of the rouge_score preset, not of {preset}")
+    if isinstance(rouge_types, str):
+        rouge_types = [t for t in rouge_types.split(",") if t]
+    return RougeSettings.from_preset(
+        preset, flags, rouge_types=rouge_types or None, stem=stem, language=language or None,
+        multi_reference=multi_reference or None,
+    )
 
 
 _SECTIONS = {

@@ -433,16 +433,12 @@ def parse_reference(item: SourceRow, c: InputConfig):
     return ReferenceRow(doc_id, [row[field]], reference_id, source, position)
 
 
-class _Isolated(list):
-    pass
-
-
 @contextlib.contextmanager
 def isolated(source: str, position: Optional[int], stage: str, system=None, doc_id=None):
     """Run one row's work; any exception turns the row into one `internal_error`
     row (with the exception's type) instead of failing the run.  Whatever the
     work appended before failing is discarded, so the row is counted once."""
-    out = _Isolated()
+    out: list = []
     try:
         yield out
     except Exception as err:  # the last resort of row isolation: counted and reported

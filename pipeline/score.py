@@ -23,7 +23,7 @@ from pipeline.read import (
     parse_reference,
     used_fields,
 )
-from pipeline.records import ErrorRecord, SourceRow
+from pipeline.records import ErrorRecord
 from pipeline.text_input import line_aligned_rows
 from rouge_core import RougeInputError, RougeScorer, RougeSettings, render_report
 from rouge_core.report import evaluation_ids, printed_averages
@@ -58,29 +58,23 @@ class StrictStop(Exception):
         super().__init__(f"{where}: {error.reason}: {error.message}")
 
 
-class _Counted:
-    """Rows from `_rows`, which counts them itself (and reports read errors)."""
-
-    def __init__(self, rows):
-        self.rows = rows
-
-    def __iter__(self):
-        return iter(self.rows)
+def _rows(paths: list[str], config: InputConfig):
+    """Every row of the files, as `run` reads them: `SourceRow` or `ErrorRecord`."""
+    fields = used_fields(config)
+    for path in paths:
+        yield from iter_rows(path, config, fields)
 
 
-def _rows(paths: list[str], config: InputConfig, scores: LocalScores, strict: bool) -> _Counted:
-    def rows():
-        fields = used_fields(config)
-        for path in paths:
-            for item in iter_rows(path, config, fields):
-                if isinstance(item, SourceRow):
-                    scores.rows_read += 1
-                    yield item
-                else:
-                    scores.rows_read += item.reason not in FILE_LEVEL_REASONS
-                    _report(item, scores, strict)
-
-    return _Counted(rows())
+def _readable(rows, scores: LocalScores, strict: bool):
+    """The rows that could be read; every row is counted (as the pipeline counts:
+    not a file-level error) and an unreadable one reported."""
+    for row in rows:
+        if isinstance(row, ErrorRecord):
+            scores.rows_read += row.reason not in FILE_LEVEL_REASONS
+            _report(row, scores, strict)
+        else:
+            scores.rows_read += 1
+            yield row
 
 
 def _report(error: ErrorRecord, scores: LocalScores, strict: bool) -> None:
@@ -107,17 +101,15 @@ def score_files(
         raise RougeInputError("; ".join(e.message for e in missing + missing_refs))
     if "-" in candidates:
         candidate_files.append("-")
-    scores = LocalScores()
     return score_rows(
-        _rows(candidate_files, config, scores, strict),
-        _rows(reference_files, config, scores, strict),
+        _rows(candidate_files, config),
+        _rows(reference_files, config),
         config,
         settings,
         joined=not reference_files,
         keep_conflicts=keep_conflicts,
         strict=strict,
         progress=progress,
-        scores=scores,
     )
 
 
@@ -131,25 +123,19 @@ def score_rows(
     keep_conflicts: bool = False,
     strict: bool = False,
     progress=None,
-    scores: LocalScores | None = None,
 ) -> LocalScores:
     """Parse, group by doc_id and score rows (`SourceRow`, or `ErrorRecord` for a row
     that could not be read), with the pipeline's rules (pipeline.documents)."""
-    scores = LocalScores() if scores is None else scores
+    scores = LocalScores()
     pattern = re.compile(config.system_from_path) if config.system_from_path else None
     by_doc: dict[str, tuple[list, list]] = {}
-    for row in candidate_rows:
-        if isinstance(row, ErrorRecord):
-            scores.rows_read += 1
-            _report(row, scores, strict)
-            continue
-        scores.rows_read += not isinstance(candidate_rows, _Counted)
+    for row in _readable(candidate_rows, scores, strict):
         parsed = parse_candidate(row, config, joined, pattern)
         if isinstance(parsed, ErrorRecord):
             _report(parsed, scores, strict)
         else:
             by_doc.setdefault(parsed.doc_id, ([], []))[0].append(parsed)
-    for row in reference_rows:
+    for row in _readable(reference_rows, scores, strict):
         parsed = parse_reference(row, config)
         if isinstance(parsed, ErrorRecord):
             _report(parsed, scores, strict)

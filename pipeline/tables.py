@@ -1,7 +1,8 @@
 """Turning aggregates into result tables, and writing them.
 
-Every table is written whole by one worker, sorted, through Beam's FileSystems,
-so the bytes do not depend on the runner, the worker count or the input order.
+Every table (or shard of one, for per-document scores and errors) is written whole
+by one worker, sorted, through Beam's FileSystems, so the bytes do not depend on the
+runner, the worker count or the input order.
 """
 
 from __future__ import annotations

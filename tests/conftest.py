@@ -14,6 +14,17 @@ def read_jsonl(path):
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def require_shared(path: Path) -> Path:
+    """`path` under ../shared/data; absent, the test skips, or fails when CI is set
+    (CI must have the shared data beside the checkout)."""
+    if not path.exists():
+        message = f"{path} is absent (set ROUGE_SHARED_DATA to the shared data folder)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
 @pytest.fixture
 def golden():
     return GOLDEN

@@ -10,13 +10,12 @@ several sentences, empty lines, 1 to 3 references), several references through
 import gzip
 import hashlib
 import json
-import os
 import random
 
 import pytest
 
 from rouge_core import RougeConfigError, RougeScorer, RougeSettings
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, require_shared
 
 rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")  # the test extra pins rouge-score==0.1.2
 
@@ -41,11 +40,7 @@ def assert_same_as_rouge_score(pairs, stemming, types=TYPES):
 @pytest.mark.slow
 @pytest.mark.parametrize("stemming", [False, True])
 def test_every_cnndm_pair_equals_rouge_score(stemming):
-    if not CNNDM_FILE.is_file():
-        message = f"{CNNDM_FILE} is absent (set ROUGE_SHARED_DATA to the shared data folder)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_shared(CNNDM_FILE)
     with gzip.open(CNNDM_FILE, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     assert len(rows) == 11490

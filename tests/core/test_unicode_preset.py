@@ -11,7 +11,6 @@ decimals, and F = R*P / (0.5*P + 0.5*R) from the rounded R and P, rounded.
 import gzip
 import hashlib
 import json
-import os
 import random
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from rouge_core import RougeConfigError, RougeScorer, RougeSettings
 from rouge_core.stem import morph_stem
 from rouge_core.unicode_text import snowball_stemmer
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, require_shared
 
 
 def unicode_scores(candidate, references, flags="-n 2", **options):
@@ -217,11 +216,7 @@ CNNDM_FILE = (SHARED_DATA / "cnndm_test_outputs"
 
 
 def cnndm_ascii_rows(count):
-    if not CNNDM_FILE.is_file():
-        message = f"{CNNDM_FILE} is absent (set ROUGE_SHARED_DATA to the shared data folder)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_shared(CNNDM_FILE)
     rows = []
     with gzip.open(CNNDM_FILE, "rt", encoding="utf-8") as fh:
         for line in fh:

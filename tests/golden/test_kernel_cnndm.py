@@ -5,24 +5,19 @@ pure-Python path's on a sample."""
 
 import gzip
 import json
-import os
 import random
 
 import pytest
 
 from rouge_core import RougeScorer, RougeSettings, render_report
-from tests.conftest import GOLDEN, SHARED_DATA, require_kernel
+from tests.conftest import GOLDEN, SHARED_DATA, require_kernel, require_shared
 
 CNNDM = SHARED_DATA / "cnndm_test_outputs"
 PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
 
 
 def rows():
-    if not CNNDM.is_dir():
-        message = f"{CNNDM} is absent (the corpus is not copied here)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_shared(CNNDM)
     out = []
     for path in sorted(CNNDM.glob("*.jsonl.gz")):
         with gzip.open(path, "rt", encoding="utf-8") as fh:

@@ -11,7 +11,6 @@ when CI is set.
 import gzip
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ from scipy import stats
 from pipeline import cli
 from rouge_core import RougeScorer, RougeSettings
 from rouge_core.correlation import correlate
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, require_shared
 
 HERE = Path(__file__).parent
 SUMMEVAL_GOLDEN = HERE / "summeval" / "rouge155_ref0_c95-r1000-n4-m-2-4-u.jsonl.gz"
@@ -30,13 +29,7 @@ SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall_b": st
 
 
 def shared(name: str) -> Path:
-    folder = SHARED_DATA / name
-    if not folder.is_dir():
-        message = f"{folder} is absent (set ROUGE_SHARED_DATA to the shared data folder)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return folder
+    return require_shared(SHARED_DATA / name)
 
 
 def read_jsonl(path: Path) -> list[dict]:
