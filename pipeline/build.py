@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import apache_beam as beam
-from apache_beam.transforms.combiners import SingleInputTupleCombineFn
 
 from pipeline import combiners, tables
 from pipeline.config import RunConfig
@@ -35,18 +34,20 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     errors = (grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
     error_count = errors | "CountErrors" >> beam.combiners.Count.Globally()
 
-    per_metric = documents | "KeyBySystemAndMetric" >> beam.FlatMap(
-        lambda d: (((d.system, tag), (d.doc_id, s)) for tag, s in d.scores.items())
-    )
-    aggregates = per_metric | "AggregatePerSystem" >> beam.CombinePerKey(
-        SingleInputTupleCombineFn(
-            combiners.MeanCombineFn(),
-            combiners.MicroCombineFn(settings.alpha_value),
-            combiners.PoissonBootstrapCombineFn(
-                stats.bootstrap_replicates, stats.bootstrap_seed, float(settings.confidence)
-            ),
-            combiners.JackknifeCombineFn(stats.jackknife_buckets),
-            combiners.GatherDocumentsCombineFn(),
+    tags = settings.metric_tags()
+    aggregates = (
+        documents
+        | "KeyBySystem" >> beam.Map(lambda d: (d.system, (d.doc_id, d.values)))
+        | "AggregatePerSystem"
+        >> beam.CombinePerKey(
+            combiners.SystemCombineFn(
+                len(tags),
+                stats.bootstrap_replicates,
+                stats.bootstrap_seed,
+                float(settings.confidence),
+                stats.jackknife_buckets,
+                settings.alpha_value,
+            )
         )
     )
     eval_ids = (
@@ -56,8 +57,8 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         | "EvalIds" >> beam.combiners.ToList()
         | "NumberDocs" >> beam.Map(evaluation_ids, config.rouge.eval_ids)
     )
-    summaries = aggregates | "Rouge155Averages" >> beam.Map(
-        tables.system_summary, settings, beam.pvalue.AsSingleton(eval_ids)
+    summaries = aggregates | "Rouge155Averages" >> beam.FlatMap(
+        tables.system_summaries, settings, beam.pvalue.AsSingleton(eval_ids)
     )
 
     (
@@ -67,6 +68,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     if config.significance.enabled:
         test = PairedSignificance(
+            tags,
             config.significance.baseline or "all",
             config.significance.replicates,
             config.significance.seed,
@@ -78,12 +80,12 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
             | "PairedSignificance" >> test
             | "GatherSignificance" >> beam.combiners.ToList()
             | "WriteSignificance"
-            >> beam.Map(write_significance_tables, staging, settings.metric_tags(), test.describe())
+            >> beam.Map(write_significance_tables, staging, tags, test.describe())
         )
     scored_count = scored.documents | "CountScored" >> beam.combiners.Count.Globally()
     documents | "WritePerDocument" >> tables.ShardedWrite(
         lambda d: f"{d.system}\x1f{d.doc_id}",
-        tables.per_document_writer(staging, config.output.per_document_formats),
+        tables.per_document_writer(staging, config.output.per_document_formats, tags),
         scored_count,
         config.output.per_document_shards,
     )

@@ -1,201 +1,190 @@
-"""CombineFns over the per-document scores of one (system, metric).
+"""The CombineFn over one system's scored documents: every metric at once.
 
-Each accumulator holds exact quantities (integers in 1e-5 score units, exact
-fractions, or integer arrays), so merging in any order, on any number of
-workers, gives bit-identical results.  The statistics themselves are pure
-functions in `rouge_core.resampling`; these classes only accumulate.
+One element per (system, document): (doc_id, values), `values` the float64 bytes
+of an array of shape (metrics, 6) holding each metric's MetricStats fields in
+order (reference total, candidate total, hits, R, P, F).  The accumulator keeps only exact quantities
+(integers in 1e-5 score units, exact sums of the counts, integer arrays), so
+merging in any order, on any number of workers, gives bit-identical results; the
+statistics are the pure functions of `rouge_core.resampling`, and this class only
+accumulates.  Documents wait in a small buffer and enter the bootstrap and
+jackknife sums a block at a time, as matrix products.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import apache_beam as beam
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from rouge_core.resampling import (
     SCORE_UNITS,
-    jackknife_bucket,
     jackknife_standard_error,
     percentile_interval,
-    poisson_weights,
-    to_units,
+    poisson_weight_block,
+    stable_hash,
 )
 
-# Input to every CombineFn here: (doc_id, MetricStats).
+MEASURES = ("recall", "precision", "f_measure")
+_BLOCK = 512  # documents per matrix product
+_EXACT_SCALE = 1074  # every finite double is an integer multiple of 2**-1074
+_SMALL = float(1 << 31)  # whole counts below this are summed as int64
 
 
-def _units(stats) -> tuple[int, int, int]:
-    return to_units(stats.recall), to_units(stats.precision), to_units(stats.f_measure)
+@cache
+def one_blas_thread() -> None:
+    """Once per process: BLAS on one thread.  Every Beam worker process already
+    owns a core, and OpenBLAS's thread pool on top of that made the block products
+    below 30x slower on this 2-core machine."""
+    threadpool_limits(limits=1, user_api="blas")
 
 
-def _exact(value):
-    """A count as an exact number: an int when it is whole (most are), else a Fraction."""
-    return int(value) if float(value).is_integer() else Fraction(value)
+def stats_array(values: bytes) -> np.ndarray:
+    """A ScoredDocument's `values` as a read-only (metrics, 6) array."""
+    return np.frombuffer(values, dtype=np.float64).reshape(-1, 6)
 
 
-@lru_cache(maxsize=256)
-def _weights(doc_id: str, replicates: int, seed: int) -> np.ndarray:
-    """poisson_weights, remembered: a document reaches the bootstrap once per system
-    and metric, one after the other.  Read-only, so a cached array cannot change."""
-    weights = poisson_weights(doc_id, replicates, seed)
-    weights.flags.writeable = False
-    return weights
+def units(values: np.ndarray) -> np.ndarray:
+    """R, P, F (five-decimal scores) of every metric as exact integers in 1e-5 units,
+    shape (metrics, 3); `to_units` on arrays."""
+    return np.rint(values[..., 3:6] * SCORE_UNITS).astype(np.int64)
 
 
-def _merge_into_first(accumulators):
-    """Element-wise sum into the first accumulator (a list, or an array by rows),
-    reading the rest as a stream, as Beam allows a CombineFn to."""
-    accumulators = iter(accumulators)
-    total = next(accumulators)
-    for acc in accumulators:
-        for i in range(len(total)):
-            total[i] += acc[i]
-    return total
+def _scaled(x: float) -> int:
+    """A double as an exact integer count of 2**-1074."""
+    numerator, denominator = float(x).as_integer_ratio()
+    return numerator << (_EXACT_SCALE - (denominator.bit_length() - 1))
 
 
-class MeanCombineFn(beam.CombineFn):
-    """Order-free mean R/P/F over documents, and the document count."""
+class SystemSums:
+    """Sufficient statistics of one system's documents, for M metrics:
 
-    def create_accumulator(self):
-        return [0, 0, 0, 0]  # n, sum R, sum P, sum F (units)
+        documents                    n
+        totals[m, k]                 sum of R/P/F units                 (int64)
+        counts_small / counts_exact  sum of the three counts: int64 for whole
+                                     counts below 2**31, exact integers of
+                                     2**-1074 for the rest (ROUGE-W, averages)
+        bootstrap[0, r]              sum of Poisson weights of replicate r
+        bootstrap[1 + 3m + k, r]     weighted sum of R/P/F units
+        jackknife[.., b]             the same rows per jackknife bucket
+        documents_seen               (doc_id, values) of every document, for the
+                                     ROUGE-1.5.5 report, which needs them in order
+    """
 
-    def add_input(self, acc, element):
-        _, stats = element
-        r, p, f = _units(stats)
-        acc[0] += 1
-        acc[1] += r
-        acc[2] += p
-        acc[3] += f
-        return acc
+    def __init__(self, metrics: int, replicates: int, buckets: int):
+        rows = 1 + 3 * metrics
+        self.n = 0
+        self.totals = np.zeros(3 * metrics, dtype=np.int64)
+        self.counts_small = np.zeros(3 * metrics, dtype=np.int64)
+        self.counts_exact = [0] * (3 * metrics)
+        self.bootstrap = np.zeros((rows, replicates), dtype=np.int64)
+        self.jackknife = np.zeros((rows, buckets), dtype=np.int64)
+        self.documents_seen: list = []
+        self.pending = 0  # the last `pending` documents_seen are not in the sums yet
 
-    def merge_accumulators(self, accumulators):
-        return _merge_into_first(accumulators)
+    def add(self, doc_id: str, values: np.ndarray) -> None:
+        self.documents_seen.append((doc_id, values))
+        self.pending += 1
 
-    def extract_output(self, acc):
-        n = acc[0]
-        if n == 0:
-            return {"documents": 0, "recall": None, "precision": None, "f_measure": None}
-        return {
-            "documents": n,
-            "recall": acc[1] / (n * SCORE_UNITS),
-            "precision": acc[2] / (n * SCORE_UNITS),
-            "f_measure": acc[3] / (n * SCORE_UNITS),
-        }
+    def flush(self, seed: int) -> SystemSums:
+        """Enter the pending documents into the sums."""
+        if not self.pending:
+            return self
+        one_blas_thread()
+        block = self.documents_seen[-self.pending :]
+        self.pending = 0
+        ids = [doc_id for doc_id, _ in block]
+        values = np.frombuffer(b"".join(v for _, v in block), dtype=np.float64).reshape(len(block), -1, 6)
+        k = len(ids)
+        scores = units(values).reshape(k, -1)  # (k, 3M)
+        rows = np.concatenate([np.ones((k, 1), dtype=np.int64), scores], axis=1)  # (k, 1 + 3M)
+        self.n += k
+        self.totals += scores.sum(axis=0)
+        counts = values[..., :3].reshape(k, -1)
+        small = (counts == np.floor(counts)) & (np.abs(counts) < _SMALL)
+        self.counts_small += np.where(small, counts, 0).sum(axis=0).astype(np.int64)
+        for i, j in zip(*np.nonzero(~small)):
+            self.counts_exact[j] += _scaled(counts[i, j])
+        # Exact in double precision: |units| <= 1e5, weights <= 12, k <= _BLOCK.
+        weights = poisson_weight_block(tuple(ids), self.bootstrap.shape[1], seed).astype(np.float64)
+        self.bootstrap += (rows.T.astype(np.float64) @ weights).astype(np.int64)
+        buckets = np.array([stable_hash(doc_id) % self.jackknife.shape[1] for doc_id in ids])
+        np.add.at(self.jackknife.T, buckets, rows)
+        return self
 
+    def merge(self, other: SystemSums) -> SystemSums:
+        """Add `other`'s sums (both flushed)."""
+        self.n += other.n
+        self.totals += other.totals
+        self.counts_small += other.counts_small
+        self.counts_exact = [a + b for a, b in zip(self.counts_exact, other.counts_exact)]
+        self.bootstrap += other.bootstrap
+        self.jackknife += other.jackknife
+        self.documents_seen.extend(other.documents_seen)
+        return self
 
-class MicroCombineFn(beam.CombineFn):
-    """Corpus-level (micro) R/P/F from pooled counts, as ROUGE-1.5.5 `-t 1` forms
-    them: R = sum(hits) / sum(reference totals), P likewise, no f^-1 for ROUGE-W."""
-
-    def __init__(self, alpha: float):
-        self.alpha = alpha
-
-    def create_accumulator(self):
-        return [Fraction(0), Fraction(0), Fraction(0)]  # reference total, candidate total, hits
-
-    def add_input(self, acc, element):
-        _, stats = element
-        acc[0] += _exact(stats.reference_total)
-        acc[1] += _exact(stats.candidate_total)
-        acc[2] += _exact(stats.hits)
-        return acc
-
-    def merge_accumulators(self, accumulators):
-        return _merge_into_first(accumulators)
-
-    def extract_output(self, acc):
-        reference, candidate, hits = acc
-        recall = float(hits / reference) if reference else 0.0
-        precision = float(hits / candidate) if candidate else 0.0
-        denominator = (1 - self.alpha) * precision + self.alpha * recall
-        f = recall * precision / denominator if denominator > 0 else 0.0
-        return {"recall": recall, "precision": precision, "f_measure": f}
-
-
-class PoissonBootstrapCombineFn(beam.CombineFn):
-    """Confidence intervals of the mean R/P/F by a Poisson bootstrap whose weights
-    come from a hash of (seed, doc_id, replicate): mergeable and order-free, for
-    corpora too large to gather on one worker."""
-
-    def __init__(self, replicates: int, seed: int, confidence: float):
-        self.replicates = replicates
-        self.seed = seed
-        self.confidence = confidence
-
-    def create_accumulator(self):
-        return np.zeros((4, self.replicates), dtype=np.int64)  # weight sums, weighted R, P, F
-
-    def add_input(self, acc, element):
-        doc_id, stats = element
-        weights = _weights(doc_id, self.replicates, self.seed)
-        acc[0] += weights
-        for row, value in enumerate(_units(stats), 1):
-            acc[row] += weights * value
-        return acc
-
-    def merge_accumulators(self, accumulators):
-        return _merge_into_first(accumulators)
-
-    def extract_output(self, acc):
-        weight = acc[0]
-        used = weight > 0
-        out = {}
-        for row, name in enumerate(("recall", "precision", "f_measure"), 1):
-            if not used.any():
-                out[name] = (None, None)
-                continue
-            means = acc[row][used] / (weight[used] * SCORE_UNITS)
-            out[name] = percentile_interval(means, self.confidence)
-        return out
+    def counts(self, j: int) -> Fraction:
+        return self.counts_small[j] + Fraction(self.counts_exact[j], 1 << _EXACT_SCALE)
 
 
-class JackknifeCombineFn(beam.CombineFn):
-    """Delete-a-group jackknife standard errors of the mean R/P/F; a document's
-    group is a stable hash of its doc_id."""
+class SystemCombineFn(beam.CombineFn):
+    """(doc_id, values) of one system in; per metric its mean R/P/F, the pooled
+    (micro) R/P/F, a Poisson-bootstrap interval, jackknife standard errors, and
+    the documents sorted by doc_id.
 
-    def __init__(self, buckets: int):
-        self.buckets = buckets
+    The bootstrap weights come from a hash of (seed, doc_id, replicate) and a
+    document's jackknife group from a hash of its doc_id: mergeable and order-free,
+    for corpora too large to gather statistics on one worker.
+    """
+
+    def __init__(self, metrics: int, replicates: int, seed: int, confidence: float, buckets: int, alpha: float):
+        self.metrics, self.replicates, self.seed = metrics, replicates, seed
+        self.confidence, self.buckets, self.alpha = confidence, buckets, alpha
 
     def create_accumulator(self):
-        return np.zeros((4, self.buckets), dtype=np.int64)  # counts, sums of R, P, F
+        return SystemSums(self.metrics, self.replicates, self.buckets)
 
     def add_input(self, acc, element):
-        doc_id, stats = element
-        bucket = jackknife_bucket(doc_id, self.buckets)
-        acc[0, bucket] += 1
-        for row, value in enumerate(_units(stats), 1):
-            acc[row, bucket] += value
+        doc_id, values = element
+        acc.add(doc_id, values)
+        if acc.pending >= _BLOCK:
+            acc.flush(self.seed)
         return acc
 
-    def merge_accumulators(self, accumulators):
-        return _merge_into_first(accumulators)
-
-    def extract_output(self, acc):
-        return {
-            name: jackknife_standard_error(acc[row] / SCORE_UNITS, acc[0])
-            for row, name in enumerate(("recall", "precision", "f_measure"), 1)
-        }
-
-
-class GatherDocumentsCombineFn(beam.CombineFn):
-    """All (doc_id, MetricStats) of one key, sorted by doc_id: ROUGE-1.5.5's printed
-    averages need every document, in the script's order, on one worker."""
-
-    def create_accumulator(self):
-        return []
-
-    def add_input(self, acc, element):
-        acc.append(element)
-        return acc
+    def compact(self, acc):
+        return acc.flush(self.seed)
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)
-        total = next(accumulators)
+        total = next(accumulators).flush(self.seed)
         for acc in accumulators:
-            total.extend(acc)
+            total.merge(acc.flush(self.seed))
         return total
 
     def extract_output(self, acc):
-        return sorted(acc, key=lambda item: item[0])
+        acc.flush(self.seed)
+        documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(acc.documents_seen)]
+        return [self._metric(acc, m) for m in range(self.metrics)], documents
+
+    def _metric(self, acc: SystemSums, m: int) -> dict:
+        rows = range(1 + 3 * m, 4 + 3 * m)
+        out = {"documents": acc.n}
+        for name, row in zip(MEASURES, rows):
+            out[name] = int(acc.totals[row - 1]) / (acc.n * SCORE_UNITS) if acc.n else None
+            out[f"jackknife_se_{name}"] = jackknife_standard_error(acc.jackknife[row] / SCORE_UNITS, acc.jackknife[0])
+        reference, candidate, hits = (acc.counts(j) for j in range(3 * m, 3 * m + 3))
+        recall = float(hits / reference) if reference else 0.0
+        precision = float(hits / candidate) if candidate else 0.0
+        denominator = (1 - self.alpha) * precision + self.alpha * recall
+        out["micro_recall"], out["micro_precision"] = recall, precision
+        out["micro_f_measure"] = recall * precision / denominator if denominator > 0 else 0.0
+        weight = acc.bootstrap[0]
+        used = weight > 0
+        low = high = None
+        if used.any():
+            means = acc.bootstrap[rows[2]][used] / (weight[used] * SCORE_UNITS)
+            low, high = percentile_interval(means, self.confidence)
+        out["bootstrap_f_measure_low"], out["bootstrap_f_measure_high"] = low, high
+        return out

@@ -8,12 +8,15 @@ import json
 from typing import NamedTuple
 
 import apache_beam as beam
+import numpy as np
 
+from pipeline.combiners import stats_array
 from pipeline.progress import Progress
 from pipeline.read import ERRORS, tagged
 from pipeline.records import Candidate, ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
 from rouge_core.human import human_scores
+from rouge_core.scoring import MetricStats
 
 
 UNUSED = "unused_references"
@@ -26,9 +29,27 @@ class DocumentGroup(NamedTuple):
 
 
 class ScoredDocument(NamedTuple):
+    """One (system, document)'s scores, every metric in one compact value that
+    crosses Beam's stages cheaply: `values` holds the MetricStats fields of each
+    metric (in `RougeSettings.metric_tags()` order) as float64 bytes."""
+
     system: str
     doc_id: str
-    scores: dict  # metric tag -> rouge_core MetricStats
+    values: bytes
+
+    @property
+    def array(self) -> np.ndarray:
+        """`values` as a read-only (metrics, 6) array."""
+        return stats_array(self.values)
+
+    def scores(self, tags) -> dict:
+        """{metric tag: MetricStats}."""
+        return {tag: MetricStats(*row) for tag, row in zip(tags, self.array.tolist())}
+
+
+def stats_bytes(scores: dict, tags) -> bytes:
+    """A scorer's {tag: MetricStats} as ScoredDocument.values."""
+    return np.array([scores[tag] for tag in tags], dtype=np.float64).tobytes()
 
 
 def _canonical(texts) -> str:
@@ -180,6 +201,7 @@ class ScoreDocumentFn(beam.DoFn):
         self.settings = settings
         self.progress = Progress("scoring", progress_seconds)
         self.human = human
+        self.tags = settings.metric_tags()
 
     def setup(self):
         self.scorer = RougeScorer(self.settings)
@@ -193,7 +215,8 @@ class ScoreDocumentFn(beam.DoFn):
         if len(references) < 2 or any(c.system == self.human for c, _ in group.candidates):
             return
         try:
-            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(self.human, group.doc_id, human_scores(self.best, references)))
+            values = stats_bytes(human_scores(self.best, references), self.tags)
+            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(self.human, group.doc_id, values))
         except RougeInputError:  # a reference over a work limit: no human score for this document
             self.progress.add("human skipped")
 
@@ -214,7 +237,7 @@ class ScoreDocumentFn(beam.DoFn):
                 yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, reason, message))
                 continue
             self.progress.add("scored")
-            yield ScoredDocument(c.system, c.doc_id, result)
+            yield ScoredDocument(c.system, c.doc_id, stats_bytes(result, self.tags))
 
     def _score_one(self, c, references):
         try:

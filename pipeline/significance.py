@@ -1,9 +1,10 @@
 """Paired significance between systems, as a Beam transform (DESIGN.md section 7).
 
-    scored documents ((system, doc_id) -> {metric tag: stats})
+    scored documents (ScoredDocument: every metric's stats of one (system, doc_id))
       -> by doc_id: every pair of systems that both scored the document
-      -> ((metric, measure, system_a, system_b), (doc_id, a, b))
+      -> ((system_a, system_b), (doc_id, a's R/P/F units, b's)), every metric at once
       -> CombinePerKey: exact per-replicate sums (rouge_core.significance.PairedSums)
+         per (metric, measure)
       -> per (metric, measure): Holm (or Benjamini-Hochberg) across the pairs
       -> rows of significance.{parquet,csv,md}
 
@@ -11,8 +12,8 @@ The statistics are the pure functions of `rouge_core.significance`; the
 CombineFn only accumulates.  The random draws are functions of (seed, doc_id,
 replicate), so the table is the same on every runner, sharding and order.
 
-Cost: every document yields one element per pair of systems, metric and
-measure; each key holds 3 x `replicates` int64 (24 bytes per replicate), and
+Cost: every document yields one element per pair of systems; each key holds
+3 x `replicates` int64 per metric and measure (24 bytes per replicate), and
 replicates are bounded by `rouge_core.significance.MAX_REPLICATES` (100,000).
 """
 
@@ -22,20 +23,20 @@ from collections.abc import Sequence
 from itertools import combinations
 
 import apache_beam as beam
+import numpy as np
 import pyarrow as pa
 
+from pipeline.combiners import MEASURES, one_blas_thread, units
 from pipeline.tables import _markdown_cell, write_table
 from rouge_core.errors import RougeConfigError
-from rouge_core.resampling import to_units
 from rouge_core.significance import (
     ADJUSTMENTS,
-    PairedSums,
     check_confidence,
     check_replicates,
+    paired_sums,
     paired_test,
 )
 
-MEASURES = ("recall", "precision", "f_measure")
 SIGNIFICANCE_SCHEMA = pa.schema(
     [
         ("metric", pa.string()),
@@ -56,10 +57,13 @@ SIGNIFICANCE_SCHEMA = pa.schema(
 
 
 class PairedSignificanceCombineFn(beam.CombineFn):
-    """(doc_id, a, b) with scores on the 0-1 scale in, a `PairedResult` out.
+    """(doc_id, a, b) of one pair of systems in, a & b their ScoredDocument values;
+    out, one `PairedResult` per (metric, measure).
 
-    The accumulator is a `PairedSums`: integer counts and int64 arrays of
-    per-replicate sums, so merging is exact and order-free.
+    The accumulator is a `PairedBlock`: per score column a `PairedSums` (integer
+    counts and int64 arrays of per-replicate sums, so merging is exact and
+    order-free), and documents waiting to enter them a block at a time
+    (`paired_sums`: the draws made once per document, the sums as matrix products).
     """
 
     def __init__(self, replicates: int, seed: int, confidence: float):
@@ -68,29 +72,68 @@ class PairedSignificanceCombineFn(beam.CombineFn):
         self.confidence = check_confidence(confidence)
 
     def create_accumulator(self):
-        return PairedSums(self.replicates)
+        return PairedBlock()
 
     def add_input(self, acc, element):
-        doc_id, a, b = element
-        return acc.add(doc_id, to_units(a), to_units(b), self.seed)
+        acc.pending.append(element)
+        if len(acc.pending) >= _BLOCK:
+            acc.flush(self.replicates, self.seed)
+        return acc
+
+    def compact(self, acc):
+        return acc.flush(self.replicates, self.seed)
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)
-        total = next(accumulators)
+        total = next(accumulators).flush(self.replicates, self.seed)
         for acc in accumulators:
-            total.merge(acc)
+            total.merge(acc.flush(self.replicates, self.seed))
         return total
 
     def extract_output(self, acc):
-        return paired_test(acc, self.confidence)
+        acc.flush(self.replicates, self.seed)
+        return [paired_test(sums, self.confidence) for sums in acc.sums or []]
+
+
+_BLOCK = 512  # documents per `paired_sums` call
+
+
+class PairedBlock:
+    def __init__(self):
+        self.sums = None  # list of PairedSums, one per score column, once a document came
+        self.pending = []
+
+    def flush(self, replicates: int, seed: int) -> PairedBlock:
+        if self.pending:
+            one_blas_thread()
+            ids = [doc_id for doc_id, _, _ in self.pending]
+            a = _units(a for _, a, _ in self.pending)
+            b = _units(b for _, _, b in self.pending)
+            self.pending = []
+            self.merge_sums(paired_sums(ids, list(zip(a.T, b.T)), replicates, seed))
+        return self
+
+    def merge_sums(self, sums) -> None:
+        if self.sums is None:
+            self.sums = sums
+        elif sums is not None:
+            for mine, theirs in zip(self.sums, sums):
+                mine.merge(theirs)
+
+    def merge(self, other: PairedBlock) -> PairedBlock:
+        self.merge_sums(other.sums)
+        return self
+
+
+def _units(values) -> np.ndarray:
+    """ScoredDocument values (bytes) -> R/P/F units, one row per document."""
+    values = list(values)
+    return units(np.frombuffer(b"".join(values), dtype=np.float64).reshape(len(values), -1, 6)).reshape(len(values), -1)
 
 
 def _by_document(element):
-    """A ScoredDocument (or ((system, doc_id), scores)) keyed by its doc_id."""
-    if hasattr(element, "scores"):
-        return element.doc_id, (element.system, element.scores)
-    (system, doc_id), scores = element
-    return doc_id, (system, scores)
+    """A ScoredDocument keyed by its doc_id."""
+    return element.doc_id, (element.system, element.values)
 
 
 def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str]]:
@@ -114,8 +157,8 @@ def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str
 
 
 def pair_document(element, pairs_mode: str):
-    """(doc_id, [(system, scores), ...]) -> ((metric, measure, a, b), (doc_id, a value, b value))
-    for every pair of systems that scored the document and every metric both have."""
+    """(doc_id, [(system, values), ...]) -> ((system_a, system_b), (doc_id, a values, b values))
+    for every pair of systems that scored the document."""
     doc_id, systems = element
     by_system = {}
     for system, scores in systems:
@@ -123,17 +166,16 @@ def pair_document(element, pairs_mode: str):
             raise ValueError(f"system {system!r} scored document {doc_id!r} twice")
         by_system[system] = scores
     for a, b in system_pairs(sorted(by_system), pairs_mode):
-        scores_a, scores_b = by_system[a], by_system[b]
-        for tag in sorted(scores_a.keys() & scores_b.keys()):
-            for measure in MEASURES:
-                yield (
-                    (tag, measure, a, b),
-                    (
-                        doc_id,
-                        getattr(scores_a[tag], measure),
-                        getattr(scores_b[tag], measure),
-                    ),
-                )
+        yield (a, b), (doc_id, by_system[a], by_system[b])
+
+
+def pair_rows(element, tags: Sequence[str]):
+    """((system_a, system_b), one PairedResult per score column) ->
+    ((metric, measure), ((metric, measure, a, b), result)) per column."""
+    (a, b), results = element
+    columns = [(tag, measure) for tag in tags for measure in MEASURES]
+    for (tag, measure), result in zip(columns, results):
+        yield (tag, measure), ((tag, measure, a, b), result)
 
 
 def adjusted_rows(element, adjust: str) -> list[dict]:
@@ -171,6 +213,7 @@ class PairedSignificance(beam.PTransform):
 
     def __init__(
         self,
+        tags: Sequence[str],
         pairs_mode: str = "all",
         replicates: int = 1000,
         seed: int = 0,
@@ -182,6 +225,7 @@ class PairedSignificance(beam.PTransform):
             raise RougeConfigError(f"adjust must be one of {sorted(ADJUSTMENTS)}, got {adjust!r}")
         if not pairs_mode:
             raise RougeConfigError('pairs_mode must be "all" or the name of a baseline system')
+        self.tags = list(tags)
         self.pairs_mode = pairs_mode
         self.adjust = adjust
         self.combine_fn = PairedSignificanceCombineFn(replicates, seed, confidence)
@@ -203,7 +247,7 @@ class PairedSignificance(beam.PTransform):
             | "GroupByDocument" >> beam.GroupByKey()
             | "PairSystems" >> beam.FlatMap(pair_document, self.pairs_mode)
             | "PairedTests" >> beam.CombinePerKey(self.combine_fn)
-            | "KeyByMetricMeasure" >> beam.Map(lambda kv: ((kv[0][0], kv[0][1]), kv))
+            | "KeyByMetricMeasure" >> beam.FlatMap(pair_rows, self.tags)
             | "GroupPairs" >> beam.GroupByKey()
             | "AdjustPValues" >> beam.FlatMap(adjusted_rows, self.adjust)
         )

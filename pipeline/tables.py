@@ -19,9 +19,11 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from pipeline import views
+from pipeline.combiners import MEASURES
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core import RougeSettings
-from rouge_core.report import metric_block, printed_averages
+from rouge_core.report import metric_block, system_averages
+from rouge_core.scoring import MetricStats
 from rouge_core.resampling import stable_hash
 
 SYSTEM_COLUMNS = [
@@ -75,24 +77,31 @@ ERROR_SCHEMA = pa.schema(
 )
 
 
-def system_summary(element, settings: RougeSettings, eval_ids: dict):
-    """((system, metric), aggregates) -> (system, metric, table row, ROUGE-1.5.5 report lines)."""
-    (system, tag), (mean, micro, bootstrap, jackknife, documents) = element
-    by_eval_id = {eval_ids[doc_id]: stats for doc_id, stats in documents}
-    averages = printed_averages(system, by_eval_id, settings)
-    # The script's printed averages exist only in its own convention.
-    printed = averages if settings.preset == "rouge155" else None
-    row = {"system": system, "metric": tag, "documents": mean["documents"]}
-    for name, interval in zip(("recall", "precision", "f_measure"), printed or [(None, None, None)] * 3):
-        row[name] = mean[name]
-        row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
-            None if v is None else float(v) for v in interval
-        )
-    row.update({f"micro_{name}": value for name, value in micro.items()})
-    row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = bootstrap["f_measure"]
-    row.update({f"jackknife_se_{name}": value for name, value in jackknife.items()})
-    row["signature"] = settings.signature()
-    return system, tag, row, metric_block(system, tag, by_eval_id, settings, averages)
+def system_summaries(element, settings: RougeSettings, eval_ids: dict) -> list:
+    """(system, SystemCombineFn output) -> per metric (system, metric, table row,
+    ROUGE-1.5.5 report lines)."""
+    system, (metrics, documents) = element
+    tags = settings.metric_tags()
+    by_eval_id = {
+        eval_ids[doc_id]: {tag: MetricStats(*row) for tag, row in zip(tags, values.tolist())}
+        for doc_id, values in documents
+    }
+    averages = system_averages(system, by_eval_id, settings)
+    out = []
+    for tag, aggregate in zip(tags, metrics):
+        # The script's printed averages exist only in its own convention.
+        printed = averages[tag] if settings.preset == "rouge155" else None
+        row = {"system": system, "metric": tag, "documents": aggregate["documents"]}
+        for name, interval in zip(MEASURES, printed or [(None, None, None)] * 3):
+            row[name] = aggregate[name]
+            row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
+                None if v is None else float(v) for v in interval
+            )
+        row.update({name: value for name, value in aggregate.items() if name not in row})
+        row["signature"] = settings.signature()
+        block = metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[tag])
+        out.append((system, tag, row, block))
+    return out
 
 
 def _write_bytes(path: str, data: bytes) -> None:
@@ -196,7 +205,7 @@ class ShardedWrite(beam.PTransform):
         )
 
 
-def per_document_writer(staging: str, formats: tuple):
+def per_document_writer(staging: str, formats: tuple, tags):
     """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
     per (system, doc_id, metric), sorted within each shard."""
 
@@ -214,7 +223,7 @@ def per_document_writer(staging: str, formats: tuple):
                 "candidate_total": float(s.candidate_total),
             }
             for d in sorted(documents, key=lambda d: (d.system, d.doc_id))
-            for tag, s in d.scores.items()
+            for tag, s in d.scores(tags).items()
         ]
         name = FileSystems.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
         _write_bytes(name + ".parquet", _parquet_bytes(rows, DOCUMENT_SCHEMA))

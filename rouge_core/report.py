@@ -14,7 +14,9 @@ from typing import Mapping
 
 from rouge_core.errors import RougeConfigError
 from rouge_core.perl_numbers import perl_int_string, perl_string, perl_sum
-from rouge_core.resampling import perl_bootstrap
+import numpy as np
+
+from rouge_core.resampling import perl_bootstrap, perl_bootstraps
 from rouge_core.scoring import MetricStats
 from rouge_core.settings import RougeSettings
 
@@ -61,6 +63,28 @@ def printed_averages(system: str, documents: Mapping[str, MetricStats], settings
         counting=settings.counting,
         alpha=settings.alpha_value,
     )
+
+
+def system_averages(system: str, documents: Mapping[str, Mapping[str, MetricStats]], settings: RougeSettings):
+    """`printed_averages` of every metric of one system ({tag: intervals or None}),
+    walking the bootstrap's draws once for all metrics.  `documents` maps
+    evaluation ids to {tag: stats} for every tag of `settings`."""
+    tags = settings.metric_tags()
+    if settings.counting == 2:
+        return dict.fromkeys(tags)
+    instances = sorted(documents, key=lambda eval_id: f"{eval_id}.{system}")
+    values = np.array(
+        [[_document_values(documents[e][tag], settings.counting) for tag in tags] for e in instances],
+        dtype=np.float64,
+    ).reshape(len(instances), len(tags), 3)
+    intervals = perl_bootstraps(
+        values,
+        resamples=settings.resamples,
+        confidence=settings.confidence,
+        counting=settings.counting,
+        alpha=settings.alpha_value,
+    )
+    return dict(zip(tags, intervals))
 
 
 def metric_block(
@@ -119,6 +143,7 @@ def render_report(results: Results, settings: RougeSettings) -> str:
     lines: list[str] = []
     for system in sorted(results):
         documents = results[system]
+        averages = system_averages(system, documents, settings)
         for tag in settings.metric_tags():
-            lines += metric_block(system, tag, {e: doc[tag] for e, doc in documents.items()}, settings)
+            lines += metric_block(system, tag, {e: doc[tag] for e, doc in documents.items()}, settings, averages[tag])
     return "".join(line + "\n" for line in lines)

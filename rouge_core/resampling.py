@@ -69,14 +69,18 @@ _CACHED_DRAWS = 32 << 20
 
 
 def _resample_sums(columns: np.ndarray, resamples: int) -> np.ndarray:
-    """Per column and resample, the sum of the drawn values in draw order."""
+    """Per column and resample, the sum of the drawn values in draw order (every
+    column at once: one gather of whole rows per draw, each column still summed
+    left to right)."""
     n = columns.shape[1]
-    rows = perl_draws(n, resamples) if n * resamples <= _CACHED_DRAWS else _generate_draws(n, resamples)
-    sums = np.zeros((len(columns), resamples))
-    for row in rows:
-        for j, column in enumerate(columns):
-            sums[j] += column[row]
-    return sums
+    draws = perl_draws(n, resamples) if n * resamples <= _CACHED_DRAWS else _generate_draws(n, resamples)
+    by_document = np.ascontiguousarray(columns.T)  # (n, columns): a draw takes whole rows
+    sums = np.zeros((resamples, len(columns)))
+    drawn = np.empty_like(sums)
+    for indices in draws:
+        np.take(by_document, indices, axis=0, out=drawn)
+        sums += drawn
+    return sums.T
 
 
 def _interval(means: np.ndarray, confidence: str) -> Interval:
@@ -114,22 +118,42 @@ def perl_bootstrap(
     Returns:
         (recall, precision, f_measure) intervals.
     """
-    n = len(rows)
+    (intervals,) = perl_bootstraps(
+        np.asarray(rows, dtype=np.float64).reshape(len(rows), 1, 3),
+        resamples=resamples,
+        confidence=confidence,
+        counting=counting,
+        alpha=alpha,
+    )
+    return intervals
+
+
+def perl_bootstraps(
+    values: np.ndarray, *, resamples: int, confidence: str, counting: int, alpha: float
+) -> list[tuple[Interval, Interval, Interval]]:
+    """`perl_bootstrap` of several metrics of one system at once: `values` has shape
+    (documents, metrics, 3), documents in the script's instance order; the draws
+    are the same for every metric, so they are walked once for all of them."""
+    n, metrics = values.shape[0], values.shape[1]
     if n == 0:
         zero = Interval("%7.5f" % 0, "%7.5f" % 0, "%7.5f" % 0)
-        return zero, zero, zero
-    sums = _resample_sums(np.asarray(rows, dtype=np.float64).T, resamples)
-    if counting == 0:
-        means = [s / n for s in sums]
-    else:
-        # -t 1 (l.739): every resample pools the counts, then forms R, P, F.
-        reference, candidate, hits = sums
-        recall = np.divide(hits, reference, out=np.zeros_like(hits), where=reference > 0)
-        precision = np.divide(hits, candidate, out=np.zeros_like(hits), where=candidate > 0)
-        denominator = (1 - alpha) * precision + alpha * recall
-        f = np.divide(recall * precision, denominator, out=np.zeros_like(hits), where=denominator > 0)
-        means = [recall, precision, f]
-    return tuple(_interval(m, confidence) for m in means)
+        return [(zero, zero, zero)] * metrics
+    sums = _resample_sums(np.ascontiguousarray(values.reshape(n, 3 * metrics).T), resamples)
+    out = []
+    for m in range(metrics):
+        sum3 = sums[3 * m : 3 * m + 3]
+        if counting == 0:
+            means = [s / n for s in sum3]
+        else:
+            # -t 1 (l.739): every resample pools the counts, then forms R, P, F.
+            reference, candidate, hits = sum3
+            recall = np.divide(hits, reference, out=np.zeros_like(hits), where=reference > 0)
+            precision = np.divide(hits, candidate, out=np.zeros_like(hits), where=candidate > 0)
+            denominator = (1 - alpha) * precision + alpha * recall
+            f = np.divide(recall * precision, denominator, out=np.zeros_like(hits), where=denominator > 0)
+            means = [recall, precision, f]
+        out.append(tuple(_interval(mean, confidence) for mean in means))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -191,6 +215,36 @@ def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
     """
     uniform = counter_uniforms(f"{seed}\x1f{key}", replicates)
     return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
+
+
+def poisson_weight_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.ndarray:
+    """`poisson_weights` of many documents at once, one row per key (the same numbers,
+    made in one vectorised pass).
+
+    Example:
+        >>> m = poisson_weight_matrix(["a", "b"], 5, seed=1)
+        >>> bool((m[1] == poisson_weights("b", 5, seed=1)).all())
+        True
+    """
+    bits = stream_bit_matrix([f"{seed}\x1f{key}" for key in keys], replicates)
+    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
+
+
+@lru_cache(maxsize=4)
+def poisson_weight_block(keys: tuple[str, ...], replicates: int, seed: int) -> np.ndarray:
+    """`poisson_weight_matrix`, remembered (read-only): in the pipeline the same block
+    of documents reaches the bootstrap of every system, one after the other."""
+    weights = poisson_weight_matrix(keys, replicates, seed)
+    weights.flags.writeable = False
+    return weights
+
+
+def stream_bit_matrix(names: Sequence[str], count: int) -> np.ndarray:
+    """`_stream_bits` of several streams, one row each: shape (len(names), count)."""
+    bases = np.array([stable_hash(name) for name in names], dtype=np.uint64).reshape(-1, 1)
+    with np.errstate(over="ignore"):
+        return _splitmix64(bases + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
 
 
 def counter_uniforms(key: str, count: int) -> np.ndarray:

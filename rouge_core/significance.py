@@ -55,7 +55,15 @@ from typing import NamedTuple
 import numpy as np
 
 from rouge_core.errors import RougeConfigError
-from rouge_core.resampling import SCORE_UNITS, counter_bits, percentile_interval, poisson_weights, to_units
+from rouge_core.resampling import (
+    SCORE_UNITS,
+    counter_bits,
+    percentile_interval,
+    poisson_weight_block,
+    poisson_weights,
+    stream_bit_matrix,
+    to_units,
+)
 
 # An accumulator holds three int64 arrays of R replicates (24 bytes per replicate
 # and key); 100,000 replicates resolve p-values down to 1e-5 in 2.4 MB per key.
@@ -91,6 +99,27 @@ def sign_flips(key: str, replicates: int, seed: int) -> np.ndarray:
     """
     bits = counter_bits(f"sign\x1f{key}", replicates, seed)
     return 1 - 2 * (bits >> np.uint64(63)).astype(np.int64)
+
+
+def sign_flip_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.ndarray:
+    """`sign_flips` of many documents at once, one row per key.
+
+    Example:
+        >>> bool((sign_flip_matrix(["a", "b"], 7, seed=2)[1] == sign_flips("b", 7, seed=2)).all())
+        True
+    """
+    bits = stream_bit_matrix([f"{seed}\x1fsign\x1f{key}" for key in keys], replicates)
+    return 1 - 2 * (bits >> np.uint64(63)).astype(np.int64)
+
+
+@lru_cache(maxsize=4)
+def _draw_block(doc_ids: tuple[str, ...], replicates: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(weights, signs) of a block of documents, remembered (read-only): in the
+    pipeline the same block reaches the tests of every pair of systems in turn."""
+    weights = poisson_weight_block(doc_ids, replicates, seed)
+    signs = sign_flip_matrix(doc_ids, replicates, seed)
+    signs.flags.writeable = False
+    return weights, signs
 
 
 @lru_cache(maxsize=16)
@@ -212,11 +241,7 @@ def paired_sums(
     sums = [PairedSums(replicates) for _ in columns]
     for start in range(0, n, chunk):
         ids = doc_ids[start : start + chunk]
-        weights = np.empty((len(ids), replicates), dtype=exact_type)
-        signs = np.empty((len(ids), replicates), dtype=exact_type)
-        for row, doc_id in enumerate(ids):
-            weights[row] = poisson_weights(doc_id, replicates, seed)
-            signs[row] = sign_flips(doc_id, replicates, seed)
+        weights, signs = (draws.astype(exact_type) for draws in _draw_block(tuple(ids), replicates, seed))
         d = differences[:, start : start + chunk].astype(exact_type)
         weight = weights.sum(axis=0).astype(np.int64)
         weighted = (d @ weights).astype(np.int64)

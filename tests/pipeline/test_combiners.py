@@ -1,80 +1,91 @@
-"""Every CombineFn of the pipeline, under the CombineFnTester contract, and its
-output checked against numbers computed independently here."""
+"""The per-system CombineFn under the CombineFnTester contract, every output checked
+against numbers computed independently here (loops over documents, statistics,
+fractions, and the per-document Poisson weights)."""
 
 import random
 import statistics
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from pipeline.combiners import (
-    GatherDocumentsCombineFn,
-    JackknifeCombineFn,
-    MeanCombineFn,
-    MicroCombineFn,
-    PoissonBootstrapCombineFn,
-)
+from pipeline.combiners import SystemCombineFn
+from rouge_core.resampling import poisson_weights, stable_hash
 from rouge_core.scoring import MetricStats
 from tests.pipeline.combinefn_contract import check_combine_fn
 
 
-def documents(n, seed=1, weighted=False):
+def stats(rng, weighted=False):
+    ref, cand = rng.randint(1, 40), rng.randint(0, 40)
+    hits = rng.randint(0, min(ref, cand))
+    if weighted:  # ROUGE-W counts are f-weighted floats
+        ref, cand, hits = ref**1.2, cand**1.2, hits * 1.37
+    r, p = round(hits / ref, 5), round(hits / cand, 5) if cand else 0.0
+    f = round(2 * r * p / (r + p), 5) if r + p else 0.0
+    return MetricStats(ref, cand, hits, r, p, f)
+
+
+def documents(n, seed=1):
+    """(doc_id, [plain metric, weighted metric]) for n documents."""
     rng = random.Random(seed)
-    items = []
-    for i in range(n):
-        ref, cand = rng.randint(1, 40), rng.randint(0, 40)
-        hits = rng.randint(0, min(ref, cand))
-        if weighted:  # ROUGE-W counts are f-weighted floats
-            ref, cand, hits = ref**1.2, cand**1.2, hits * 1.37
-        r, p = round(hits / ref, 5), round(hits / cand, 5) if cand else 0.0
-        f = round(2 * r * p / (r + p), 5) if r + p else 0.0
-        items.append((f"doc-{i:04d}", MetricStats(ref, cand, hits, r, p, f)))
-    return items
+    return [(f"doc-{i:04d}", [stats(rng), stats(rng, weighted=True)]) for i in range(n)]
 
 
-@pytest.mark.parametrize("n", [1, 2, 7, 60])
-def test_mean(n):
-    items = documents(n)
-    out = check_combine_fn(MeanCombineFn(), items)
-    assert out["documents"] == n
-    assert out["f_measure"] == pytest.approx(statistics.fmean(s.f_measure for _, s in items), abs=1e-12)
+def elements(docs):
+    return [(doc_id, np.array(metrics, dtype=np.float64).tobytes()) for doc_id, metrics in docs]
 
 
-def test_mean_of_nothing():
-    assert MeanCombineFn().extract_output(MeanCombineFn().create_accumulator())["recall"] is None
+def combine(docs, replicates=200, buckets=1000, trials=2):
+    fn = SystemCombineFn(2, replicates, seed=3, confidence=95.0, buckets=buckets, alpha=0.5)
+    return check_combine_fn(fn, elements(docs), trials=trials)
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_micro_pools_counts(weighted):
-    items = documents(40, weighted=weighted)
-    out = check_combine_fn(MicroCombineFn(0.5), items)
-    hits = sum(s.hits for _, s in items)
-    assert out["recall"] == pytest.approx(hits / sum(s.reference_total for _, s in items), rel=1e-12)
-    assert out["precision"] == pytest.approx(hits / sum(s.candidate_total for _, s in items), rel=1e-12)
+@pytest.mark.parametrize("n", [1, 2, 7, 60, 1300])
+def test_means_and_micro_against_direct_sums(n):
+    docs = documents(n, seed=n)
+    metrics, gathered = combine(docs, trials=1 if n > 100 else 2)
+    for m, out in enumerate(metrics):
+        column = [d[m] for _, d in docs]
+        assert out["documents"] == n
+        for name in ("recall", "precision", "f_measure"):
+            assert out[name] == pytest.approx(statistics.fmean(getattr(s, name) for s in column), abs=1e-12)
+        # Pooled counts, summed as exact fractions here.
+        hits = sum(Fraction(s.hits) for s in column)
+        assert out["micro_recall"] == float(hits / sum(Fraction(s.reference_total) for s in column))
+        candidates = sum(Fraction(s.candidate_total) for s in column)
+        assert out["micro_precision"] == (float(hits / candidates) if candidates else 0.0)
+    assert [doc_id for doc_id, _ in gathered] == sorted(doc_id for doc_id, _ in docs)
+    by_id = dict(docs)
+    for doc_id, values in gathered:
+        assert values.tolist() == [list(s) for s in by_id[doc_id]]
 
 
-def test_poisson_bootstrap_interval_brackets_the_mean():
-    items = documents(80)
-    out = check_combine_fn(PoissonBootstrapCombineFn(200, seed=3, confidence=95.0), items)
-    mean = statistics.fmean(s.f_measure for _, s in items)
-    low, high = out["f_measure"]
-    assert low < mean < high
-    # The interval has roughly the width of a normal 95% interval of the mean.
-    se = statistics.stdev(s.f_measure for _, s in items) / len(items) ** 0.5
-    assert 0.6 < (high - low) / (2 * 1.96 * se) < 1.4
+def test_bootstrap_interval_equals_a_loop_over_replicates():
+    docs = documents(700, seed=5)  # more than one block of 512
+    metrics, _ = combine(docs, replicates=300, trials=1)
+    for m, out in enumerate(metrics):
+        weights = np.array([poisson_weights(doc_id, 300, 3) for doc_id, _ in docs])  # (docs, replicates)
+        f = np.array([d[m].f_measure for _, d in docs])
+        means = [
+            float(np.dot(weights[:, r], f) / weights[:, r].sum()) for r in range(300) if weights[:, r].sum() > 0
+        ]
+        assert out["bootstrap_f_measure_low"] == pytest.approx(np.quantile(means, 0.025, method="lower"), abs=1e-12)
+        assert out["bootstrap_f_measure_high"] == pytest.approx(np.quantile(means, 0.975, method="higher"), abs=1e-12)
+        assert out["bootstrap_f_measure_low"] < statistics.fmean(f) < out["bootstrap_f_measure_high"]
 
 
 def test_jackknife_with_one_document_per_bucket_is_the_classical_standard_error():
-    # 5 documents in 1000 buckets: almost surely one per bucket, so the
+    # 5 documents in 1000 buckets, checked to be one per bucket, so the
     # delete-a-group jackknife is the delete-one jackknife: SE = s / sqrt(n).
-    items = documents(5, seed=7)
-    out = check_combine_fn(JackknifeCombineFn(1000), items)
-    values = [s.recall for _, s in items]
-    assert out["recall"] == pytest.approx(statistics.stdev(values) / np.sqrt(5), rel=1e-9)
+    docs = documents(5, seed=7)
+    assert len({stable_hash(doc_id) % 1000 for doc_id, _ in docs}) == 5
+    metrics, _ = combine(docs)
+    for m, out in enumerate(metrics):
+        values = [d[m].recall for _, d in docs]
+        assert out["jackknife_se_recall"] == pytest.approx(statistics.stdev(values) / np.sqrt(5), rel=1e-9)
 
 
-def test_gather_returns_documents_sorted_by_doc_id():
-    items = documents(30)
-    shuffled = items[:]
-    random.Random(2).shuffle(shuffled)
-    assert check_combine_fn(GatherDocumentsCombineFn(), shuffled) == items
+def test_no_documents():
+    fn = SystemCombineFn(1, 10, seed=0, confidence=95.0, buckets=10, alpha=0.5)
+    (out,), gathered = fn.extract_output(fn.create_accumulator())
+    assert out["recall"] is None and out["bootstrap_f_measure_low"] is None and gathered == []

@@ -6,11 +6,12 @@ import csv
 import random
 
 import apache_beam as beam
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.documents import ScoredDocument
+from pipeline.documents import ScoredDocument, stats_bytes
 from pipeline.significance import (
     SIGNIFICANCE_SCHEMA,
     PairedSignificance,
@@ -24,25 +25,40 @@ from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES
 
 
 def paired_items(n, seed):
+    """(doc_id, a's R/P/F, b's R/P/F) of one metric; F is R, so one column repeats."""
     rng = random.Random(seed)
-    return [(f"d{i:03d}", round(rng.random(), 5), round(rng.random() * 0.8, 5)) for i in range(n)]
+    return [
+        (f"d{i:03d}", (a, round(rng.random(), 5), a), (b, round(rng.random(), 5), b))
+        for i in range(n)
+        for a, b in [(round(rng.random(), 5), round(rng.random() * 0.8, 5))]
+    ]
 
 
-@pytest.mark.parametrize("n", [1, 3, 40])
+def as_values(rpf) -> bytes:
+    """One metric's ScoredDocument values, R/P/F given (the counts are unused here)."""
+    return np.array([[1.0, 1.0, 1.0, *rpf]]).tobytes()
+
+
+@pytest.mark.parametrize("n", [1, 3, 40, 1100])
 def test_combine_fn_contract_and_values(n):
     items = paired_items(n, seed=n)
-    out = check_combine_fn(PairedSignificanceCombineFn(150, seed=4, confidence=90.0), items)
-    expected = reference_paired_test(*zip(*items), 150, 4, 90.0)
-    assert out.documents == n
-    for name, value in expected.items():
-        assert getattr(out, name) == pytest.approx(value, abs=1e-9), name
+    fn = PairedSignificanceCombineFn(150, seed=4, confidence=90.0)
+    out = check_combine_fn(fn, [(d, as_values(a), as_values(b)) for d, a, b in items], trials=1 if n > 100 else 3)
+    assert len(out) == 3  # recall, precision, f_measure of the one metric
+    for k in range(3):
+        expected = reference_paired_test([d for d, _, _ in items], [a[k] for _, a, _ in items], [b[k] for _, _, b in items], 150, 4, 90.0)
+        assert out[k].documents == n
+        for name, value in expected.items():
+            assert getattr(out[k], name) == pytest.approx(value, abs=1e-9), (k, name)
+    assert out[0] == out[2]
 
 
 def test_combine_fn_of_nothing():
     fn = PairedSignificanceCombineFn(10, seed=0, confidence=95.0)
-    assert fn.extract_output(fn.create_accumulator()).p_permutation is None
+    assert fn.extract_output(fn.create_accumulator()) == []
 
 
+TAGS = ["ROUGE-1", "ROUGE-L"]
 SYSTEMS = {"alpha": 0.0, "beta": 0.06, "gamma": 0.015}  # how much worse than alpha, on average
 
 
@@ -59,13 +75,13 @@ def scored_documents():
                 r, p = (round(min(1, max(0, base - drop + rng.gauss(0, 0.05))), 5) for _ in "rp")
                 f = round(2 * r * p / (r + p), 5) if r + p else 0.0
                 scores[tag] = MetricStats(10, 10, 5, r, p, f)
-            documents.append(ScoredDocument(system, f"doc-{i:02d}", scores))
+            documents.append(ScoredDocument(system, f"doc-{i:02d}", stats_bytes(scores, TAGS)))
     return documents
 
 
 def run_significance(folder, beam_args=IN_MEMORY, **options):
     with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
-        transform = PairedSignificance(**options)
+        transform = PairedSignificance(TAGS, **options)
         (
             p
             | beam.Create(scored_documents())
@@ -77,7 +93,7 @@ def run_significance(folder, beam_args=IN_MEMORY, **options):
 
 
 def by_pair(documents, tag, measure, a, b):
-    values = {(d.system, d.doc_id): getattr(d.scores[tag], measure) for d in documents}
+    values = {(d.system, d.doc_id): getattr(d.scores(TAGS)[tag], measure) for d in documents}
     shared = sorted(doc for (s, doc) in values if s == a and (b, doc) in values)
     return shared, [values[a, d] for d in shared], [values[b, d] for d in shared]
 
