@@ -4,6 +4,7 @@ One self-contained HTML file (inline CSS and SVG, no script, nothing fetched
 from the network) that shows at a glance: the run's signature and counts, every
 system's score per metric with its confidence interval as a chart and as a
 table, the paired-significance matrix, the errors by reason, and the versions.
+`render_sections_page` renders a page of `Section`s alone (meta-eval's) in the same look.
 
 The same input gives the same bytes: the page has no clock of its own (its date
 is the run record's), the charts are matplotlib SVG with a fixed hash salt and
@@ -98,18 +99,6 @@ def render_report(
     errors_by_reason: error rows per reason code (pipeline.records.REASONS).
     run_record: run.json (signature, counts, versions, ...); missing keys are shown as absent.
     """
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("pipeline", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters["pct"] = _pct
-    env.filters["cell"] = _cell
     signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
     confidence = _confidence(signature)
     metrics = _metric_views(system_rows)
@@ -134,7 +123,23 @@ def render_report(
         "run": _run_view(run_record),
         "sections": [_section_view(s) for s in extra_sections or ()],
     }
-    return env.get_template("report.html").render(context)
+    return _environment().get_template("report.html").render(context)
+
+
+def render_sections_page(
+    title: str, subtitle: str, cards: Sequence[tuple[str, object]], sections: list[Section], footer: str
+) -> str:
+    """A page of sections only, in the report's look: the title, `cards` (label, value)
+    as the header's counts, a link to each section, the sections, and `footer`.
+    meta-eval's report.html is one."""
+    context = {
+        "title": title,
+        "subtitle": subtitle,
+        "cards": list(cards),
+        "sections": [_section_view(s) for s in sections],
+        "footer": footer,
+    }
+    return _environment().get_template("sections.html").render(context)
 
 
 def write_report(
@@ -169,6 +174,22 @@ def write_run_report(folder: str, run_record: dict, significance_table: str = "s
     significance = read(significance_table) if FileSystems.exists(significance_path) else []
     errors_by_reason = (run_record.get("counts") or {}).get("errors_by_reason") or {}
     return write_report(folder, read("system_scores.parquet"), significance, errors_by_reason, run_record)
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pipeline", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["pct"] = _pct
+    env.filters["cell"] = _cell
+    return env
 
 
 # ----------------------------------------------------------------- formatting

@@ -20,6 +20,7 @@ DOCS = ["d1", "d2", "d3"]
 HUMAN = {"s1": [1.0, 2.0, 3.0], "s2": [2.0, 2.5, 1.0], "s3": [4.0, 1.0, 2.0], "s4": [3.0, 3.0, 3.5]}
 ROUGE1 = {"s1": [0.1, 0.3, 0.5], "s2": [0.2, 0.2, 0.1], "s3": [0.5, 0.1, 0.2], "s4": [0.3, 0.4, 0.6]}
 ROUGE2 = {"s1": [0.05, 0.1, 0.2], "s2": [0.1, 0.1, 0.1], "s3": [0.1, 0.1, 0.1], "s4": [0.2, 0.1, 0.3]}
+PERSON = [0.6, 0.7, 0.8]  # the human pseudo-system's recall per doc, both metrics (not judged)
 
 
 def write_jsonl(path, rows):
@@ -38,15 +39,16 @@ def judgments(tmp_path):
     )
 
 
-def fake_run(tmp_path, profiles=None):
-    """A result folder as `run` writes it: per_document/part-*.parquet and run.json."""
+def fake_run(tmp_path, profiles=None, human=False):
+    """A result folder as `run` writes it: per_document/part-*.parquet and run.json;
+    with `human`, also the human pseudo-system's scores (PERSON) and [human] enabled."""
     run = tmp_path / "run"
     (run / "per_document").mkdir(parents=True)
     rows = []
-    for s in SYSTEMS:
+    for s in SYSTEMS + ["human"] * human:
         for j, d in enumerate(DOCS):
             for metric, table in (("ROUGE-1", ROUGE1), ("ROUGE-2", ROUGE2)):
-                r = table[s][j]
+                r = PERSON[j] if s == "human" else table[s][j]
                 rows.append(
                     {
                         "system": s,
@@ -73,7 +75,8 @@ def fake_run(tmp_path, profiles=None):
         pq.write_table(
             pa.Table.from_pylist(part, schema=schema), run / "per_document" / f"part-{k:05d}-of-00002.parquet"
         )
-    (run / "run.json").write_text(json.dumps({"signature": "rouge155|test"}), encoding="utf-8")
+    record = {"signature": "rouge155|test", "config": {"human": {"enabled": human, "name": "human"}}}
+    (run / "run.json").write_text(json.dumps(record), encoding="utf-8")
     return run
 
 
@@ -105,6 +108,7 @@ def test_run_folder_in_correlations_out(tmp_path, capsys):
         "correlations.md",
         "correlations.parquet",
         "meta_eval.json",
+        "report.html",
     ]
     rows = read_csv(out)
     assert list(rows[0]) == COLUMNS
@@ -350,3 +354,155 @@ def test_compare_two_metrics_with_the_permutation_test(tmp_path, capsys):
     assert "--compare needs --replicates" in capsys.readouterr().err
     assert cli.main([*args[:5], "--compare", "ROUGE-1"]) == 2
     assert "two different metrics" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- report.html
+
+COEFFICIENTS = {"pearson": "Pearson r", "spearman": "Spearman \u03c1", "kendall_b": "Kendall \u03c4b"}
+MEASURE_NAMES = {"R": "recall", "P": "precision", "F": "F-measure", "score": "score"}
+
+
+def shown(row, method):
+    """A correlations.csv cell as the report prints it: the coefficient [its interval]."""
+    return "%.3f [%.2f, %.2f]" % tuple(float(row[f"{method}{end}"]) for end in ("", "_low", "_high"))
+
+
+def snapshot(folder):
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_report_html_shows_the_correlations_of_the_csv(tmp_path):
+    from tests.pipeline.test_report import Page, cells
+
+    run, out = fake_run(tmp_path, human=True), tmp_path / "meta"
+    (run / "report.html").write_text("the run's own page", encoding="utf-8")
+    before = snapshot(run)
+    args = ["meta-eval", "--run", str(run), "--judgments", str(judgments(tmp_path)), "--output", str(out),
+            "--replicates", "50", "--seed", "3", "--compare", "ROUGE-1,ROUGE-2"]  # fmt: skip
+    assert cli.main(args) == 0
+    assert snapshot(run) == before  # the input folder, its report.html included, is left alone
+    page = Page((out / "report.html").read_text(encoding="utf-8"))
+    assert page.title == "ROUGE meta-evaluation"
+    rows = read_csv(out)
+    for row in rows:
+        heading = f"{row['level'].capitalize()} level: quality, {MEASURE_NAMES[row['measure']]}"
+        table = [cells(r) for r in page.table_after(heading)]
+        undefined = ["undefined"] if row["level"] == "summary" else []
+        assert table[0] == ["metric", *COEFFICIENTS.values(), *undefined]
+        (line,) = [r for r in table if r[0] == row["metric"]]
+        assert line[1:4] == [shown(row, m) for m in COEFFICIENTS]
+        assert line[4:] == [row["undefined"]] * len(undefined)
+    # system level first, then summary level; one table per measure
+    levels = [h.split()[0] for h in page.headings if " level: " in h]
+    assert levels == ["System"] * 3 + ["Summary"] * 3
+    # one number checked independently: system-level ROUGE-1 recall, Pearson r
+    x, z = [np.mean(ROUGE1[s]) for s in SYSTEMS], [np.mean(HUMAN[s]) for s in SYSTEMS]
+    first = cells(page.table_after("System level: quality, recall")[1])
+    assert first[0] == "ROUGE-1" and first[1].startswith("%.3f [" % stats.pearsonr(x, z)[0])
+    assert [cells(r)[-1] for r in page.table_after("Summary level: quality, recall")[1:]] == ["0", "1"]
+    # the human pseudo-system: its mean scores next to the best system's; not judged, not correlated
+    human = [cells(r) for r in page.table_after("Human upper bound")]
+    assert human[0] == ["metric", "human R", "best system R", "human P", "best system P", "human F",
+                        "best system F"]  # fmt: skip
+    assert human[1][:5] == ["ROUGE-1", "0.7", format(np.mean(ROUGE1["s4"]), ".4g"), "0.35", "0.2167"]
+    assert "The judgments do not rate human" in (out / "report.html").read_text(encoding="utf-8")
+    assert {r["systems"] for r in rows} == {"4"}  # human is not among the correlated systems
+    # the permutation tests: which metric correlates better, and the p-value
+    with open(out / "comparisons.csv", encoding="utf-8") as fh:
+        tests = {(r["level"], r["measure"], r["method"]): r for r in csv.DictReader(fh)}
+    compared = [cells(r) for r in page.table_after("Metric against metric")]
+    assert compared[0] == ["level", "judgment", "measure", "X", "Y", *COEFFICIENTS.values()]
+    assert len(compared) == 1 + 2 * 3
+    for line in compared[1:]:
+        level, measure = line[0], {v: k for k, v in MEASURE_NAMES.items()}[line[2]]
+        for method, text in zip(COEFFICIENTS, line[5:], strict=True):
+            test = tests[level, measure, method]
+            delta, p = float(test["delta"]), float(test["p_value"])
+            assert text == f"{'ROUGE-1' if delta > 0 else 'ROUGE-2'} by {abs(delta):.3f}, p {p:.3f}"
+    settings = dict(cells(r) for r in page.table_after("Settings")[1:])
+    assert (
+        settings["intervals"]
+        == "95%, 50 bootstrap replicates resampling systems and documents (BOOT-BOTH), seed 3"
+    )
+    assert settings["summary-level filter"] == "none" and settings["undefined documents"] == "left out"
+    assert settings["metric scores"] == f"{run} (signature rouge155|test)"
+
+
+HOSTILE_JUDGMENT = "<script>alert(1)</script>"
+HOSTILE_METRIC = '<b onmouseover="alert(2)">m1</b>'
+HOSTILE_PROFILE = "<img src=x onerror=alert(3)>"
+
+
+def hostile_meta_eval(tmp_path):
+    """meta-eval on a wide table whose metric, profile and judgment names are markup."""
+    wide = write_jsonl(
+        tmp_path / "scores.jsonl",
+        [
+            {"system": s, "doc_id": d, "profile": p, HOSTILE_METRIC: ROUGE1[s][j] * k, "m2": ROUGE2[s][j]}
+            for k, p in enumerate((HOSTILE_PROFILE, "plain"), 1)
+            for s in SYSTEMS
+            for j, d in enumerate(DOCS)
+        ],
+    )
+    human = write_jsonl(
+        tmp_path / "human.jsonl",
+        [
+            {"system": s, "doc_id": d, HOSTILE_JUDGMENT: HUMAN[s][j]}
+            for s in SYSTEMS
+            for j, d in enumerate(DOCS)
+        ],
+    )
+    out = tmp_path / "meta"
+    args = ["meta-eval", "--metric-scores", str(wide), "--judgments", str(human), "--output", str(out),
+            "--replicates", "20", "--compare", f"{HOSTILE_METRIC},m2", "--alpha", "0.5"]  # fmt: skip
+    assert cli.main(args) == 0
+    return out
+
+
+def test_report_html_escapes_names_from_the_input(tmp_path):
+    from markupsafe import escape
+
+    from tests.pipeline.test_report import Page, cells
+
+    out = hostile_meta_eval(tmp_path)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    page = Page(html)
+    assert not {"script", "img", "b"} & set(page.tags)
+    assert not [name for name, _ in page.attributes if name.startswith("on")]
+    for name in (HOSTILE_JUDGMENT, HOSTILE_METRIC, HOSTILE_PROFILE):
+        assert str(escape(name)) in html
+    assert f"System level: {HOSTILE_JUDGMENT}, score" in page.headings
+    table = [cells(r) for r in page.table_after(f"System level: {HOSTILE_JUDGMENT}, score")]
+    assert table[0][:4] == ["metric", f"{HOSTILE_PROFILE}: Pearson r", f"{HOSTILE_PROFILE}: Spearman \u03c1",
+                            f"{HOSTILE_PROFILE}: Kendall \u03c4b"]  # fmt: skip
+    assert [r[0] for r in table[1:]] == [HOSTILE_METRIC, "m2"]
+    row = next(
+        r
+        for r in read_csv(out)
+        if (r["level"], r["metric"], r["profile"]) == ("system", HOSTILE_METRIC, "plain")
+    )
+    assert table[1][4:7] == [shown(row, m) for m in COEFFICIENTS]
+    assert "p &lt;= 0.5" in html  # the --alpha filter, in the summary-level note
+
+
+def test_chromium_renders_the_meta_eval_report(tmp_path):
+    from PIL import Image
+
+    from tests.pipeline.test_report import browse, chromium
+
+    binary = chromium()
+    page = hostile_meta_eval(tmp_path) / "report.html"
+    shot = tmp_path / "meta.png"
+    done = browse(
+        binary, page, tmp_path, f"--screenshot={shot}", "--window-size=1200,1600", "--enable-logging=stderr"
+    )
+    # the page's console stays empty: no script error, nothing blocked by its Content-Security-Policy
+    assert b":CONSOLE" not in done.stderr, done.stderr.decode("utf-8", "replace")
+    pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    header = np.all(pixels == [0xF6, 0xF8, 0xFA], axis=2)  # the header's and the table heads' background
+    assert header[:100].mean() > 0.5 and header[200:].sum() > 1000
+    assert (pixels.sum(axis=2) < 200).sum() > 2000  # dark text: the headings and the numbers
+    dom = browse(binary, page, tmp_path, "--dump-dom").stdout.decode("utf-8")
+    assert "<title>ROUGE meta-evaluation</title>" in dom
+    assert "<script" not in dom.lower() and "<img" not in dom.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
