@@ -18,7 +18,9 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     `inputs` holds the resolved file lists ("candidates", "references") and the
     error rows of globs that matched nothing ("missing").
     """
-    settings = config.settings()
+    profiles = config.profile_list()
+    first = profiles[0].name  # the counts count rows once: in the first profile
+    tags = {profile.name: profile.tags for profile in profiles}
     stats = config.statistics
     read = p | "ReadSummaries" >> ReadSummaries(
         config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds
@@ -27,27 +29,19 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(keep_conflicts)
     human = config.human.name if config.human.enabled else ""
     scored = grouped.documents | "ScoreDocuments" >> beam.ParDo(
-        ScoreDocumentFn(settings, config.run.progress_seconds, human)
+        ScoreDocumentFn(profiles, config.run.progress_seconds, human)
     ).with_outputs(ERRORS, HUMAN, main="documents")
     # Every table shows the human pseudo-system next to the systems; the counts do not.
     documents = (scored.documents, scored[HUMAN]) | "WithHuman" >> beam.Flatten()
     errors = (grouped[ERRORS], scored[ERRORS]) | "CollectErrors" >> beam.Flatten()
     error_count = errors | "CountErrors" >> beam.combiners.Count.Globally()
 
-    tags = settings.metric_tags()
     aggregates = (
         documents
-        | "KeyBySystem" >> beam.Map(lambda d: (d.system, (d.doc_id, d.values)))
+        | "KeyBySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
         | "AggregatePerSystem"
         >> beam.CombinePerKey(
-            combiners.SystemCombineFn(
-                len(tags),
-                stats.bootstrap_replicates,
-                stats.bootstrap_seed,
-                float(settings.confidence),
-                stats.jackknife_buckets,
-                settings.alpha_value,
-            )
+            combiners.SystemCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, stats.jackknife_buckets)
         )
     )
     eval_ids = (
@@ -58,13 +52,13 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         | "NumberDocs" >> beam.Map(evaluation_ids, config.rouge.eval_ids)
     )
     summaries = aggregates | "Rouge155Averages" >> beam.FlatMap(
-        tables.system_summaries, settings, beam.pvalue.AsSingleton(eval_ids)
+        tables.system_summaries, {p.name: p for p in profiles}, beam.pvalue.AsSingleton(eval_ids)
     )
 
     (
         summaries
         | "GatherSummaries" >> beam.combiners.ToList()
-        | "WriteSystemTables" >> beam.Map(tables.write_system_tables, staging, settings)
+        | "WriteSystemTables" >> beam.Map(tables.write_system_tables, staging, profiles)
     )
     if config.significance.enabled:
         test = PairedSignificance(
@@ -72,7 +66,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
             config.significance.baseline or "all",
             config.significance.replicates,
             config.significance.seed,
-            float(settings.confidence),
+            float(profiles[0].settings[0].confidence),
             config.significance.adjust,
         )
         (
@@ -82,11 +76,12 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
             | "WriteSignificance"
             >> beam.Map(write_significance_tables, staging, tags, test.describe())
         )
-    scored_count = scored.documents | "CountScored" >> beam.combiners.Count.Globally()
+    once = scored.documents | "FirstProfile" >> beam.Filter(lambda d: d.profile == first)
+    scored_count = once | "CountScored" >> beam.combiners.Count.Globally()
     documents | "WritePerDocument" >> tables.ShardedWrite(
         lambda d: f"{d.system}\x1f{d.doc_id}",
-        tables.per_document_writer(staging, config.output.per_document_formats, tags),
-        scored_count,
+        tables.per_document_writer(staging, config.output.per_document_formats, profiles),
+        documents | "CountDocumentScores" >> beam.combiners.Count.Globally(),
         config.output.per_document_shards,
     )
     errors | "WriteErrors" >> tables.ShardedWrite(
@@ -102,8 +97,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "reference_rows": read["references"] | "CountReferenceRows" >> beam.combiners.Count.Globally(),
         "reference_rows_unused": grouped[UNUSED] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
         "documents": eval_ids | "CountDocuments" >> beam.Map(len),
-        "human_documents": scored[HUMAN] | "CountHuman" >> beam.combiners.Count.Globally(),
+        "human_documents": scored[HUMAN]
+        | "HumanFirstProfile" >> beam.Filter(lambda d: d.profile == first)
+        | "CountHuman" >> beam.combiners.Count.Globally(),
         "documents_by_system": documents
+        | "OneProfile" >> beam.Filter(lambda d: d.profile == first)
         | "SystemOf" >> beam.Map(lambda d: d.system)
         | "CountPerSystem" >> beam.combiners.Count.PerElement()
         | "SystemsToList" >> beam.combiners.ToList(),

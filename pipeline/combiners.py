@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import cache
+from typing import NamedTuple
 
 import apache_beam as beam
 import numpy as np
@@ -59,10 +60,11 @@ def _scaled(x: float) -> int:
 
 
 class SystemSums:
-    """Sufficient statistics of one system's documents, for M metrics:
+    """Sufficient statistics of one system's documents, for M metrics (M set by
+    the first document):
 
-        documents                    n
-        totals[m, k]                 sum of R/P/F units                 (int64)
+        n                            documents
+        totals[3m + k]               sum of R/P/F units                 (int64)
         counts_small / counts_exact  sum of the three counts: int64 for whole
                                      counts below 2**31, exact integers of
                                      2**-1074 for the rest (ROUGE-W, averages)
@@ -73,18 +75,22 @@ class SystemSums:
                                      ROUGE-1.5.5 report, which needs them in order
     """
 
-    def __init__(self, metrics: int, replicates: int, buckets: int):
-        rows = 1 + 3 * metrics
+    def __init__(self, replicates: int, buckets: int):
+        self.replicates, self.buckets = replicates, buckets
         self.n = 0
-        self.totals = np.zeros(3 * metrics, dtype=np.int64)
-        self.counts_small = np.zeros(3 * metrics, dtype=np.int64)
-        self.counts_exact = [0] * (3 * metrics)
-        self.bootstrap = np.zeros((rows, replicates), dtype=np.int64)
-        self.jackknife = np.zeros((rows, buckets), dtype=np.int64)
+        self.totals = self.counts_small = self.counts_exact = self.bootstrap = self.jackknife = None
         self.documents_seen: list = []
         self.pending = 0  # the last `pending` documents_seen are not in the sums yet
 
-    def add(self, doc_id: str, values: np.ndarray) -> None:
+    def _allocate(self, metrics: int) -> None:
+        rows = 1 + 3 * metrics
+        self.totals = np.zeros(3 * metrics, dtype=np.int64)
+        self.counts_small = np.zeros(3 * metrics, dtype=np.int64)
+        self.counts_exact = [0] * (3 * metrics)
+        self.bootstrap = np.zeros((rows, self.replicates), dtype=np.int64)
+        self.jackknife = np.zeros((rows, self.buckets), dtype=np.int64)
+
+    def add(self, doc_id: str, values: bytes) -> None:
         self.documents_seen.append((doc_id, values))
         self.pending += 1
 
@@ -98,6 +104,8 @@ class SystemSums:
         ids = [doc_id for doc_id, _ in block]
         values = np.frombuffer(b"".join(v for _, v in block), dtype=np.float64).reshape(len(block), -1, 6)
         k = len(ids)
+        if self.totals is None:
+            self._allocate(values.shape[1])
         scores = units(values).reshape(k, -1)  # (k, 3M)
         rows = np.concatenate([np.ones((k, 1), dtype=np.int64), scores], axis=1)  # (k, 1 + 3M)
         self.n += k
@@ -108,21 +116,25 @@ class SystemSums:
         for i, j in zip(*np.nonzero(~small)):
             self.counts_exact[j] += _scaled(counts[i, j])
         # Exact in double precision: |units| <= 1e5, weights <= 12, k <= _BLOCK.
-        weights = poisson_weight_block(tuple(ids), self.bootstrap.shape[1], seed).astype(np.float64)
+        weights = poisson_weight_block(tuple(ids), self.replicates, seed).astype(np.float64)
         self.bootstrap += (rows.T.astype(np.float64) @ weights).astype(np.int64)
-        buckets = np.array([stable_hash(doc_id) % self.jackknife.shape[1] for doc_id in ids])
+        buckets = np.array([stable_hash(doc_id) % self.buckets for doc_id in ids])
         np.add.at(self.jackknife.T, buckets, rows)
         return self
 
     def merge(self, other: SystemSums) -> SystemSums:
         """Add `other`'s sums (both flushed)."""
+        self.documents_seen.extend(other.documents_seen)
+        if other.totals is None:
+            return self
+        if self.totals is None:
+            self._allocate(len(other.totals) // 3)
         self.n += other.n
         self.totals += other.totals
         self.counts_small += other.counts_small
         self.counts_exact = [a + b for a, b in zip(self.counts_exact, other.counts_exact)]
         self.bootstrap += other.bootstrap
         self.jackknife += other.jackknife
-        self.documents_seen.extend(other.documents_seen)
         return self
 
     def counts(self, j: int) -> Fraction:
@@ -130,25 +142,23 @@ class SystemSums:
 
 
 class SystemCombineFn(beam.CombineFn):
-    """(doc_id, values) of one system in; per metric its mean R/P/F, the pooled
-    (micro) R/P/F, a Poisson-bootstrap interval, jackknife standard errors, and
-    the documents sorted by doc_id.
+    """(doc_id, values) of one system in; out, per metric its sufficient statistics
+    (`SystemStats`: mean R/P/F, pooled counts, Poisson-bootstrap replicate means,
+    jackknife standard errors), and the documents sorted by doc_id.
 
     The bootstrap weights come from a hash of (seed, doc_id, replicate) and a
     document's jackknife group from a hash of its doc_id: mergeable and order-free,
     for corpora too large to gather statistics on one worker.
     """
 
-    def __init__(self, metrics: int, replicates: int, seed: int, confidence: float, buckets: int, alpha: float):
-        self.metrics, self.replicates, self.seed = metrics, replicates, seed
-        self.confidence, self.buckets, self.alpha = confidence, buckets, alpha
+    def __init__(self, replicates: int, seed: int, buckets: int):
+        self.replicates, self.seed, self.buckets = replicates, seed, buckets
 
     def create_accumulator(self):
-        return SystemSums(self.metrics, self.replicates, self.buckets)
+        return SystemSums(self.replicates, self.buckets)
 
     def add_input(self, acc, element):
-        doc_id, values = element
-        acc.add(doc_id, values)
+        acc.add(*element)
         if acc.pending >= _BLOCK:
             acc.flush(self.seed)
         return acc
@@ -165,26 +175,43 @@ class SystemCombineFn(beam.CombineFn):
 
     def extract_output(self, acc):
         acc.flush(self.seed)
+        metrics = 0 if acc.totals is None else len(acc.totals) // 3
         documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(acc.documents_seen)]
-        return [self._metric(acc, m) for m in range(self.metrics)], documents
+        return [_metric(acc, m) for m in range(metrics)], documents
 
-    def _metric(self, acc: SystemSums, m: int) -> dict:
-        rows = range(1 + 3 * m, 4 + 3 * m)
-        out = {"documents": acc.n}
-        for name, row in zip(MEASURES, rows):
-            out[name] = int(acc.totals[row - 1]) / (acc.n * SCORE_UNITS) if acc.n else None
-            out[f"jackknife_se_{name}"] = jackknife_standard_error(acc.jackknife[row] / SCORE_UNITS, acc.jackknife[0])
-        reference, candidate, hits = (acc.counts(j) for j in range(3 * m, 3 * m + 3))
+
+class SystemStats(NamedTuple):
+    """One system and metric, summed over its documents."""
+
+    documents: int
+    means: tuple  # R, P, F
+    counts: tuple  # pooled reference total, candidate total, hits (exact Fractions)
+    bootstrap_f: np.ndarray  # the F mean of every replicate that drew a document
+    jackknife_se: tuple  # R, P, F
+
+    def micro(self, alpha: float) -> tuple[float, float, float]:
+        """Corpus-level R/P/F from the pooled counts, as ROUGE-1.5.5 `-t 1` forms them:
+        R = sum(hits) / sum(reference totals), P likewise, no f^-1 for ROUGE-W."""
+        reference, candidate, hits = self.counts
         recall = float(hits / reference) if reference else 0.0
         precision = float(hits / candidate) if candidate else 0.0
-        denominator = (1 - self.alpha) * precision + self.alpha * recall
-        out["micro_recall"], out["micro_precision"] = recall, precision
-        out["micro_f_measure"] = recall * precision / denominator if denominator > 0 else 0.0
-        weight = acc.bootstrap[0]
-        used = weight > 0
-        low = high = None
-        if used.any():
-            means = acc.bootstrap[rows[2]][used] / (weight[used] * SCORE_UNITS)
-            low, high = percentile_interval(means, self.confidence)
-        out["bootstrap_f_measure_low"], out["bootstrap_f_measure_high"] = low, high
-        return out
+        denominator = (1 - alpha) * precision + alpha * recall
+        return recall, precision, (recall * precision / denominator if denominator > 0 else 0.0)
+
+    def bootstrap_interval(self, confidence: float):
+        if not len(self.bootstrap_f):
+            return None, None
+        return percentile_interval(self.bootstrap_f, confidence)
+
+
+def _metric(acc: SystemSums, m: int) -> SystemStats:
+    rows = range(1 + 3 * m, 4 + 3 * m)
+    weight = acc.bootstrap[0]
+    used = weight > 0
+    return SystemStats(
+        documents=acc.n,
+        means=tuple(int(acc.totals[row - 1]) / (acc.n * SCORE_UNITS) for row in rows),
+        counts=tuple(acc.counts(j) for j in range(3 * m, 3 * m + 3)),
+        bootstrap_f=acc.bootstrap[rows[2]][used] / (weight[used] * SCORE_UNITS),
+        jackknife_se=tuple(jackknife_standard_error(acc.jackknife[row] / SCORE_UNITS, acc.jackknife[0]) for row in rows),
+    )

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from pipeline.config import DEFAULT_PROFILE
 from pipeline.significance import MEASURES, as_points, format_p
 from pipeline.tables import _markdown_cell, write_table
 from rouge_core.errors import RougeConfigError
@@ -107,18 +108,22 @@ class ResultFolder:
         ].metadata_list
         if not shards:
             raise UsageError(f"{path}: not a result folder (no per_document/*.parquet)")
-        # (system, metric) -> {doc_id: score}
+        # (system, metric) -> {doc_id: score}; a run with profiles names its metrics
+        # "<profile> <metric>" (the default profile: the metric alone)
         self.scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
         for shard in sorted(m.path for m in shards):
             with FileSystems.open(shard, compression_type="uncompressed") as fh:
                 try:
-                    table = pq.read_table(
-                        io.BytesIO(fh.read()), columns=["system", "doc_id", "metric", measure]
-                    )
+                    shard_file = pq.ParquetFile(io.BytesIO(fh.read()))
+                    wanted = ["system", "doc_id", "metric", measure]
+                    table = shard_file.read(columns=wanted + ["profile"] * ("profile" in shard_file.schema_arrow.names))
+                    columns = [table.column(name).to_pylist() for name in ("system", "doc_id", "metric", measure)]
                 except (pa.ArrowException, KeyError) as err:
                     raise UsageError(f"{shard}: not a per-document table ({err})") from err
-            for system, doc_id, metric, value in zip(*(table.column(i).to_pylist() for i in range(4))):
-                self.scores[system, metric][doc_id] = value
+            profiles = table.column("profile").to_pylist() if "profile" in table.column_names else [None] * len(table)
+            for profile, system, doc_id, metric, value in zip(profiles, *columns):
+                label = metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}"
+                self.scores[system, label][doc_id] = value
 
 
 def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str | None]]:

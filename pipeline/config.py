@@ -25,6 +25,12 @@ Every section and key, with its default:
     multi_reference = ""            # "", "average", "best" or "jackknife" ("" keeps -f)
     eval_ids = "doc_id"             # or "index": 1..N in sorted doc_id order, as pyrouge
 
+    [profiles]                      # several ROUGE settings in one run (Lin 2004 Table 1);
+                                    # none: [rouge] alone, as the profile "default"
+    case = "-n 4 -w 1.2 -2 4 -U"    # a name = flags in [rouge]'s preset and multi_reference
+    stem = ["-n 9 -m", "-2 4 -U -x -m"]   # several flag strings: their metrics side by side
+    rs = { preset = "rouge_score", rouge_types = ["rouge1", "rougeL"], stem = true }
+
     [statistics]
     bootstrap_replicates = 1000     # hash-seeded Poisson bootstrap of the mean (2 to 100,000)
     bootstrap_seed = 0              # 0 to 2**63-1
@@ -61,7 +67,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rouge_core import RougeConfigError, RougeSettings
 
@@ -91,6 +97,33 @@ class RougeConfig:
     language: str = ""
     multi_reference: str = ""
     eval_ids: str = "doc_id"
+
+
+class Profile(NamedTuple):
+    """A named ROUGE setting of a run: one or more RougeSettings whose metrics are
+    reported side by side (their metric tags are distinct)."""
+
+    name: str
+    settings: tuple[RougeSettings, ...]
+
+    @property
+    def tags(self) -> list[str]:
+        return [tag for s in self.settings for tag in s.metric_tags()]
+
+    def signature(self) -> str:
+        return " + ".join(s.signature() for s in self.settings)
+
+
+def profiles_signature(profiles) -> str:
+    """One profile: its signature; several: "name: signature | name: signature"."""
+    if len(profiles) == 1:
+        return profiles[0].signature()
+    return " | ".join(f"{p.name}: {p.signature()}" for p in profiles)
+
+
+DEFAULT_PROFILE = "default"
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_PROFILE_KEYS = ("preset", "args", "rouge_types", "stem", "language", "multi_reference")
 
 
 @dataclass(frozen=True)
@@ -144,12 +177,41 @@ class RunConfig:
     human: HumanConfig = field(default_factory=HumanConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     run: RunOptions = field(default_factory=RunOptions)
+    # (name, ({key: value} per setting, keys of _PROFILE_KEYS)) per [profiles] entry
+    profiles: tuple = ()
     source: str = "<defaults>"
 
     def settings(self) -> RougeSettings:
-        """The ROUGE settings this run scores with."""
+        """The ROUGE settings of [rouge]."""
         r = self.rouge
         return make_settings(r.preset, r.args, r.rouge_types, r.stem or None, r.language, r.multi_reference)
+
+    def profile_list(self) -> list[Profile]:
+        """The run's profiles, in the config's order: [profiles], or [rouge] alone as
+        the profile "default".  An entry's keys not given come from [rouge]."""
+        if not self.profiles:
+            return [Profile(DEFAULT_PROFILE, (self.settings(),))]
+        r = self.rouge
+        out = []
+        for name, items in self.profiles:
+            settings = []
+            for item in items:
+                preset = item.get("preset", r.preset)
+                try:
+                    settings.append(
+                        make_settings(
+                            preset,
+                            item.get("args", r.args),
+                            item.get("rouge_types", r.rouge_types if preset == "rouge_score" else ()),
+                            item.get("stem", r.stem) or None,
+                            item.get("language", r.language),
+                            item.get("multi_reference", r.multi_reference),
+                        )
+                    )
+                except RougeConfigError as err:
+                    raise RougeConfigError(f"profiles.{name}: {err} (from {self.source})") from err
+            out.append(Profile(name, tuple(settings)))
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -201,15 +263,51 @@ class RunConfig:
         if not set(self.output.per_document_formats) <= {"parquet", "csv", "jsonl"}:
             fail("output.per_document_formats", list(self.output.per_document_formats), 'a list of "parquet", "csv", "jsonl"')
         try:
-            settings = self.settings()
+            self.settings()
         except RougeConfigError as err:
             raise RougeConfigError(f"{err} (rouge in {self.source})") from err
-        if self.human.enabled and settings.multi_reference != "jackknife":
-            fail("human.enabled", True, 'used with rouge.multi_reference = "jackknife" (or --multi-ref jackknife), so '
-                 "that systems are scored against the same held-out reference sets as the human pseudo-system")
+        for profile in self.profile_list():
+            tags = profile.tags
+            repeated = sorted({t for t in tags if tags.count(t) > 1})
+            if repeated:
+                fail(f"profiles.{profile.name}", [s.signature() for s in profile.settings],
+                     f"settings whose metrics differ (each of {repeated} is scored twice)")
+            if self.human.enabled and any(s.multi_reference != "jackknife" for s in profile.settings):
+                fail("human.enabled", True, 'used with multi_reference = "jackknife" (or --multi-ref jackknife) '
+                     "in every setting, so that systems are scored against the same held-out reference sets "
+                     "as the human pseudo-system")
         if self.human.enabled and not self.human.name:
             fail("human.name", self.human.name, "a non-empty name")
         return self
+
+
+def _profiles(values: dict, source: str) -> tuple:
+    """[profiles] as (name, ({key: value}, ...)) pairs; a string is {"args": it}."""
+    out = []
+    for name, value in values.items():
+        if not _PROFILE_NAME.fullmatch(name):
+            raise RougeConfigError(
+                f"profile name {name!r} in {source} must be 1-64 letters, digits, '_', '.' or '-' "
+                "(it names files)"
+            )
+        items = value if isinstance(value, list) else [value]
+        settings = []
+        for item in items:
+            item = {"args": item} if isinstance(item, str) else item
+            if not isinstance(item, dict) or not item:
+                raise RougeConfigError(
+                    f"profiles.{name} in {source} must be a flag string, a table of {list(_PROFILE_KEYS)}, "
+                    f"or a list of those; got {value!r}"
+                )
+            unknown = sorted(set(item) - set(_PROFILE_KEYS))
+            if unknown:
+                raise RougeConfigError(f"unknown key(s) {unknown} in profiles.{name} of {source}; known: {list(_PROFILE_KEYS)}")
+            section = _section(RougeConfig, item, f"profiles.{name}", source)
+            settings.append({key: getattr(section, key) for key in item})
+        if not settings:
+            raise RougeConfigError(f"profiles.{name} in {source} has no settings")
+        out.append((name, tuple(settings)))
+    return tuple(out)
 
 
 def make_settings(preset, flags, rouge_types=None, stem=None, language=None, multi_reference=None) -> RougeSettings:
@@ -277,9 +375,9 @@ def load_config(path: str | None) -> RunConfig:
         raise RougeConfigError(f"config file not found: {path}") from err
     except tomllib.TOMLDecodeError as err:
         raise RougeConfigError(f"{path} is not valid TOML: {err}") from err
-    unknown = sorted(set(data) - set(_SECTIONS))
+    unknown = sorted(set(data) - set(_SECTIONS) - {"profiles"})
     if unknown:
-        raise RougeConfigError(f"unknown section(s) {unknown} in {path}; known: {sorted(_SECTIONS)}")
+        raise RougeConfigError(f"unknown section(s) {unknown} in {path}; known: {sorted(_SECTIONS) + ['profiles']}")
     sections = {name: _section(cls, data.get(name, {}), name, path) for name, cls in _SECTIONS.items()}
     # Paths in a config are relative to the config file, so a config works from any folder.
     base = Path(path).resolve().parent
@@ -289,7 +387,8 @@ def load_config(path: str | None) -> RunConfig:
         references=tuple(_relative_to(base, p) for p in sections["input"].references),
     )
     sections["output"] = dataclasses.replace(sections["output"], folder=_relative_to(base, sections["output"].folder))
-    return RunConfig(**sections, source=str(Path(path)))
+    profiles = _profiles(data.get("profiles", {}), path)
+    return RunConfig(**sections, profiles=profiles, source=str(Path(path)))
 
 
 def _relative_to(base: Path, path: str) -> str:

@@ -14,7 +14,8 @@ from pipeline.combiners import stats_array
 from pipeline.progress import Progress
 from pipeline.read import ERRORS, tagged
 from pipeline.records import Candidate, ErrorRecord
-from rouge_core import RougeInputError, RougeScorer, RougeSettings
+from pipeline.config import Profile
+from rouge_core import RougeInputError, RougeScorer
 from rouge_core.human import human_scores
 from rouge_core.scoring import MetricStats
 
@@ -29,10 +30,11 @@ class DocumentGroup(NamedTuple):
 
 
 class ScoredDocument(NamedTuple):
-    """One (system, document)'s scores, every metric in one compact value that
-    crosses Beam's stages cheaply: `values` holds the MetricStats fields of each
-    metric (in `RougeSettings.metric_tags()` order) as float64 bytes."""
+    """One (profile, system, document)'s scores, every metric in one compact value
+    that crosses Beam's stages cheaply: `values` holds the MetricStats fields of
+    each metric (in `Profile.tags` order) as float64 bytes."""
 
+    profile: str
     system: str
     doc_id: str
     values: bytes
@@ -190,22 +192,27 @@ class GroupDocuments(beam.PTransform):
 
 
 class ScoreDocumentFn(beam.DoFn):
-    """A DocumentGroup in, one ScoredDocument per candidate out.
+    """A DocumentGroup in, one ScoredDocument per candidate and profile out.
 
-    The scorer is built once per worker; a document's candidates go to it in one
-    batch (`score_batch`: one call into the compiled kernel), and its references
-    are read and tokenized once, whatever the number of systems.
+    The scorers are built once per worker; a document's candidates go to each in
+    one batch (`score_batch`: one call into the compiled kernel), and its
+    references are read and tokenized once per scorer, whatever the number of
+    systems.  A candidate that fails under any profile is one error row (the
+    first failure), so every profile scores the same rows.
     """
 
-    def __init__(self, settings: RougeSettings, progress_seconds: float, human: str = ""):
-        self.settings = settings
+    def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
+        self.profiles = profiles
         self.progress = Progress("scoring", progress_seconds)
         self.human = human
-        self.tags = settings.metric_tags()
 
     def setup(self):
-        self.scorer = RougeScorer(self.settings)
-        self.best = RougeScorer(self.settings.replace(multi_reference="best")) if self.human else None
+        self.scorers = [[RougeScorer(s) for s in p.settings] for p in self.profiles]
+        self.best = (
+            [[RougeScorer(s.replace(multi_reference="best")) for s in p.settings] for p in self.profiles]
+            if self.human
+            else None
+        )
         self.progress.start()
 
     def _human(self, group: DocumentGroup):
@@ -215,32 +222,54 @@ class ScoreDocumentFn(beam.DoFn):
         if len(references) < 2 or any(c.system == self.human for c, _ in group.candidates):
             return
         try:
-            values = stats_bytes(human_scores(self.best, references), self.tags)
-            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(self.human, group.doc_id, values))
+            values = [
+                b"".join(stats_bytes(human_scores(best, references), s.metric_tags()) for best, s in zip(scorers, p.settings))
+                for p, scorers in zip(self.profiles, self.best)
+            ]
         except RougeInputError:  # a reference over a work limit: no human score for this document
             self.progress.add("human skipped")
+            return
+        for p, v in zip(self.profiles, values):
+            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(p.name, self.human, group.doc_id, v))
 
     def process(self, group: DocumentGroup):
         if self.human:
             yield from self._human(group)
-        try:  # one call into the scorer (the compiled kernel when built) per document
-            results = self.scorer.score_batch([(c.text, references) for c, references in group.candidates])
-        except Exception:  # an unexpected failure: score one by one, so it stays with its row
-            results = [self._score_one(c, references) for c, references in group.candidates]
-        for (c, _), result in zip(group.candidates, results):
-            if isinstance(result, Exception):
+        pairs = [(c.text, references) for c, references in group.candidates]
+        values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
+        failed: dict[int, tuple[str, Exception]] = {}
+        for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
+            for scorer, settings in zip(scorers, profile.settings):
+                tags = settings.metric_tags()
+                for i, result in enumerate(self._score(scorer, pairs)):
+                    if isinstance(result, Exception):
+                        failed.setdefault(i, (profile.name, result))
+                    elif i not in failed:
+                        values[k][i] += stats_bytes(result, tags)
+        for i, (c, _) in enumerate(group.candidates):
+            if i in failed:
                 self.progress.add("failed")
-                reason = result.reason if isinstance(result, RougeInputError) else "internal_error"
-                message = str(result) if isinstance(result, RougeInputError) else (
-                    f"unexpected {type(result).__name__} while scoring: {str(result)[:300]!r}"
-                )
-                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, reason, message))
+                yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
                 continue
             self.progress.add("scored")
-            yield ScoredDocument(c.system, c.doc_id, stats_bytes(result, self.tags))
+            for profile, per_candidate in zip(self.profiles, values):
+                yield ScoredDocument(profile.name, c.system, c.doc_id, per_candidate[i])
 
-    def _score_one(self, c, references):
+    def _score(self, scorer, pairs) -> list:
+        try:  # one call into the scorer (the compiled kernel when built) per document
+            return scorer.score_batch(pairs)
+        except Exception:  # an unexpected failure: score one by one, so it stays with its row
+            return [self._score_one(scorer, text, references) for text, references in pairs]
+
+    @staticmethod
+    def _score_one(scorer, text, references):
         try:
-            return self.scorer.score(candidate=c.text, references=references)
+            return scorer.score(candidate=text, references=references)
         except Exception as err:  # RougeInputError with its reason, or the last resort
             return err
+
+    def _error(self, c, profile: str, error: Exception) -> ErrorRecord:
+        where = f" (profile {profile})" if len(self.profiles) > 1 else ""
+        if isinstance(error, RougeInputError):
+            return _candidate_error(c, error.reason, f"{error}{where}")
+        return _candidate_error(c, "internal_error", f"unexpected {type(error).__name__} while scoring{where}: {str(error)[:300]!r}")

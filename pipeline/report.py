@@ -173,7 +173,12 @@ def write_run_report(folder: str, run_record: dict, significance_table: str = "s
     significance_path = FileSystems.join(folder, significance_table)
     significance = read(significance_table) if FileSystems.exists(significance_path) else []
     errors_by_reason = (run_record.get("counts") or {}).get("errors_by_reason") or {}
-    return write_report(folder, read("system_scores.parquet"), significance, errors_by_reason, run_record)
+    system_rows = read("system_scores.parquet")
+    if len({r.get("profile") for r in system_rows}) > 1:  # several profiles: "stem ROUGE-1", ...
+        system_rows, significance = (
+            [{**r, "metric": f"{r['profile']} {r['metric']}"} for r in rows] for rows in (system_rows, significance)
+        )
+    return write_report(folder, system_rows, significance, errors_by_reason, run_record)
 
 
 def _environment():

@@ -18,7 +18,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from pipeline.build import build_pipeline
-from pipeline.config import RunConfig
+from pipeline.config import RunConfig, profiles_signature
 from pipeline.options import choose_runner
 from pipeline.publish import OutputError, Staging, check_output, is_local
 from pipeline.read import FILE_LEVEL_REASONS, expand_globs
@@ -81,7 +81,7 @@ def check_counts(counts: dict, strict: bool) -> None:
 
 def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None) -> dict:
     """Run the whole job and publish its result folder; returns the run record."""
-    settings = config.settings()
+    profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
     inputs = inputs or resolve_inputs(config)
@@ -109,9 +109,18 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         counts = read_json(FileSystems.join(folder, "_counts.json"))
         check_counts(counts, config.run.strict)
         record = {
-            "signature": settings.signature(),
+            "signature": profiles_signature(profiles),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,
-            "rouge155_flags": _flags_or_none(settings),
+            "rouge155_flags": _flags_or_none(profiles[0].settings[0]) if len(profiles) == 1 else None,
+            "profiles": [
+                {
+                    "name": p.name,
+                    "signatures": [s.signature() for s in p.settings],
+                    "rouge155_flags": [_flags_or_none(s) for s in p.settings],
+                    "metrics": p.tags,
+                }
+                for p in profiles
+            ],
             "config": config.to_dict(),
             "config_file": config.source,
             "inputs": {

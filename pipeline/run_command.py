@@ -34,12 +34,20 @@ succeeded.
 
 def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
     from pipeline import config as run_config
+    from rouge_core import RougeConfigError
     from pipeline import views
     from pipeline.options import check_beam_args
     from pipeline.run import RunFailed, resolve_inputs, run
     from pipeline.tables import read_system_rows
 
     config = run_config.load_config(args.config)
+    given = [f"--{name.replace('_', '-')}" for name in ("rouge_args", "preset", "rouge_types", "stem", "language", "multi_ref")
+             if getattr(args, name) is not None]
+    if config.profiles and given:
+        raise RougeConfigError(
+            f"{', '.join(given)} set [rouge], but {config.source} scores with its [profiles]; "
+            "change the profiles in the config instead"
+        )
     config = run_config.with_overrides(
         config,
         input_candidates=tuple(args.input) if args.input else None,
@@ -58,8 +66,12 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
         output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), OUR_OPTIONS)
-    settings = config.settings()
-    print_signature(settings, sys.stdout)
+    profiles = config.profile_list()
+    for profile in profiles:
+        if len(profiles) > 1:
+            print(f"profile {profile.name}:")
+        for settings in profile.settings:
+            print_signature(settings, sys.stdout)
     inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
     if args.dry_run:
         for kind in ("candidates", "references"):
@@ -74,7 +86,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
         return 1
     folder = config.output.folder
     print()
-    print(views.text(read_system_rows(folder), settings))
+    print(views.profiles_text(read_system_rows(folder), profiles))
     counts = record["counts"]
     print(
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"

@@ -39,6 +39,7 @@ from rouge_core.significance import (
 
 SIGNIFICANCE_SCHEMA = pa.schema(
     [
+        ("profile", pa.string()),
         ("metric", pa.string()),
         ("measure", pa.string()),
         ("system_a", pa.string()),
@@ -132,8 +133,8 @@ def _units(values) -> np.ndarray:
 
 
 def _by_document(element):
-    """A ScoredDocument keyed by its doc_id."""
-    return element.doc_id, (element.system, element.values)
+    """A ScoredDocument keyed by (profile, doc_id)."""
+    return (element.profile, element.doc_id), (element.system, element.values)
 
 
 def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str]]:
@@ -157,35 +158,37 @@ def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str
 
 
 def pair_document(element, pairs_mode: str):
-    """(doc_id, [(system, values), ...]) -> ((system_a, system_b), (doc_id, a values, b values))
+    """((profile, doc_id), [(system, values), ...]) ->
+    ((profile, system_a, system_b), (doc_id, a values, b values))
     for every pair of systems that scored the document."""
-    doc_id, systems = element
+    (profile, doc_id), systems = element
     by_system = {}
     for system, scores in systems:
         if system in by_system:
             raise ValueError(f"system {system!r} scored document {doc_id!r} twice")
         by_system[system] = scores
     for a, b in system_pairs(sorted(by_system), pairs_mode):
-        yield (a, b), (doc_id, by_system[a], by_system[b])
+        yield (profile, a, b), (doc_id, by_system[a], by_system[b])
 
 
-def pair_rows(element, tags: Sequence[str]):
-    """((system_a, system_b), one PairedResult per score column) ->
-    ((metric, measure), ((metric, measure, a, b), result)) per column."""
-    (a, b), results = element
-    columns = [(tag, measure) for tag in tags for measure in MEASURES]
+def pair_rows(element, tags: dict[str, list[str]]):
+    """((profile, system_a, system_b), one PairedResult per score column) ->
+    ((profile, metric, measure), ((profile, metric, measure, a, b), result)) per column."""
+    (profile, a, b), results = element
+    columns = [(tag, measure) for tag in tags[profile] for measure in MEASURES]
     for (tag, measure), result in zip(columns, results):
-        yield (tag, measure), ((tag, measure, a, b), result)
+        yield (profile, tag, measure), ((profile, tag, measure, a, b), result)
 
 
 def adjusted_rows(element, adjust: str) -> list[dict]:
-    """((metric, measure), [((metric, measure, a, b), PairedResult), ...]) -> table rows,
-    with p_permutation adjusted across the pairs of this metric and measure."""
+    """((profile, metric, measure), [((profile, metric, measure, a, b), PairedResult), ...])
+    -> table rows, with p_permutation adjusted across the pairs of this metric and measure."""
     _, results = element
     results = sorted(results, key=lambda kv: kv[0])
     adjusted = ADJUSTMENTS[adjust]([result.p_permutation for _, result in results])
     return [
         {
+            "profile": profile,
             "metric": metric,
             "measure": measure,
             "system_a": a,
@@ -193,15 +196,16 @@ def adjusted_rows(element, adjust: str) -> list[dict]:
             **result._asdict(),
             "p_adjusted": p,
         }
-        for ((metric, measure, a, b), result), p in zip(results, adjusted)
+        for ((profile, metric, measure, a, b), result), p in zip(results, adjusted)
     ]
 
 
 class PairedSignificance(beam.PTransform):
-    """Scored documents in, one row per (metric, measure, system_a, system_b) out
+    """Scored documents in, one row per (profile, metric, measure, system_a, system_b) out
     (the columns of SIGNIFICANCE_SCHEMA), on the documents both systems scored.
 
     Args:
+        tags: profile -> its metric tags, in order (the columns of the values).
         pairs_mode: "all" (every pair of systems) or the name of a baseline system.
         replicates: bootstrap replicates = random sign patterns, 1 .. 100,000.
         seed: the seed of the counter-based draws.
@@ -213,7 +217,7 @@ class PairedSignificance(beam.PTransform):
 
     def __init__(
         self,
-        tags: Sequence[str],
+        tags: dict[str, list[str]],
         pairs_mode: str = "all",
         replicates: int = 1000,
         seed: int = 0,
@@ -225,7 +229,7 @@ class PairedSignificance(beam.PTransform):
             raise RougeConfigError(f"adjust must be one of {sorted(ADJUSTMENTS)}, got {adjust!r}")
         if not pairs_mode:
             raise RougeConfigError('pairs_mode must be "all" or the name of a baseline system')
-        self.tags = list(tags)
+        self.tags = dict(tags)
         self.pairs_mode = pairs_mode
         self.adjust = adjust
         self.combine_fn = PairedSignificanceCombineFn(replicates, seed, confidence)
@@ -253,14 +257,16 @@ class PairedSignificance(beam.PTransform):
         )
 
 
-def sort_rows(rows: list[dict], metric_tags: Sequence[str] | None = None) -> list[dict]:
-    """By metric (in `metric_tags` order when given, else by name), measure, system_a, system_b."""
-    order = {tag: i for i, tag in enumerate(metric_tags or ())}
+def sort_rows(rows: list[dict], tags: dict[str, list[str]]) -> list[dict]:
+    """By profile and metric (in the order of `tags`: profile -> its metric tags),
+    measure, system_a, system_b."""
+    order = {(p, tag): i for i, (p, tag) in enumerate((p, t) for p, ts in tags.items() for t in ts)}
     measure = {m: i for i, m in enumerate(MEASURES)}
     return sorted(
         rows,
         key=lambda r: (
-            order.get(r["metric"], len(order)),
+            order.get((r["profile"], r["metric"]), len(order)),
+            r["profile"],
             r["metric"],
             measure[r["measure"]],
             r["system_a"],
@@ -292,12 +298,13 @@ def markdown_table(rows: list[dict], description: str = "") -> str:
         ),
         "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
+    several = len({r["profile"] for r in rows}) > 1
     for r in rows:
         difference = as_points(r["difference"])
         if r["ci_low"] is not None:
             difference += f" ({as_points(r['ci_low'])} to {as_points(r['ci_high'])})"
         cells = [
-            r["metric"],
+            f"{r['profile']} {r['metric']}" if several else r["metric"],
             r["measure"],
             _markdown_cell(r["system_a"]),
             _markdown_cell(r["system_b"]),
@@ -313,12 +320,10 @@ def markdown_table(rows: list[dict], description: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_significance_tables(
-    rows: list[dict], folder: str, metric_tags: Sequence[str] | None = None, description: str = ""
-) -> None:
+def write_significance_tables(rows: list[dict], folder: str, tags: dict[str, list[str]], description: str = "") -> None:
     """significance.{parquet,csv,md} in `folder` (any Beam filesystem), sorted by
-    metric, measure and the pair; `description` (e.g. PairedSignificance.describe())
-    heads the Markdown table."""
-    rows = sort_rows(rows, metric_tags)
+    profile, metric, measure and the pair (`tags`: profile -> metric tags, in order);
+    `description` (e.g. PairedSignificance.describe()) heads the Markdown table."""
+    rows = sort_rows(rows, tags)
     rows = [{name: row[name] for name in SIGNIFICANCE_SCHEMA.names} for row in rows]
     write_table(folder, "significance", rows, SIGNIFICANCE_SCHEMA, markdown_table(rows, description))

@@ -20,6 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipeline import views
 from pipeline.combiners import MEASURES
+from pipeline.config import Profile, profiles_signature
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core import RougeSettings
 from rouge_core.report import metric_block, system_averages
@@ -27,6 +28,7 @@ from rouge_core.scoring import MetricStats
 from rouge_core.resampling import stable_hash
 
 SYSTEM_COLUMNS = [
+    ("profile", pa.string()),
     ("system", pa.string()),
     ("metric", pa.string()),
     ("documents", pa.int64()),
@@ -54,6 +56,7 @@ SYSTEM_COLUMNS = [
 ]
 DOCUMENT_SCHEMA = pa.schema(
     [
+        ("profile", pa.string()),
         ("system", pa.string()),
         ("doc_id", pa.string()),
         ("metric", pa.string()),
@@ -77,31 +80,39 @@ ERROR_SCHEMA = pa.schema(
 )
 
 
-def system_summaries(element, settings: RougeSettings, eval_ids: dict) -> list:
-    """(system, SystemCombineFn output) -> per metric (system, metric, table row,
-    ROUGE-1.5.5 report lines)."""
-    system, (metrics, documents) = element
-    tags = settings.metric_tags()
-    by_eval_id = {
-        eval_ids[doc_id]: {tag: MetricStats(*row) for tag, row in zip(tags, values.tolist())}
-        for doc_id, values in documents
-    }
-    averages = system_averages(system, by_eval_id, settings)
+def system_summaries(element, profiles: dict[str, Profile], eval_ids: dict) -> list:
+    """((profile, system), SystemCombineFn output) -> per metric (profile, system,
+    metric, table row, ROUGE-1.5.5 report lines)."""
+    (name, system), (metrics, documents) = element
+    profile = profiles[name]
     out = []
-    for tag, aggregate in zip(tags, metrics):
-        # The script's printed averages exist only in its own convention.
-        printed = averages[tag] if settings.preset == "rouge155" else None
-        row = {"system": system, "metric": tag, "documents": aggregate["documents"]}
-        for name, interval in zip(MEASURES, printed or [(None, None, None)] * 3):
-            row[name] = aggregate[name]
-            row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
-                None if v is None else float(v) for v in interval
-            )
-        row.update({name: value for name, value in aggregate.items() if name not in row})
-        row["signature"] = settings.signature()
-        block = metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[tag])
-        out.append((system, tag, row, block))
+    first = 0  # a profile's settings hold consecutive metrics
+    for settings in profile.settings:
+        tags = settings.metric_tags()
+        by_eval_id = {
+            eval_ids[doc_id]: {tag: MetricStats(*row) for tag, row in zip(tags, values[first : first + len(tags)].tolist())}
+            for doc_id, values in documents
+        }
+        averages = system_averages(system, by_eval_id, settings)
+        for tag, stats in zip(tags, metrics[first : first + len(tags)]):
+            out.append((name, system, tag, _system_row(name, system, tag, stats, settings, averages[tag]),
+                        metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[tag])))
+        first += len(tags)
     return out
+
+
+def _system_row(profile: str, system: str, tag: str, stats, settings: RougeSettings, averages) -> dict:
+    row = {"profile": profile, "system": system, "metric": tag, "documents": stats.documents}
+    # The script's printed averages exist only in its own convention.
+    printed = averages if settings.preset == "rouge155" else [(None, None, None)] * 3
+    for name, mean, micro, se, interval in zip(MEASURES, stats.means, stats.micro(settings.alpha_value), stats.jackknife_se, printed):
+        row[name], row[f"micro_{name}"], row[f"jackknife_se_{name}"] = mean, micro, se
+        row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
+            None if v is None else float(v) for v in interval
+        )
+    row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = stats.bootstrap_interval(float(settings.confidence))
+    row["signature"] = settings.signature()
+    return row
 
 
 def _write_bytes(path: str, data: bytes) -> None:
@@ -155,17 +166,21 @@ def _markdown_cell(value) -> str:
     return text
 
 
-def write_system_tables(summaries: list, staging: str, settings: RougeSettings) -> None:
-    """system_scores.{parquet,csv,md} and rouge155.txt, sorted by system and metric order."""
-    order = {tag: i for i, tag in enumerate(settings.metric_tags())}
-    summaries = sorted(summaries, key=lambda s: (s[0], order[s[1]]))
-    rows = [s[2] for s in summaries]
-    schema = pa.schema(SYSTEM_COLUMNS, metadata={"signature": settings.signature()})
+def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) -> None:
+    """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
+    and metric order; the ROUGE-1.5.5 report of a run with one profile as
+    rouge155.txt, else one rouge155-<profile>.txt per profile."""
+    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
+    summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
+    rows = [s[3] for s in summaries]
+    schema = pa.schema(SYSTEM_COLUMNS, metadata={"signature": profiles_signature(profiles)})
     _write_bytes(FileSystems.join(staging, "system_scores.parquet"), _parquet_bytes(rows, schema))
     _write_bytes(FileSystems.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    _write_bytes(FileSystems.join(staging, "system_scores.md"), views.markdown(rows, settings).encode("utf-8"))
-    report = "".join(line + "\n" for s in summaries for line in s[3])
-    _write_bytes(FileSystems.join(staging, "rouge155.txt"), report.encode("utf-8"))
+    _write_bytes(FileSystems.join(staging, "system_scores.md"), views.profiles_markdown(rows, profiles).encode("utf-8"))
+    for profile in profiles:
+        report = "".join(line + "\n" for s in summaries if s[0] == profile.name for line in s[4])
+        name = "rouge155.txt" if len(profiles) == 1 else f"rouge155-{profile.name}.txt"
+        _write_bytes(FileSystems.join(staging, name), report.encode("utf-8"))
 
 
 def write_table(folder: str, stem: str, rows: list[dict], schema: pa.Schema, markdown: str) -> None:
@@ -205,13 +220,17 @@ class ShardedWrite(beam.PTransform):
         )
 
 
-def per_document_writer(staging: str, formats: tuple, tags):
+def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
     """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
-    per (system, doc_id, metric), sorted within each shard."""
+    per (profile, system, doc_id, metric), sorted within each shard (profiles in the
+    config's order)."""
+    tags = {p.name: p.tags for p in profiles}
+    order = {p.name: i for i, p in enumerate(profiles)}
 
     def write(shard: int, shards: int, documents: list):
         rows = [
             {
+                "profile": d.profile,
                 "system": d.system,
                 "doc_id": d.doc_id,
                 "metric": tag,
@@ -222,8 +241,8 @@ def per_document_writer(staging: str, formats: tuple, tags):
                 "reference_total": float(s.reference_total),
                 "candidate_total": float(s.candidate_total),
             }
-            for d in sorted(documents, key=lambda d: (d.system, d.doc_id))
-            for tag, s in d.scores(tags).items()
+            for d in sorted(documents, key=lambda d: (order[d.profile], d.system, d.doc_id))
+            for tag, s in d.scores(tags[d.profile]).items()
         ]
         name = FileSystems.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
         _write_bytes(name + ".parquet", _parquet_bytes(rows, DOCUMENT_SCHEMA))

@@ -99,12 +99,16 @@ def interval_name(rows: list[dict], settings, measure: str) -> str:
     return "mean over documents"
 
 
-def markdown(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None) -> str:
-    """The wide table as Markdown, with the signature and a legend."""
+def markdown(
+    rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None
+) -> str:
+    """The wide table as Markdown, with the signature and a legend (of `profile`'s
+    metrics and signature when given, else of `settings`)."""
     from pipeline.tables import _markdown_cell
 
-    metrics, ranked = wide(rows, settings.metric_tags(), measure, sort_by)
-    lines = [f"Signature: `{settings.signature()}`", ""]
+    tags, signature = (profile.tags, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
+    metrics, ranked = wide(rows, tags, measure, sort_by)
+    lines = [f"Signature: `{signature}`", ""]
     lines.append("| # | system | docs | " + " | ".join(metrics) + " |")
     lines.append("|---:|---|---:|" + "---:|" * len(metrics))
     for rank, system, docs, values in ranked:
@@ -114,9 +118,9 @@ def markdown(rows: list[dict], settings, measure: str = "f_measure", sort_by: Op
     return "\n".join(lines) + "\n"
 
 
-def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None) -> str:
+def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None) -> str:
     """The wide table as aligned plain text, for a terminal."""
-    metrics, ranked = wide(rows, settings.metric_tags(), measure, sort_by)
+    metrics, ranked = wide(rows, profile.tags if profile else settings.metric_tags(), measure, sort_by)
     head = ["#", "system", "docs"] + list(metrics)
     body = [[str(rank), system, str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
     widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
@@ -127,3 +131,23 @@ def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Option
     out = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
     out += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
     return "\n".join(out) + "\n"
+
+
+def profiles_markdown(rows: list[dict], profiles) -> str:
+    """`markdown` of a run's rows: one table, or one per profile under its name."""
+    if len(profiles) == 1:
+        return markdown(rows, profiles[0].settings[0], profile=profiles[0])
+    return "\n".join(
+        f"## Profile {p.name}\n\n" + markdown([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p)
+        for p in profiles
+    )
+
+
+def profiles_text(rows: list[dict], profiles) -> str:
+    """`text` of a run's rows: one table, or one per profile under its name and signature."""
+    if len(profiles) == 1:
+        return text(rows, profiles[0].settings[0], profile=profiles[0])
+    return "\n".join(
+        f"profile {p.name}: {p.signature()}\n\n" + text([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p)
+        for p in profiles
+    )

@@ -36,7 +36,7 @@ def elements(docs):
 
 
 def combine(docs, replicates=200, buckets=1000, trials=2):
-    fn = SystemCombineFn(2, replicates, seed=3, confidence=95.0, buckets=buckets, alpha=0.5)
+    fn = SystemCombineFn(replicates, seed=3, buckets=buckets)
     return check_combine_fn(fn, elements(docs), trials=trials)
 
 
@@ -46,14 +46,18 @@ def test_means_and_micro_against_direct_sums(n):
     metrics, gathered = combine(docs, trials=1 if n > 100 else 2)
     for m, out in enumerate(metrics):
         column = [d[m] for _, d in docs]
-        assert out["documents"] == n
-        for name in ("recall", "precision", "f_measure"):
-            assert out[name] == pytest.approx(statistics.fmean(getattr(s, name) for s in column), abs=1e-12)
+        assert out.documents == n
+        for k, name in enumerate(("recall", "precision", "f_measure")):
+            assert out.means[k] == pytest.approx(statistics.fmean(getattr(s, name) for s in column), abs=1e-12)
         # Pooled counts, summed as exact fractions here.
         hits = sum(Fraction(s.hits) for s in column)
-        assert out["micro_recall"] == float(hits / sum(Fraction(s.reference_total) for s in column))
+        reference = sum(Fraction(s.reference_total) for s in column)
         candidates = sum(Fraction(s.candidate_total) for s in column)
-        assert out["micro_precision"] == (float(hits / candidates) if candidates else 0.0)
+        assert out.counts == (reference, candidates, hits)
+        recall, precision, f = out.micro(0.5)
+        assert recall == float(hits / reference)
+        assert precision == (float(hits / candidates) if candidates else 0.0)
+        assert f == pytest.approx(2 * recall * precision / (recall + precision) if recall + precision else 0.0, rel=1e-15)
     assert [doc_id for doc_id, _ in gathered] == sorted(doc_id for doc_id, _ in docs)
     by_id = dict(docs)
     for doc_id, values in gathered:
@@ -69,9 +73,10 @@ def test_bootstrap_interval_equals_a_loop_over_replicates():
         means = [
             float(np.dot(weights[:, r], f) / weights[:, r].sum()) for r in range(300) if weights[:, r].sum() > 0
         ]
-        assert out["bootstrap_f_measure_low"] == pytest.approx(np.quantile(means, 0.025, method="lower"), abs=1e-12)
-        assert out["bootstrap_f_measure_high"] == pytest.approx(np.quantile(means, 0.975, method="higher"), abs=1e-12)
-        assert out["bootstrap_f_measure_low"] < statistics.fmean(f) < out["bootstrap_f_measure_high"]
+        low, high = out.bootstrap_interval(95.0)
+        assert low == pytest.approx(np.quantile(means, 0.025, method="lower"), abs=1e-12)
+        assert high == pytest.approx(np.quantile(means, 0.975, method="higher"), abs=1e-12)
+        assert low < statistics.fmean(f) < high
 
 
 def test_jackknife_with_one_document_per_bucket_is_the_classical_standard_error():
@@ -82,10 +87,9 @@ def test_jackknife_with_one_document_per_bucket_is_the_classical_standard_error(
     metrics, _ = combine(docs)
     for m, out in enumerate(metrics):
         values = [d[m].recall for _, d in docs]
-        assert out["jackknife_se_recall"] == pytest.approx(statistics.stdev(values) / np.sqrt(5), rel=1e-9)
+        assert out.jackknife_se[0] == pytest.approx(statistics.stdev(values) / np.sqrt(5), rel=1e-9)
 
 
 def test_no_documents():
-    fn = SystemCombineFn(1, 10, seed=0, confidence=95.0, buckets=10, alpha=0.5)
-    (out,), gathered = fn.extract_output(fn.create_accumulator())
-    assert out["recall"] is None and out["bootstrap_f_measure_low"] is None and gathered == []
+    fn = SystemCombineFn(10, seed=0, buckets=10)
+    assert fn.extract_output(fn.create_accumulator()) == ([], [])

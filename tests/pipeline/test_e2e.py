@@ -217,5 +217,5 @@ def test_the_human_pseudo_system_is_lin_2004s_jackknife(tmp_path):
     # vs "the cat sat" 1/3: mean 5/9.  System "the cat", best of each held-out pair: 2/3
     # in every fold: 2/3.
     assert recall == {("human", "d1"): 0.55556, ("s", "d1"): 0.66667, ("s", "d2"): 1.0}
-    with pytest.raises(Exception, match='human.enabled must be used with rouge.multi_reference = "jackknife"'):
+    with pytest.raises(Exception, match='human.enabled must be used with multi_reference = "jackknife"'):
         RunConfig(input=InputConfig(candidates=("x",)), human=HumanConfig(enabled=True)).validate()

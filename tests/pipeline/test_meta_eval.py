@@ -68,8 +68,7 @@ def fake_run(tmp_path, profiles=None, human=False):
             dict(row, profile=p, recall=row["recall"] * (i + 1))
             for i, p in enumerate(profiles)
             for row in rows
-        ]
-        schema = schema.append(pa.field("profile", pa.string()))
+        ]  # DOCUMENT_SCHEMA has the profile column (null without profiles: "default")
     half = len(rows) // 2
     for k, part in enumerate((rows[:half], rows[half:])):
         pq.write_table(

@@ -75,19 +75,19 @@ def scored_documents():
                 r, p = (round(min(1, max(0, base - drop + rng.gauss(0, 0.05))), 5) for _ in "rp")
                 f = round(2 * r * p / (r + p), 5) if r + p else 0.0
                 scores[tag] = MetricStats(10, 10, 5, r, p, f)
-            documents.append(ScoredDocument(system, f"doc-{i:02d}", stats_bytes(scores, TAGS)))
+            documents.append(ScoredDocument("default", system, f"doc-{i:02d}", stats_bytes(scores, TAGS)))
     return documents
 
 
 def run_significance(folder, beam_args=IN_MEMORY, **options):
     with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
-        transform = PairedSignificance(TAGS, **options)
+        transform = PairedSignificance({"default": TAGS}, **options)
         (
             p
             | beam.Create(scored_documents())
             | transform
             | beam.combiners.ToList()
-            | beam.Map(write_significance_tables, str(folder), ["ROUGE-1", "ROUGE-L"], transform.describe())
+            | beam.Map(write_significance_tables, str(folder), {"default": TAGS}, transform.describe())
         )
     return pq.read_table(folder / "significance.parquet").to_pylist()
 
