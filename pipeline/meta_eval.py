@@ -410,7 +410,10 @@ def lin_tables(rows: list[dict]) -> tuple[list[str], dict]:
 
 def markdown(rows: list[dict], options) -> str:
     """Lin (2004) Table 1's shape: per level, judgment and measure, metrics as rows and
-    profiles as columns; each cell Pearson / Spearman / Kendall tau-b."""
+    profiles as columns; each cell Pearson / Spearman / Kendall tau-b.  Names from the
+    input (metrics, profiles, judgments) are escaped, never markup."""
+    from pipeline.tables import _markdown_cell as cell
+
     profiles, tables = lin_tables(rows)
     out = []
     for (level, judgment, measure), cells in tables.items():
@@ -420,15 +423,15 @@ def markdown(rows: list[dict], options) -> str:
         if level == "summary" and options.alpha is not None:
             note += f", per-document correlations with p <= {options.alpha} only"
         out += [
-            f"### {level}-level correlation with {judgment}, {measure} ({note})",
+            f"### {level}-level correlation with {cell(judgment)}, {measure} ({note})",
             "",
             "Pearson r / Spearman rho / Kendall tau-b.",
             "",
-            "| metric | " + " | ".join(profiles) + " |",
+            "| metric | " + " | ".join(map(cell, profiles)) + " |",
             "|---|" + "---|" * len(profiles),
         ]
         for metric in metrics:
-            line = [metric]
+            line = [cell(metric)]
             for profile in profiles:
                 r = cells.get((metric, profile))
                 line.append(

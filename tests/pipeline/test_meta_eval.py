@@ -3,6 +3,7 @@
 import csv
 import json
 import math
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -482,6 +483,9 @@ def test_report_html_escapes_names_from_the_input(tmp_path):
     )
     assert table[1][4:7] == [shown(row, m) for m in COEFFICIENTS]
     assert "p &lt;= 0.5" in html  # the --alpha filter, in the summary-level note
+    markdown = (out / "correlations.md").read_text(encoding="utf-8")
+    assert not re.search(r"(?<!\\)<(script|b |img)", markdown)  # names are escaped in the Markdown too
+    assert "| \\<b onmouseover=\"alert(2)\"\\>m1\\</b\\> |" in markdown
 
 
 def test_chromium_renders_the_meta_eval_report(tmp_path):
