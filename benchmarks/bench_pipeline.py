@@ -27,8 +27,9 @@ script does not know go to every run, e.g. other Beam options).  Measured:
   benchmarks/bench_peers.py measures it; the fastest of three passes).
 
 Writes OUT/pipeline.json and OUT/pipeline.md with every command line.  The machine
-may be shared: CPU time is the robust number, wall time and speed-up are not; each
-run records how many cores the rest of the machine kept busy meanwhile (/proc/stat).
+may be shared: each run records how many cores the rest of the machine kept busy
+meanwhile (/proc/stat).  Other work stretches wall time and speed-ups most, but CPU
+time too (on a 2-core VM, one busy core made the kernel's CPU time 1.6x longer).
 """
 
 from __future__ import annotations
