@@ -16,7 +16,7 @@ from rouge_core import RougeConfigError
 LOCAL_DEFAULTS = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=0"]
 # Below this many input bytes, starting worker processes costs more than it saves:
 # the run stays in this process.
-SMALL_INPUT_BYTES = 16 << 20
+SMALL_INPUT_BYTES = 8 << 20
 IN_PROCESS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 
 
