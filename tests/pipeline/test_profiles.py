@@ -125,3 +125,38 @@ def test_without_profiles_the_run_is_the_default_profile():
     config = RunConfig(input=InputConfig(candidates=("x",)), output=OutputConfig()).validate()
     (profile,) = config.profile_list()
     assert profile.name == "default" and profile.settings == (config.settings(),)
+
+
+def test_compare_tells_the_profiles_apart(tmp_path, capsys):
+    from pipeline import cli
+
+    rows = [r for r in CASES if r["system"] in ("11", "24")]
+    for name, drop in (("old", False), ("new", True)):
+        # the new run's system 24 has empty candidates on half the documents
+        data = [dict(r, candidate="") if drop and r["system"] == "24" and int(r["doc_id"][-2:]) % 2 else r for r in rows]
+        run_profiles(tmp_path / name, {"case": "-n 1 -r 20", "stem": "-n 1 -m -r 20"}, rows=data)
+    assert cli.main(["compare", str(tmp_path / "old" / "out"), str(tmp_path / "old" / "out")]) == 0
+    capsys.readouterr()
+    code = cli.main(["compare", str(tmp_path / "old" / "out"), str(tmp_path / "new" / "out"),
+                     "--output", str(tmp_path / "cmp")])  # fmt: skip
+    table = {(r["system"], r["metric"]): r for r in pq.read_table(tmp_path / "cmp" / "comparison.parquet").to_pylist()}
+    assert sorted(table) == [(s, f"{p} {m}") for s in ("11", "24") for p in ("case", "stem") for m in ("ROUGE-1", "ROUGE-L")]
+    assert table["11", "stem ROUGE-1"]["delta_points"] == 0
+    assert table["24", "stem ROUGE-1"]["delta_points"] < 0 and table["24", "case ROUGE-1"]["delta_points"] < 0
+    assert code == 1  # a significant drop: exit 1, naming the profile of each metric
+    assert "24 case ROUGE-1" in capsys.readouterr().out
+
+
+def test_the_human_pseudo_system_is_scored_under_every_profile_and_counted_once(tmp_path):
+    profiles = {"case": "-n 1 -r 20", "stem": "-n 1 -m -r 20"}
+    record = run_profiles(tmp_path / "both", profiles, rouge={"multi_reference": "jackknife"}, human={"enabled": True})
+    assert record["counts"]["human_documents"] == 25 and record["counts"]["scored"] == 200
+    table = pq.read_table(tmp_path / "both" / "out" / "system_scores.parquet").to_pylist()
+    human = {(r["profile"], r["metric"]): r["f_measure"] for r in table if r["system"] == "human"}
+    assert sorted(human) == [(p, m) for p in ("case", "stem") for m in ("ROUGE-1", "ROUGE-L")]
+    for name, flags in profiles.items():  # each profile's human row equals a run of that profile alone
+        run_profiles(tmp_path / name, {name: flags}, rouge={"multi_reference": "jackknife"}, human={"enabled": True})
+        alone = pq.read_table(tmp_path / name / "out" / "system_scores.parquet").to_pylist()
+        assert {(r["profile"], r["metric"]): r["f_measure"] for r in alone if r["system"] == "human"} == {
+            key: value for key, value in human.items() if key[0] == name
+        }
