@@ -47,6 +47,11 @@ def stats_array(values: bytes) -> np.ndarray:
     return np.frombuffer(values, dtype=np.float64).reshape(-1, 6)
 
 
+def stack(values: list[bytes]) -> np.ndarray:
+    """Several documents' values as one (documents, metrics, 6) array."""
+    return np.frombuffer(b"".join(values), dtype=np.float64).reshape(len(values), -1, 6)
+
+
 def units(values: np.ndarray) -> np.ndarray:
     """R, P, F (five-decimal scores) of every metric as exact integers in 1e-5 units,
     shape (metrics, 3); `to_units` on arrays."""
@@ -102,7 +107,7 @@ class SystemSums:
         block = self.documents_seen[-self.pending :]
         self.pending = 0
         ids = [doc_id for doc_id, _ in block]
-        values = np.frombuffer(b"".join(v for _, v in block), dtype=np.float64).reshape(len(block), -1, 6)
+        values = stack([v for _, v in block])
         k = len(ids)
         if self.totals is None:
             self._allocate(values.shape[1])

@@ -11,10 +11,10 @@ import apache_beam as beam
 import numpy as np
 
 from pipeline.combiners import stats_array
+from pipeline.config import Profile
 from pipeline.progress import Progress
 from pipeline.read import ERRORS, tagged
 from pipeline.records import Candidate, ErrorRecord
-from pipeline.config import Profile
 from rouge_core import RougeInputError, RougeScorer
 from rouge_core.human import human_scores
 from rouge_core.scoring import MetricStats

@@ -26,7 +26,7 @@ import apache_beam as beam
 import numpy as np
 import pyarrow as pa
 
-from pipeline.combiners import MEASURES, one_blas_thread, units
+from pipeline.combiners import MEASURES, one_blas_thread, stack, units
 from pipeline.tables import _markdown_cell, write_table
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
@@ -100,6 +100,9 @@ _BLOCK = 512  # documents per `paired_sums` call
 
 
 class PairedBlock:
+    """PairedSignificanceCombineFn's accumulator: the sums so far and the documents
+    waiting to enter them."""
+
     def __init__(self):
         self.sums = None  # list of PairedSums, one per score column, once a document came
         self.pending = []
@@ -108,8 +111,8 @@ class PairedBlock:
         if self.pending:
             one_blas_thread()
             ids = [doc_id for doc_id, _, _ in self.pending]
-            a = _units(a for _, a, _ in self.pending)
-            b = _units(b for _, _, b in self.pending)
+            a = _units([a for _, a, _ in self.pending])
+            b = _units([b for _, _, b in self.pending])
             self.pending = []
             self.merge_sums(paired_sums(ids, list(zip(a.T, b.T)), replicates, seed))
         return self
@@ -126,10 +129,9 @@ class PairedBlock:
         return self
 
 
-def _units(values) -> np.ndarray:
-    """ScoredDocument values (bytes) -> R/P/F units, one row per document."""
-    values = list(values)
-    return units(np.frombuffer(b"".join(values), dtype=np.float64).reshape(len(values), -1, 6)).reshape(len(values), -1)
+def _units(values: list[bytes]) -> np.ndarray:
+    """ScoredDocument values -> R/P/F units, one row per document."""
+    return units(stack(values)).reshape(len(values), -1)
 
 
 def _by_document(element):

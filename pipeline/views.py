@@ -133,21 +133,19 @@ def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Option
     return "\n".join(out) + "\n"
 
 
-def profiles_markdown(rows: list[dict], profiles) -> str:
-    """`markdown` of a run's rows: one table, or one per profile under its name."""
+def by_profile(view, rows: list[dict], profiles, heading) -> str:
+    """`view` (markdown or text) of a run's rows: one table, or one per profile under
+    `heading(profile)`."""
     if len(profiles) == 1:
-        return markdown(rows, profiles[0].settings[0], profile=profiles[0])
+        return view(rows, profiles[0].settings[0], profile=profiles[0])
     return "\n".join(
-        f"## Profile {p.name}\n\n" + markdown([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p)
-        for p in profiles
+        heading(p) + view([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p) for p in profiles
     )
+
+
+def profiles_markdown(rows: list[dict], profiles) -> str:
+    return by_profile(markdown, rows, profiles, lambda p: f"## Profile {p.name}\n\n")
 
 
 def profiles_text(rows: list[dict], profiles) -> str:
-    """`text` of a run's rows: one table, or one per profile under its name and signature."""
-    if len(profiles) == 1:
-        return text(rows, profiles[0].settings[0], profile=profiles[0])
-    return "\n".join(
-        f"profile {p.name}: {p.signature()}\n\n" + text([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p)
-        for p in profiles
-    )
+    return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature()}\n\n")

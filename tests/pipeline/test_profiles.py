@@ -112,7 +112,7 @@ def test_bad_profiles_are_refused_with_the_reason(tmp_path, profiles, message):
 
 def test_rouge_options_on_the_command_line_do_not_silently_override_profiles(tmp_path):
     source = tmp_path / "run.toml"
-    source.write_text(f'[input]\ncandidates = ["x.jsonl"]\n[profiles]\ncase = "-n 1"\n')
+    source.write_text('[input]\ncandidates = ["x.jsonl"]\n[profiles]\ncase = "-n 1"\n')
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline", "run", "--config", str(source), "--rouge-args", "-n 2", "--dry-run"],
         capture_output=True, text=True, timeout=300,
