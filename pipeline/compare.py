@@ -154,7 +154,7 @@ def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str 
 
 
 def _mean(values) -> float:
-    """The exact mean of five-decimal scores, as the pipeline's MeanCombineFn forms it."""
+    """The exact mean of five-decimal scores, as the pipeline's SystemCombineFn forms it."""
     values = list(values)
     return sum(to_units(v) for v in values) / (len(values) * SCORE_UNITS)
 
