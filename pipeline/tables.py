@@ -103,8 +103,8 @@ def system_summaries(element, profiles: dict[str, Profile], eval_ids: dict) -> l
 
 def _system_row(profile: str, system: str, tag: str, stats, settings: RougeSettings, averages) -> dict:
     row = {"profile": profile, "system": system, "metric": tag, "documents": stats.documents}
-    # The script's printed averages exist only in its own convention.
-    printed = averages if settings.preset == "rouge155" else [(None, None, None)] * 3
+    # The script's printed averages exist only in its own convention (and not under -t 2).
+    printed = averages if settings.preset == "rouge155" and averages else [(None, None, None)] * 3
     for name, mean, micro, se, interval in zip(MEASURES, stats.means, stats.micro(settings.alpha_value), stats.jackknife_se, printed):
         row[name], row[f"micro_{name}"], row[f"jackknife_se_{name}"] = mean, micro, se
         row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (

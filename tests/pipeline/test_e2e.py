@@ -6,6 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import GOLDEN, read_jsonl
+from tests.oracle import run_rouge155
+from tests.test_differential import rouge155_home  # noqa: F401 (a fixture)
 from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES, TWO_THREADS, read_errors, run_pipeline, table_bytes, write_jsonl
 
 CASES = read_jsonl(GOLDEN / "cases.jsonl")
@@ -219,3 +221,12 @@ def test_the_human_pseudo_system_is_lin_2004s_jackknife(tmp_path):
     assert recall == {("human", "d1"): 0.55556, ("s", "d1"): 0.66667, ("s", "d2"): 1.0}
     with pytest.raises(Exception, match='human.enabled must be used with multi_reference = "jackknife"'):
         RunConfig(input=InputConfig(candidates=("x",)), human=HumanConfig(enabled=True)).validate()
+
+
+@pytest.mark.parametrize("flags", ["-a -n 2 -t 2 -d -r 10", "-a -n 2 -t 1 -d -r 10"])
+def test_the_counting_modes_print_the_official_scripts_report(tmp_path, rouge155_home, flags):
+    """-t 1 (pooled counts) and -t 2 (counts instead of averages), with -d."""
+    run_pipeline(tmp_path / "out", shards(CASES, 2, tmp_path / "in"), flags=flags)
+    returncode, expected, _ = run_rouge155(CASES, flags, rouge155_home)
+    assert returncode == 0
+    assert (tmp_path / "out" / "rouge155.txt").read_text() == expected
