@@ -42,6 +42,12 @@ def one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+def stats_bytes(scores: dict, tags) -> bytes:
+    """A scorer's {tag: MetricStats} as ScoredDocument.values: float64 bytes of an
+    array (metrics, 6), each row the MetricStats fields in order."""
+    return np.array([scores[tag] for tag in tags], dtype=np.float64).tobytes()
+
+
 def stats_array(values: bytes) -> np.ndarray:
     """A ScoredDocument's `values` as a read-only (metrics, 6) array."""
     return np.frombuffer(values, dtype=np.float64).reshape(-1, 6)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import apache_beam as beam
 import numpy as np
 
-from pipeline.combiners import stats_array
+from pipeline.combiners import stats_array, stats_bytes
 from pipeline.config import Profile
 from pipeline.progress import Progress
 from pipeline.read import ERRORS, tagged
@@ -47,11 +47,6 @@ class ScoredDocument(NamedTuple):
     def scores(self, tags) -> dict:
         """{metric tag: MetricStats}."""
         return {tag: MetricStats(*row) for tag, row in zip(tags, self.array.tolist())}
-
-
-def stats_bytes(scores: dict, tags) -> bytes:
-    """A scorer's {tag: MetricStats} as ScoredDocument.values."""
-    return np.array([scores[tag] for tag in tags], dtype=np.float64).tobytes()
 
 
 def _canonical(texts) -> str:
@@ -208,6 +203,7 @@ class ScoreDocumentFn(beam.DoFn):
 
     def setup(self):
         self.scorers = [[RougeScorer(s) for s in p.settings] for p in self.profiles]
+        self.tags = [[s.metric_tags() for s in p.settings] for p in self.profiles]
         self.best = (
             [[RougeScorer(s.replace(multi_reference="best")) for s in p.settings] for p in self.profiles]
             if self.human
@@ -223,8 +219,8 @@ class ScoreDocumentFn(beam.DoFn):
             return
         try:
             values = [
-                b"".join(stats_bytes(human_scores(best, references), s.metric_tags()) for best, s in zip(scorers, p.settings))
-                for p, scorers in zip(self.profiles, self.best)
+                b"".join(stats_bytes(human_scores(best, references), tags) for best, tags in zip(scorers, profile_tags))
+                for scorers, profile_tags in zip(self.best, self.tags)
             ]
         except RougeInputError:  # a reference over a work limit: no human score for this document
             self.progress.add("human skipped")
@@ -239,8 +235,7 @@ class ScoreDocumentFn(beam.DoFn):
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
         failed: dict[int, tuple[str, Exception]] = {}
         for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
-            for scorer, settings in zip(scorers, profile.settings):
-                tags = settings.metric_tags()
+            for scorer, tags in zip(scorers, self.tags[k]):
                 for i, result in enumerate(self._score(scorer, pairs)):
                     if isinstance(result, Exception):
                         failed.setdefault(i, (profile.name, result))

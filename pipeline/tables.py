@@ -23,7 +23,7 @@ from pipeline.combiners import MEASURES
 from pipeline.config import Profile, profiles_signature
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core import RougeSettings
-from rouge_core.report import metric_block, system_averages
+from rouge_core.report import averages_of, metric_block
 from rouge_core.scoring import MetricStats
 from rouge_core.resampling import stable_hash
 
@@ -89,14 +89,18 @@ def system_summaries(element, profiles: dict[str, Profile], eval_ids: dict) -> l
     first = 0  # a profile's settings hold consecutive metrics
     for settings in profile.settings:
         tags = settings.metric_tags()
-        by_eval_id = {
-            eval_ids[doc_id]: {tag: MetricStats(*row) for tag, row in zip(tags, values[first : first + len(tags)].tolist())}
-            for doc_id, values in documents
-        }
-        averages = system_averages(system, by_eval_id, settings)
-        for tag, stats in zip(tags, metrics[first : first + len(tags)]):
-            out.append((name, system, tag, _system_row(name, system, tag, stats, settings, averages[tag]),
-                        metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[tag])))
+        part = slice(first, first + len(tags))
+        # What the script averages: R, P, F (-t 0) or the counts (-t 1), straight from the values.
+        averaged = slice(3, 6) if settings.counting == 0 else slice(0, 3)
+        averages = averages_of(system, {eval_ids[d]: v[part, averaged] for d, v in documents}, len(tags), settings)
+        averages = [None] * len(tags) if averages is None else averages
+        # Each document's MetricStats only where the report prints them (-d) or sums them (-t 2).
+        by_eval_id = {}
+        if settings.per_document or settings.counting == 2:
+            by_eval_id = {eval_ids[d]: dict(zip(tags, map(MetricStats._make, v[part].tolist()))) for d, v in documents}
+        for k, (tag, stats) in enumerate(zip(tags, metrics[part])):
+            block = metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[k])
+            out.append((name, system, tag, _system_row(name, system, tag, stats, settings, averages[k]), block))
         first += len(tags)
     return out
 

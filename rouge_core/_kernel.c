@@ -24,6 +24,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -953,13 +954,21 @@ static int lcs_marks_short(Kernel *k, TextBuf *T, Py_ssize_t nt, const int32_t *
 }
 
 /* ------------------------------------------------------------------ ROUGE-L */
+/* Every reference's marks of one kind (`mark` for ROUGE-L, `wmark` for ROUGE-W),
+ * sized to the reference and cleared: the union of a candidate's LCS paths. */
+static int clear_marks(TextBuf *T, Py_ssize_t nt, size_t field) {
+    for (Py_ssize_t r = 1; r < nt; r++) {
+        BVec *marks = (BVec *)((char *)&T[r] + field);
+        if (bvec_reserve(marks, LN(&T[r]) + 1) < 0) return -1;
+        memset(marks->a, 0, LN(&T[r]) + 1);
+    }
+    return 0;
+}
+
 static int lcs_marks(Kernel *k, TextBuf *T, Py_ssize_t nt) {
     TextBuf *cand = &T[0];
     const int32_t *ct = LTOK(cand);
-    for (Py_ssize_t r = 1; r < nt; r++) {
-        if (bvec_reserve(&T[r].mark, LN(&T[r]) + 1) < 0) return -1;
-        memset(T[r].mark.a, 0, LN(&T[r]) + 1);
-    }
+    if (clear_marks(T, nt, offsetof(TextBuf, mark)) < 0) return -1;
     for (Py_ssize_t cs = 0; cs < NSENT(cand); cs++) {
         Py_ssize_t c0 = cand->sent.a[cs], n = cand->sent.a[cs + 1] - c0;
         if (n == 0) continue;
@@ -1046,10 +1055,7 @@ static int lcs_marks(Kernel *k, TextBuf *T, Py_ssize_t nt) {
 static int wlcs_marks(Kernel *k, TextBuf *T, Py_ssize_t nt) {
     TextBuf *cand = &T[0];
     const int32_t *ct = LTOK(cand);
-    for (Py_ssize_t r = 1; r < nt; r++) {
-        if (bvec_reserve(&T[r].wmark, LN(&T[r]) + 1) < 0) return -1;
-        memset(T[r].wmark.a, 0, LN(&T[r]) + 1);
-    }
+    if (clear_marks(T, nt, offsetof(TextBuf, wmark)) < 0) return -1;
     const PNum *wt = k->w;
     for (Py_ssize_t cs = 0; cs < NSENT(cand); cs++) {
         Py_ssize_t c0 = cand->sent.a[cs], n = cand->sent.a[cs + 1] - c0;

@@ -3,20 +3,20 @@
 Input: per system, per evaluation id, the `MetricStats` of every metric.
 Systems print in string order (`-a`, l.527); each metric block starts with 45
 dashes; with `-d` the per-document lines follow 45 dots, ordered by `by_evalID`
-(l.789).  The averages come from `resampling.perl_bootstrap` over the documents
+(l.789).  The averages come from `resampling.perl_bootstraps` over the documents
 in the script's instance order: the string-sorted `"<eval id>.<system>"`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from rouge_core.errors import RougeConfigError
 from rouge_core.perl_numbers import perl_int_string, perl_string, perl_sum
 import numpy as np
 
-from rouge_core.resampling import perl_bootstrap, perl_bootstraps
+from rouge_core.resampling import perl_bootstraps
 from rouge_core.scoring import MetricStats
 from rouge_core.settings import RougeSettings
 
@@ -48,50 +48,46 @@ def _document_values(stats: MetricStats, counting: int) -> tuple:
     return stats.reference_total, stats.candidate_total, stats.hits
 
 
-def printed_averages(system: str, documents: Mapping[str, MetricStats], settings: RougeSettings):
-    """The (R, P, F) `Interval`s ROUGE-1.5.5 prints for one system and metric, or
-    None under `-t 2`, which prints counts instead.  `documents` maps evaluation
-    ids to the system's scores; the bootstrap takes them in the script's
-    instance order, the string order of `"<eval id>.<system>"`."""
+def averages_of(system: str, values: Mapping[str, Sequence], metrics: int, settings: RougeSettings):
+    """The (R, P, F) `Interval`s ROUGE-1.5.5 prints for each of `metrics` metrics of one
+    system, or None under `-t 2`, which prints counts instead.  `values` maps
+    evaluation ids to one row per metric of what the script averages (R, P, F under
+    `-t 0`, the counts under `-t 1`: `_document_values`); the bootstrap takes the
+    documents in the script's instance order, the string order of
+    `"<eval id>.<system>"`, and walks its draws once for all metrics."""
     if settings.counting == 2:
         return None
-    instances = sorted(documents, key=lambda eval_id: f"{eval_id}.{system}")
-    return perl_bootstrap(
-        [_document_values(documents[e], settings.counting) for e in instances],
+    instances = sorted(values, key=lambda eval_id: f"{eval_id}.{system}")
+    return perl_bootstraps(
+        np.array([values[e] for e in instances], dtype=np.float64).reshape(len(instances), metrics, 3),
         resamples=settings.resamples,
         confidence=settings.confidence,
         counting=settings.counting,
         alpha=settings.alpha_value,
     )
+
+
+def printed_averages(system: str, documents: Mapping[str, MetricStats], settings: RougeSettings):
+    """`averages_of` one metric: `documents` maps evaluation ids to the system's scores."""
+    out = averages_of(system, {e: [_document_values(s, settings.counting)] for e, s in documents.items()}, 1, settings)
+    return None if out is None else out[0]
 
 
 def system_averages(system: str, documents: Mapping[str, Mapping[str, MetricStats]], settings: RougeSettings):
-    """`printed_averages` of every metric of one system ({tag: intervals or None}),
-    walking the bootstrap's draws once for all metrics.  `documents` maps
-    evaluation ids to {tag: stats} for every tag of `settings`."""
+    """`averages_of` every metric of `settings` ({tag: intervals or None}); `documents`
+    maps evaluation ids to {tag: stats}."""
     tags = settings.metric_tags()
-    if settings.counting == 2:
-        return dict.fromkeys(tags)
-    instances = sorted(documents, key=lambda eval_id: f"{eval_id}.{system}")
-    values = np.array(
-        [[_document_values(documents[e][tag], settings.counting) for tag in tags] for e in instances],
-        dtype=np.float64,
-    ).reshape(len(instances), len(tags), 3)
-    intervals = perl_bootstraps(
-        values,
-        resamples=settings.resamples,
-        confidence=settings.confidence,
-        counting=settings.counting,
-        alpha=settings.alpha_value,
-    )
-    return dict(zip(tags, intervals))
+    values = {e: [_document_values(doc[tag], settings.counting) for tag in tags] for e, doc in documents.items()}
+    out = averages_of(system, values, len(tags), settings)
+    return dict.fromkeys(tags) if out is None else dict(zip(tags, out))
 
 
 def metric_block(
     system: str, tag: str, documents: Mapping[str, MetricStats], settings: RougeSettings, averages=None
 ) -> list[str]:
     """The lines of one system's block for one metric (`averages`: from
-    `printed_averages`, computed here when not given)."""
+    `printed_averages`, computed here when not given; with them given, `documents`
+    is read only for `-d` and `-t 2`)."""
     rows = {
         f"{eval_id}.{system}": _document_values(stats, settings.counting)
         for eval_id, stats in documents.items()

@@ -193,13 +193,25 @@ def counter_bits(key: str, replicates: int, seed: int) -> np.ndarray:
     splitmix64(h + r * gamma) with h = stable_hash(f"{seed}\\x1f{key}"), so the
     bits of replicate r depend only on (seed, key, r) (a counter-based generator).
     """
-    return _stream_bits(f"{seed}\x1f{key}", replicates)
+    return counter_bit_matrix([key], replicates, seed)[0]
 
 
-def _stream_bits(name: str, count: int) -> np.ndarray:
-    base = np.uint64(stable_hash(name))
+def counter_bit_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.ndarray:
+    """`counter_bits` of several keys, one row each: shape (len(keys), replicates)."""
+    return stream_bit_matrix([f"{seed}\x1f{key}" for key in keys], replicates)
+
+
+def stream_bit_matrix(names: Sequence[str], count: int) -> np.ndarray:
+    """Draws 0 .. count-1 of the streams `names`, one row each: draw k of a stream is
+    splitmix64(stable_hash(name) + k * golden gamma)."""
+    bases = np.array([stable_hash(name) for name in names], dtype=np.uint64).reshape(-1, 1)
     with np.errstate(over="ignore"):
-        return _splitmix64(base + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
+        return _splitmix64(bases + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
+
+
+def _uniforms(bits: np.ndarray) -> np.ndarray:
+    """64 random bits -> uniform on [0, 1), 53 bits each."""
+    return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
@@ -213,8 +225,7 @@ def poisson_weights(key: str, replicates: int, seed: int) -> np.ndarray:
         >>> round(float(w.mean()), 1), int(w.min())
         (1.0, 0)
     """
-    uniform = counter_uniforms(f"{seed}\x1f{key}", replicates)
-    return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
+    return poisson_weight_matrix([key], replicates, seed)[0]
 
 
 def poisson_weight_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.ndarray:
@@ -226,8 +237,7 @@ def poisson_weight_matrix(keys: Sequence[str], replicates: int, seed: int) -> np
         >>> bool((m[1] == poisson_weights("b", 5, seed=1)).all())
         True
     """
-    bits = stream_bit_matrix([f"{seed}\x1f{key}" for key in keys], replicates)
-    uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    uniform = _uniforms(counter_bit_matrix(keys, replicates, seed))
     return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
 
 
@@ -240,20 +250,13 @@ def poisson_weight_block(keys: tuple[str, ...], replicates: int, seed: int) -> n
     return weights
 
 
-def stream_bit_matrix(names: Sequence[str], count: int) -> np.ndarray:
-    """`_stream_bits` of several streams, one row each: shape (len(names), count)."""
-    bases = np.array([stable_hash(name) for name in names], dtype=np.uint64).reshape(-1, 1)
-    with np.errstate(over="ignore"):
-        return _splitmix64(bases + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
-
-
 def counter_uniforms(key: str, count: int) -> np.ndarray:
     """Draws 0 .. count-1 of the stream named `key`: uniform on [0, 1), 53 bits each.
 
     Draw k is splitmix64(stable_hash(key) + k * golden gamma): a pure function of
     (key, k), so any draw can be made anywhere, in any order, on any machine.
     """
-    return (_stream_bits(key, count) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    return _uniforms(stream_bit_matrix([key], count)[0])
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:

@@ -57,11 +57,10 @@ import numpy as np
 from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import (
     SCORE_UNITS,
-    counter_bits,
+    counter_bit_matrix,
     percentile_interval,
     poisson_weight_block,
     poisson_weights,
-    stream_bit_matrix,
     to_units,
 )
 
@@ -97,8 +96,7 @@ def sign_flips(key: str, replicates: int, seed: int) -> np.ndarray:
         >>> sorted(set(s.tolist())), abs(float(s.mean())) < 0.03
         ([-1, 1], True)
     """
-    bits = counter_bits(f"sign\x1f{key}", replicates, seed)
-    return 1 - 2 * (bits >> np.uint64(63)).astype(np.int64)
+    return sign_flip_matrix([key], replicates, seed)[0]
 
 
 def sign_flip_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.ndarray:
@@ -108,7 +106,7 @@ def sign_flip_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.ndar
         >>> bool((sign_flip_matrix(["a", "b"], 7, seed=2)[1] == sign_flips("b", 7, seed=2)).all())
         True
     """
-    bits = stream_bit_matrix([f"{seed}\x1fsign\x1f{key}" for key in keys], replicates)
+    bits = counter_bit_matrix([f"sign\x1f{key}" for key in keys], replicates, seed)
     return 1 - 2 * (bits >> np.uint64(63)).astype(np.int64)
 
 

@@ -63,14 +63,18 @@ def worker_pool():
     yield from _serve("apache_beam.runners.worker.worker_pool_main", "--service_port", "the SDK worker pool")
 
 
-def test_portable_runner_with_external_workers_gives_the_same_tables(tmp_path, job_service, worker_pool):
+def run_direct_and(tmp_path, name: str, beam_args: list[str]) -> dict:
+    """The same two shards run on the DirectRunner and with `beam_args`; the latter's record."""
     data = [write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::2]) for i in range(2)]
     run_pipeline(tmp_path / "direct", data, flags=FLAGS)
-    record = run_pipeline(
-        tmp_path / "external",
-        data,
-        flags=FLAGS,
-        beam_args=[
+    return run_pipeline(tmp_path / name, data, flags=FLAGS, beam_args=beam_args)
+
+
+def test_portable_runner_with_external_workers_gives_the_same_tables(tmp_path, job_service, worker_pool):
+    record = run_direct_and(
+        tmp_path,
+        "external",
+        [
             "--runner=PortableRunner",
             f"--job_endpoint={job_service}",
             "--environment_type=EXTERNAL",
@@ -82,13 +86,8 @@ def test_portable_runner_with_external_workers_gives_the_same_tables(tmp_path, j
 
 
 def test_portable_runner_gives_the_same_tables(tmp_path, job_service):
-    data = [write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::2]) for i in range(2)]
-    run_pipeline(tmp_path / "direct", data, flags=FLAGS)
-    record = run_pipeline(
-        tmp_path / "portable",
-        data,
-        flags=FLAGS,
-        beam_args=["--runner=PortableRunner", f"--job_endpoint={job_service}", "--environment_type=LOOPBACK"],
+    record = run_direct_and(
+        tmp_path, "portable", ["--runner=PortableRunner", f"--job_endpoint={job_service}", "--environment_type=LOOPBACK"]
     )
     assert record["runner"] == "PortableRunner"
     assert record["counts"]["scored"] == 48
