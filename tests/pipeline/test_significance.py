@@ -19,7 +19,7 @@ from pipeline.significance import (
     write_significance_tables,
 )
 from rouge_core.scoring import MetricStats
-from tests.core.test_significance import reference_paired_test
+from tests.core.test_significance_legacy import reference_paired_test
 from tests.pipeline.combinefn_contract import check_combine_fn
 from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES
 
