@@ -419,6 +419,21 @@ def paired_tests(sums: PairSums, a, b, confidence: float = 95.0) -> dict[str, np
     """
     check_confidence(confidence)
     a, b = np.atleast_1d(np.asarray(a, dtype=np.intp)), np.atleast_1d(np.asarray(b, dtype=np.intp))
+    if len(a) <= _PAIRS_PER_CHUNK:
+        return _paired_tests(sums, a, b, confidence)
+    parts = [
+        _paired_tests(
+            sums, a[start : start + _PAIRS_PER_CHUNK], b[start : start + _PAIRS_PER_CHUNK], confidence
+        )
+        for start in range(0, len(a), _PAIRS_PER_CHUNK)
+    ]
+    return {name: np.concatenate([part[name] for part in parts]) for name in RESULT_FIELDS}
+
+
+_PAIRS_PER_CHUNK = 1 << 16  # bounds the temporary arrays of one paired_tests call
+
+
+def _paired_tests(sums: PairSums, a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, np.ndarray]:
     n, sa, sb, qa, qb, ab = sums.pair_sums(a, b)
     total = sa - sb  # D, exact
     square = qa + qb - 2 * ab  # Q, exact
@@ -538,11 +553,13 @@ def exact_sign_flip_p(differences) -> np.ndarray:
 
         p = #{s in {-1, 1}^n : |sum_i s_i d_i| >= |sum_i d_i|} / 2^n.
 
-    The 2^n sums are split into two halves, L (first n//2 documents) and R (the
-    rest): a pattern reaches the bound when R >= T - L or R <= -T - L (T = |sum d|
-    > 0; for T = 0 every pattern does), counted for all of L at once by binary
-    search in the sorted R, for every row at once (each row's R shifted into its
-    own range).  Zeros in a row (documents a pair did not share) leave p unchanged.
+    The 2^n sums are those of two halves, L (first n//2 documents) and R (the
+    rest), 2^(n/2) sums each.  The sums are symmetric about 0 (s and -s), so for
+    T = |sum d| > 0 the count is twice #{(l, r) : r >= T - l}, found for all l at
+    once by binary search in the sorted R, for every row at once (each row's sums
+    shifted into a band of its own).  For T = 0 every pattern counts: p = 1.
+    Zeros in a row (documents a pair did not share) leave p unchanged.  Sums are
+    integers held exactly in doubles.
 
     Example (d = 3, 1, 2: of the 8 patterns only +++ and --- reach |sum| = 6;
     d = 5, -5, 1: every pattern's sum is odd, so each reaches 1):
@@ -551,40 +568,32 @@ def exact_sign_flip_p(differences) -> np.ndarray:
     """
     d = np.atleast_2d(np.asarray(differences, dtype=np.int64))
     rows, n = d.shape
-    if n > 2 * 20:
+    if n > 40:
         raise ValueError(f"exact enumeration of 2^{n} sign patterns is not offered; at most 2^40")
     target = np.abs(d.sum(axis=1))
     p = np.ones(rows)
     test = np.flatnonzero(target > 0)
-    if not len(test) or n == 0:
+    if not len(test):
         return p
     half = n // 2
-    left_signs, right_signs = _sign_patterns(half), _sign_patterns(n - half)
-    reach = int(np.abs(d).sum(axis=1).max())
-    width = 4 * reach + 4  # each row's sums, and its queries, inside its own band
-    chunk = max(1, (1 << 22) // max(len(left_signs), len(right_signs)))
+    left_signs, right_signs = (_sign_patterns(k).astype(np.float64) for k in (half, n - half))
+    width = 2 * int(np.abs(d).sum(axis=1).max()) + 2  # a row's sums and queries span less than this
+    chunk = max(1, min((1 << 20) // len(right_signs), (_EXACT_DOUBLE // 2) // width))
+    if width * 2 >= _EXACT_DOUBLE:
+        raise OverflowError("differences too large for exact enumeration in doubles")
     for start in range(0, len(test), chunk):
         block = test[start : start + chunk]
-        left = d[block, :half] @ left_signs.T  # rows x 2^half
-        right = np.sort(d[block, half:] @ right_signs.T, axis=1)
-        p[block] = _count_reaching(left, right, target[block][:, None], width) / float(2**n)
+        x = d[block].astype(np.float64)
+        left = np.sort(x[:, :half] @ left_signs.T, axis=1)  # rows x 2^half, each row ascending
+        right = np.sort(x[:, half:] @ right_signs.T, axis=1)
+        # queries T - l, ascending in each row and, with the bands, across rows (fast binary search)
+        offset = (np.arange(len(block), dtype=np.float64) * (2 * width))[:, None]
+        queries = (target[block, None] - left[:, ::-1]) + offset
+        found = np.searchsorted((right + offset).ravel(), queries.ravel(), side="left").reshape(queries.shape)
+        row_end = ((np.arange(len(block)) + 1) * right.shape[1])[:, None]
+        reaching = (row_end - found).sum(axis=1)  # r >= T - l, per row
+        p[block] = 2 * reaching / float(2**n)
     return p
-
-
-def _count_reaching(left: np.ndarray, right: np.ndarray, target: np.ndarray, width: int) -> np.ndarray:
-    """Per row, #{(l, r) : l + r >= T or l + r <= -T} for the row's left sums l, its
-    sorted right sums r and its T > 0, by one binary search over all rows: row k's
-    sums are shifted by k x width, so each row's sums and queries keep to their band."""
-    offset = (np.arange(len(left), dtype=np.int64) * width)[:, None]
-    flat = (right + offset).ravel()
-    start = (np.arange(len(left), dtype=np.int64) * right.shape[1])[:, None]  # each row's start in `flat`
-
-    def below(values, side):  # how many of the row's r lie below (side="right": or at) each value
-        return np.searchsorted(flat, (values + offset).ravel(), side=side).reshape(left.shape) - start
-
-    at_least = right.shape[1] - below(target - left, "left")  # r >= T - l
-    at_most = below(-target - left, "right")  # r <= -T - l
-    return (at_least + at_most).sum(axis=1)
 
 
 # ------------------------------------------------------------ adjustments

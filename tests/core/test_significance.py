@@ -310,6 +310,18 @@ def test_dense_sums_stay_small_and_match_sparse_ones():
     check_against_direct(dense, units, np.ones(units.shape, dtype=bool), names, raw_kept=False)
 
 
+def test_many_pairs_are_tested_in_chunks_with_the_same_results(monkeypatch):
+    from rouge_core import significance
+
+    rng = np.random.default_rng(6)
+    units = rng.integers(0, 100_001, (30, 12))
+    sums = PairSums().add([f"d{i}" for i in range(30)], [f"s{k:02d}" for k in range(12)], units)
+    a, b = np.triu_indices(12, 1)
+    whole = result_rows(paired_tests(sums, a, b))
+    monkeypatch.setattr(significance, "_PAIRS_PER_CHUNK", 5)
+    assert result_rows(paired_tests(sums, a, b)) == whole
+
+
 def test_a_pair_that_shares_few_documents_in_a_large_run_uses_t_and_says_so():
     rng = np.random.default_rng(8)
     units = rng.integers(0, 100_001, (60, 3))
