@@ -70,3 +70,6 @@ REASONS = {
 }
 
 ERROR_COLUMNS = ErrorRecord._fields
+
+# The three measures of every metric, in table order.
+MEASURES = ("recall", "precision", "f_measure")

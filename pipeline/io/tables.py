@@ -1,8 +1,9 @@
-"""Turning aggregates into result tables, and writing them.
+"""The result tables: their columns, and writing them as Parquet, CSV and Markdown.
 
+The one table writer of the project (`run`, `score`, `compare`, `meta-eval`).
 Every table (or shard of one, for per-document scores and errors) is written whole
-by one worker, sorted, through Beam's FileSystems, so the bytes do not depend on the
-runner, the worker count or the input order.
+by one writer, sorted, so the bytes do not depend on the runner, the worker count
+or the input order.  pyarrow is imported only when Parquet is written or read.
 """
 
 from __future__ import annotations
@@ -13,121 +14,119 @@ import json
 from collections import Counter
 from typing import Optional
 
-import apache_beam as beam
-import pyarrow as pa
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
-
-from pipeline import views
-from pipeline.combiners import MEASURES
-from pipeline.config import Profile, profiles_signature
+from pipeline.config import Profile
+from pipeline.io import files
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
-from rouge_core import RougeSettings
-from rouge_core.report import averages_of, metric_block
-from rouge_core.scoring import MetricStats
 from rouge_core.resampling import stable_hash
 
 SYSTEM_COLUMNS = [
-    ("profile", pa.string()),
-    ("system", pa.string()),
-    ("metric", pa.string()),
-    ("documents", pa.int64()),
-    ("recall", pa.float64()),
-    ("precision", pa.float64()),
-    ("f_measure", pa.float64()),
-    ("rouge155_recall", pa.float64()),
-    ("rouge155_recall_low", pa.float64()),
-    ("rouge155_recall_high", pa.float64()),
-    ("rouge155_precision", pa.float64()),
-    ("rouge155_precision_low", pa.float64()),
-    ("rouge155_precision_high", pa.float64()),
-    ("rouge155_f_measure", pa.float64()),
-    ("rouge155_f_measure_low", pa.float64()),
-    ("rouge155_f_measure_high", pa.float64()),
-    ("micro_recall", pa.float64()),
-    ("micro_precision", pa.float64()),
-    ("micro_f_measure", pa.float64()),
-    ("bootstrap_f_measure_low", pa.float64()),
-    ("bootstrap_f_measure_high", pa.float64()),
-    ("jackknife_se_recall", pa.float64()),
-    ("jackknife_se_precision", pa.float64()),
-    ("jackknife_se_f_measure", pa.float64()),
-    ("signature", pa.string()),
+    ("profile", "string"),
+    ("system", "string"),
+    ("metric", "string"),
+    ("documents", "int64"),
+    ("recall", "float64"),
+    ("precision", "float64"),
+    ("f_measure", "float64"),
+    ("rouge155_recall", "float64"),
+    ("rouge155_recall_low", "float64"),
+    ("rouge155_recall_high", "float64"),
+    ("rouge155_precision", "float64"),
+    ("rouge155_precision_low", "float64"),
+    ("rouge155_precision_high", "float64"),
+    ("rouge155_f_measure", "float64"),
+    ("rouge155_f_measure_low", "float64"),
+    ("rouge155_f_measure_high", "float64"),
+    ("micro_recall", "float64"),
+    ("micro_precision", "float64"),
+    ("micro_f_measure", "float64"),
+    ("bootstrap_f_measure_low", "float64"),
+    ("bootstrap_f_measure_high", "float64"),
+    ("jackknife_se_recall", "float64"),
+    ("jackknife_se_precision", "float64"),
+    ("jackknife_se_f_measure", "float64"),
+    ("signature", "string"),
 ]
-DOCUMENT_SCHEMA = pa.schema(
-    [
-        ("profile", pa.string()),
-        ("system", pa.string()),
-        ("doc_id", pa.string()),
-        ("metric", pa.string()),
-        ("recall", pa.float64()),
-        ("precision", pa.float64()),
-        ("f_measure", pa.float64()),
-        ("hits", pa.float64()),
-        ("reference_total", pa.float64()),
-        ("candidate_total", pa.float64()),
-    ]
-)
-ERROR_SCHEMA = pa.schema(
-    [
-        ("system", pa.string()),
-        ("doc_id", pa.string()),
-        ("source", pa.string()),
-        ("position", pa.int64()),
-        ("reason", pa.string()),
-        ("message", pa.string()),
-    ]
-)
+DOCUMENT_COLUMNS = [
+    ("profile", "string"),
+    ("system", "string"),
+    ("doc_id", "string"),
+    ("metric", "string"),
+    ("recall", "float64"),
+    ("precision", "float64"),
+    ("f_measure", "float64"),
+    ("hits", "float64"),
+    ("reference_total", "float64"),
+    ("candidate_total", "float64"),
+]
+SIGNIFICANCE_COLUMNS = [
+    ("profile", "string"),
+    ("metric", "string"),
+    ("measure", "string"),
+    ("system_a", "string"),
+    ("system_b", "string"),
+    ("documents", "int64"),
+    ("mean_a", "float64"),
+    ("mean_b", "float64"),
+    ("difference", "float64"),
+    ("ci_low", "float64"),
+    ("ci_high", "float64"),
+    ("p_bootstrap", "float64"),
+    ("p_permutation", "float64"),
+    ("p_adjusted", "float64"),
+]
+COMPARISON_COLUMNS = [
+    ("system", "string"),
+    ("metric", "string"),
+    ("measure", "string"),
+    ("status", "string"),  # both, added, removed
+    ("old_documents", "int64"),
+    ("new_documents", "int64"),
+    ("documents", "int64"),  # scored by both runs: the paired test's
+    ("old", "float64"),  # mean over the old run's documents (0-1)
+    ("new", "float64"),  # mean over the new run's documents (0-1)
+    ("delta_points", "float64"),  # 100 x (new - old) on the shared documents
+    ("ci_low_points", "float64"),
+    ("ci_high_points", "float64"),
+    ("p_bootstrap", "float64"),
+    ("p_permutation", "float64"),
+    ("p_adjusted", "float64"),  # Holm across every row with status "both"
+    ("verdict", "string"),  # better, worse, no significant change, added, removed
+    ("fails", "bool"),  # worse by more than --fail-on-drop points
+]
+MOVED_COLUMNS = [
+    ("system", "string"),
+    ("metric", "string"),
+    ("measure", "string"),
+    ("doc_id", "string"),
+    ("old", "float64"),
+    ("new", "float64"),
+    ("delta_points", "float64"),
+]
+ERROR_TABLE_COLUMNS = list(zip(ERROR_COLUMNS, ["string", "string", "string", "int64", "string", "string"]))
 
 
-def system_summaries(element, profiles: dict[str, Profile], eval_ids: dict) -> list:
-    """((profile, system), SystemCombineFn output) -> per metric (profile, system,
-    metric, table row, ROUGE-1.5.5 report lines)."""
-    (name, system), (metrics, documents) = element
-    profile = profiles[name]
-    out = []
-    first = 0  # a profile's settings hold consecutive metrics
-    for settings in profile.settings:
-        tags = settings.metric_tags()
-        part = slice(first, first + len(tags))
-        # What the script averages: R, P, F (-t 0) or the counts (-t 1), straight from the values.
-        averaged = slice(3, 6) if settings.counting == 0 else slice(0, 3)
-        averages = averages_of(system, {eval_ids[d]: v[part, averaged] for d, v in documents}, len(tags), settings)
-        averages = [None] * len(tags) if averages is None else averages
-        # Each document's MetricStats only where the report prints them (-d) or sums them (-t 2).
-        by_eval_id = {}
-        if settings.per_document or settings.counting == 2:
-            by_eval_id = {eval_ids[d]: dict(zip(tags, map(MetricStats._make, v[part].tolist()))) for d, v in documents}
-        for k, (tag, stats) in enumerate(zip(tags, metrics[part])):
-            block = metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[k])
-            out.append((name, system, tag, _system_row(name, system, tag, stats, settings, averages[k]), block))
-        first += len(tags)
-    return out
+def names(columns: list[tuple[str, str]]) -> list[str]:
+    return [name for name, _ in columns]
 
 
-def _system_row(profile: str, system: str, tag: str, stats, settings: RougeSettings, averages) -> dict:
-    row = {"profile": profile, "system": system, "metric": tag, "documents": stats.documents}
-    # The script's printed averages exist only in its own convention (and not under -t 2).
-    printed = averages if settings.preset == "rouge155" and averages else [(None, None, None)] * 3
-    for name, mean, micro, se, interval in zip(MEASURES, stats.means, stats.micro(settings.alpha_value), stats.jackknife_se, printed):
-        row[name], row[f"micro_{name}"], row[f"jackknife_se_{name}"] = mean, micro, se
-        row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
-            None if v is None else float(v) for v in interval
-        )
-    row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = stats.bootstrap_interval(float(settings.confidence))
-    row["signature"] = settings.signature()
-    return row
+def arrow_schema(columns: list[tuple[str, str]], metadata: Optional[dict] = None):
+    """A pyarrow schema of (name, type name) columns, e.g. ("recall", "float64")."""
+    import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
+
+    return pa.schema([(name, getattr(pa, kind)()) for name, kind in columns], metadata=metadata)
 
 
-def _write_bytes(path: str, data: bytes) -> None:
-    with FileSystems.create(path) as fh:
-        fh.write(data)
+def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None) -> bytes:
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
-
-def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
     sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink)
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(columns, metadata)), sink)
     return sink.getvalue()
+
+
+def jsonl_bytes(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
 
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -159,69 +158,20 @@ def csv_cell(value, decimals: Optional[int] = 6) -> str:
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
-def _markdown_cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return "%.5f" % value
-    text = str(value)
-    for ch in "\\|`*_[]<>#":
-        text = text.replace(ch, "\\" + ch)
-    return text
+def table_files(rows: list[dict], columns: list[tuple[str, str]], markdown: str, stem: str) -> dict[str, bytes]:
+    """{`stem`.parquet, `stem`.csv (floats in full: p-values), `stem`.md: bytes}, the
+    rows in the order given."""
+    return {
+        f"{stem}.parquet": parquet_bytes(rows, columns),
+        f"{stem}.csv": csv_text(rows, names(columns), None).encode("utf-8"),
+        f"{stem}.md": markdown.encode("utf-8"),
+    }
 
 
-def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) -> None:
-    """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
-    and metric order; the ROUGE-1.5.5 report of a run with one profile as
-    rouge155.txt, else one rouge155-<profile>.txt per profile."""
-    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
-    summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
-    rows = [s[3] for s in summaries]
-    schema = pa.schema(SYSTEM_COLUMNS, metadata={"signature": profiles_signature(profiles)})
-    _write_bytes(FileSystems.join(staging, "system_scores.parquet"), _parquet_bytes(rows, schema))
-    _write_bytes(FileSystems.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    _write_bytes(FileSystems.join(staging, "system_scores.md"), views.profiles_markdown(rows, profiles).encode("utf-8"))
-    for profile in profiles:
-        report = "".join(line + "\n" for s in summaries if s[0] == profile.name for line in s[4])
-        name = "rouge155.txt" if len(profiles) == 1 else f"rouge155-{profile.name}.txt"
-        _write_bytes(FileSystems.join(staging, name), report.encode("utf-8"))
-
-
-def write_table(folder: str, stem: str, rows: list[dict], schema: pa.Schema, markdown: str) -> None:
-    """`stem`.parquet, `stem`.csv (floats in full: p-values) and `stem`.md in `folder`,
-    the rows in the order given."""
-    _write_bytes(FileSystems.join(folder, f"{stem}.parquet"), _parquet_bytes(rows, schema))
-    _write_bytes(FileSystems.join(folder, f"{stem}.csv"), csv_text(rows, schema.names, None).encode("utf-8"))
-    _write_bytes(FileSystems.join(folder, f"{stem}.md"), markdown.encode("utf-8"))
-
-
-class ShardedWrite(beam.PTransform):
-    """Write a PCollection as `folder/part-NNNNN-of-MMMMM.*`: element e goes to shard
-    stable_hash(key(e)) mod M, every shard is written (an empty one too, so the layout
-    is fixed), and `write(shard, M, elements)` sorts and writes one.  M is `shards`,
-    or with shards = 0, one shard per `per_shard` elements (from their count): no
-    worker ever holds more than a bounded part."""
-
-    def __init__(self, key, write, count, shards: int = 0, per_shard: int = 100_000):
-        super().__init__()
-        self.key, self.write, self.count, self.shards, self.per_shard = key, write, count, shards, per_shard
-
-    def expand(self, elements):
-        key, write, fixed, per_shard = self.key, self.write, self.shards, self.per_shard  # no `self` in closures
-
-        def shards(count: int) -> int:
-            return fixed or max(1, -(-count // per_shard))
-
-        count = beam.pvalue.AsSingleton(self.count)
-        keyed = elements | "ShardOf" >> beam.Map(lambda e, n: (stable_hash(key(e)) % shards(n), e), count)
-        empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])
-        return (
-            (keyed, empty)
-            | "FlattenShards" >> beam.Flatten()
-            | "GroupShards" >> beam.GroupByKey()
-            | "WriteShard"
-            >> beam.Map(lambda kv, n: write(kv[0], shards(n), [e for e in kv[1] if e is not None]), count)
-        )
+def write_table(folder: str, stem: str, rows: list[dict], columns: list[tuple[str, str]], markdown: str) -> None:
+    """`table_files` written into `folder`."""
+    for name, data in table_files(rows, columns, markdown, stem).items():
+        files.write_bytes(files.join(folder, name), data)
 
 
 def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
@@ -248,12 +198,12 @@ def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
             for d in sorted(documents, key=lambda d: (order[d.profile], d.system, d.doc_id))
             for tag, s in d.scores(tags[d.profile]).items()
         ]
-        name = FileSystems.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
-        _write_bytes(name + ".parquet", _parquet_bytes(rows, DOCUMENT_SCHEMA))
+        name = files.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
+        files.write_bytes(name + ".parquet", parquet_bytes(rows, DOCUMENT_COLUMNS))
         if "csv" in formats:
-            _write_bytes(name + ".csv", csv_text(rows, DOCUMENT_SCHEMA.names).encode("utf-8"))
+            files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
         if "jsonl" in formats:
-            _write_bytes(name + ".jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
+            files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
         return name
 
     return write
@@ -279,7 +229,7 @@ class ErrorFileWriter:
     BATCH = 10_000
 
     def __init__(self, folder: str, source: str):
-        self.name = FileSystems.join(folder, "errors", f"file-{stable_hash(source):016x}")
+        self.name = files.join(folder, "errors", f"file-{stable_hash(source):016x}")
         self.by_reason: Counter = Counter()
         self.pending: list[dict] = []
         self.jsonl = self.parquet = self.parquet_file = None
@@ -293,12 +243,16 @@ class ErrorFileWriter:
     def _flush(self) -> None:
         if not self.pending:
             return
+        import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        schema = arrow_schema(ERROR_TABLE_COLUMNS)
         if self.jsonl is None:
-            self.jsonl = FileSystems.create(self.name + ".jsonl")
-            self.parquet_file = FileSystems.create(self.name + ".parquet")
-            self.parquet = pq.ParquetWriter(self.parquet_file, ERROR_SCHEMA)
-        self.jsonl.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.pending).encode("utf-8"))
-        self.parquet.write_table(pa.Table.from_pylist(self.pending, schema=ERROR_SCHEMA))
+            self.jsonl = files.create(self.name + ".jsonl")
+            self.parquet_file = files.create(self.name + ".parquet")
+            self.parquet = pq.ParquetWriter(self.parquet_file, schema)
+        self.jsonl.write(jsonl_bytes(self.pending))
+        self.parquet.write_table(pa.Table.from_pylist(self.pending, schema=schema))
         self.pending = []
 
     def close(self) -> None:
@@ -316,9 +270,9 @@ def errors_writer(staging: str):
 
     def write(shard: int, shards: int, errors: list):
         rows = [dict(zip(ERROR_COLUMNS, e)) for e in sorted(errors, key=_sort_key)]
-        name = FileSystems.join(staging, "errors", f"part-{shard:05d}-of-{shards:05d}")
-        _write_bytes(name + ".parquet", _parquet_bytes(rows, ERROR_SCHEMA))
-        _write_bytes(name + ".jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
+        name = files.join(staging, "errors", f"part-{shard:05d}-of-{shards:05d}")
+        files.write_bytes(name + ".parquet", parquet_bytes(rows, ERROR_TABLE_COLUMNS))
+        files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
         return name
 
     return write
@@ -353,18 +307,23 @@ def write_counts(
         "documents_by_system": by_system,
         "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
     }
-    _write_bytes(FileSystems.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
+    files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
+
+
+def read_parquet_rows(path: str) -> list[dict]:
+    """A Parquet file (local or URL) as dicts."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    return pq.read_table(io.BytesIO(files.read_bytes(path))).to_pylist()
 
 
 def read_system_rows(folder: str) -> list[dict]:
-    """system_scores.parquet of a result folder (any Beam filesystem) as dicts."""
-    with FileSystems.open(FileSystems.join(folder, "system_scores.parquet")) as fh:
-        return pq.read_table(io.BytesIO(fh.read())).to_pylist()
+    """system_scores.parquet of a result folder as dicts."""
+    return read_parquet_rows(files.join(folder, "system_scores.parquet"))
 
 
 def read_json(path: str) -> Optional[dict]:
-    with FileSystems.open(path) as fh:
-        return json.loads(fh.read().decode("utf-8"))
+    return json.loads(files.read_bytes(path).decode("utf-8"))
 
 
 def merge_read_counts(counts) -> tuple:
