@@ -113,7 +113,7 @@ def arrow_schema(columns: list[tuple[str, str]], metadata: Optional[dict] = None
     """A pyarrow schema of (name, type name) columns, e.g. ("recall", "float64")."""
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
 
-    return pa.schema([(name, getattr(pa, kind)()) for name, kind in columns], metadata=metadata)
+    return pa.schema([(name, getattr(pa, "bool_" if kind == "bool" else kind)()) for name, kind in columns], metadata=metadata)
 
 
 def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None) -> bytes:
