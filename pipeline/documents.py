@@ -1,5 +1,6 @@
 """Joining candidates with their references by doc_id, catching duplicates and
-conflicts, and scoring every (system, document) with rouge_core."""
+conflicts: the document rules that `run` (pipeline.beam.documents) and `score`
+(pipeline.score) share."""
 
 from __future__ import annotations
 
@@ -7,21 +8,7 @@ import itertools
 import json
 from typing import NamedTuple
 
-import apache_beam as beam
-import numpy as np
-
-from pipeline.combiners import stats_array, stats_bytes
-from pipeline.config import Profile
-from pipeline.progress import Progress
-from pipeline.read import ERRORS, tagged
 from pipeline.records import Candidate, ErrorRecord
-from rouge_core import RougeInputError, RougeScorer
-from rouge_core.human import human_scores
-from rouge_core.scoring import MetricStats
-
-
-UNUSED = "unused_references"
-HUMAN = "human"
 
 
 class DocumentGroup(NamedTuple):
@@ -29,31 +16,11 @@ class DocumentGroup(NamedTuple):
     candidates: list  # of (Candidate, references), sorted by system
 
 
-class ScoredDocument(NamedTuple):
-    """One (profile, system, document)'s scores, every metric in one compact value
-    that crosses Beam's stages cheaply: `values` holds the MetricStats fields of
-    each metric (in `Profile.tags` order) as float64 bytes."""
-
-    profile: str
-    system: str
-    doc_id: str
-    values: bytes
-
-    @property
-    def array(self) -> np.ndarray:
-        """`values` as a read-only (metrics, 6) array."""
-        return stats_array(self.values)
-
-    def scores(self, tags) -> dict:
-        """{metric tag: MetricStats}."""
-        return {tag: MetricStats(*row) for tag, row in zip(tags, self.array.tolist())}
-
-
 def _canonical(texts) -> str:
     return json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
 
 
-def _candidate_error(c: Candidate, reason: str, message: str) -> ErrorRecord:
+def candidate_error(c: Candidate, reason: str, message: str) -> ErrorRecord:
     return ErrorRecord(c.system, c.doc_id, c.source, c.position, reason, message)
 
 
@@ -79,7 +46,7 @@ def resolve_document(doc_id: str, candidates: list, reference_rows: list, keep_c
     if problem:
         reason, message = problem
         for c in candidates:
-            yield _candidate_error(c, reason, message)
+            yield candidate_error(c, reason, message)
         return
     unique = []
     for _, group in itertools.groupby(candidates, key=lambda c: c.system):
@@ -88,7 +55,7 @@ def resolve_document(doc_id: str, candidates: list, reference_rows: list, keep_c
             unique.append(rows[0])
             continue
         for r in rows:
-            yield _candidate_error(
+            yield candidate_error(
                 r,
                 "duplicate_key",
                 f"({r.system!r}, {doc_id!r}) appears {len(rows)} times; first at {_place(rows[0])}",
@@ -144,127 +111,3 @@ def _references(candidates, reference_rows, keep_conflicts):
     if len(lists) > 1 and not keep_conflicts:
         return None, ("conflicting_references", f"{len(lists)} different reference lists for this doc_id"), []
     return (candidates[0].references if len(lists) == 1 else None), None, []
-
-
-class ResolveDocumentFn(beam.DoFn):
-    """(doc_id, {"candidates": [...], "references": [...]}) in, a DocumentGroup out,
-    errors to ERRORS; reference rows of documents no candidate has are counted
-    on UNUSED (they are normal: a reference set larger than the outputs)."""
-
-    def __init__(self, keep_conflicts: bool = False):
-        self.keep_conflicts = keep_conflicts
-
-    def process(self, element):
-        doc_id, grouped = element
-        candidates, references = list(grouped["candidates"]), list(grouped["references"])
-        if not candidates:
-            yield beam.pvalue.TaggedOutput(UNUSED, len(references))
-            return
-        try:
-            yield from tagged(list(resolve_document(doc_id, candidates, references, self.keep_conflicts)))
-        except Exception as err:  # the last resort: every row of the document is reported
-            message = f"unexpected {type(err).__name__} while grouping this document: {str(err)[:300]!r}"
-            for c in candidates:
-                yield beam.pvalue.TaggedOutput(ERRORS, _candidate_error(c, "internal_error", message))
-
-
-class GroupDocuments(beam.PTransform):
-    """Candidates and reference rows in; DocumentGroups and errors out."""
-
-    def __init__(self, keep_conflicts: bool = False):
-        super().__init__()
-        self.keep_conflicts = keep_conflicts
-
-    def expand(self, inputs):
-        candidates, references = inputs
-        grouped = {
-            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (c.doc_id, c)),
-            "references": references | "KeyReferences" >> beam.Map(lambda r: (r.doc_id, r)),
-        } | "ByDocId" >> beam.CoGroupByKey()
-        return grouped | "Resolve" >> beam.ParDo(ResolveDocumentFn(self.keep_conflicts)).with_outputs(
-            ERRORS, UNUSED, main="documents"
-        )
-
-
-class ScoreDocumentFn(beam.DoFn):
-    """A DocumentGroup in, one ScoredDocument per candidate and profile out.
-
-    The scorers are built once per worker; a document's candidates go to each in
-    one batch (`score_batch`: one call into the compiled kernel), and its
-    references are read and tokenized once per scorer, whatever the number of
-    systems.  A candidate that fails under any profile is one error row (the
-    first failure), so every profile scores the same rows.
-    """
-
-    def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
-        self.profiles = profiles
-        self.progress = Progress("scoring", progress_seconds)
-        self.human = human
-
-    def setup(self):
-        self.scorers = [[RougeScorer(s) for s in p.settings] for p in self.profiles]
-        self.tags = [[s.metric_tags() for s in p.settings] for p in self.profiles]
-        self.best = (
-            [[RougeScorer(s.replace(multi_reference="best")) for s in p.settings] for p in self.profiles]
-            if self.human
-            else None
-        )
-        self.progress.start()
-
-    def _human(self, group: DocumentGroup):
-        """Lin (2004) 2.1's human pseudo-system for a document with two or more
-        references (to HUMAN; not counted as a scored input row)."""
-        references = group.candidates[0][1]
-        if len(references) < 2 or any(c.system == self.human for c, _ in group.candidates):
-            return
-        try:
-            values = [
-                b"".join(stats_bytes(human_scores(best, references), tags) for best, tags in zip(scorers, profile_tags))
-                for scorers, profile_tags in zip(self.best, self.tags)
-            ]
-        except RougeInputError:  # a reference over a work limit: no human score for this document
-            self.progress.add("human skipped")
-            return
-        for p, v in zip(self.profiles, values):
-            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(p.name, self.human, group.doc_id, v))
-
-    def process(self, group: DocumentGroup):
-        if self.human:
-            yield from self._human(group)
-        pairs = [(c.text, references) for c, references in group.candidates]
-        values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
-        failed: dict[int, tuple[str, Exception]] = {}
-        for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
-            for scorer, tags in zip(scorers, self.tags[k]):
-                for i, result in enumerate(self._score(scorer, pairs)):
-                    if isinstance(result, Exception):
-                        failed.setdefault(i, (profile.name, result))
-                    elif i not in failed:
-                        values[k][i] += stats_bytes(result, tags)
-        for i, (c, _) in enumerate(group.candidates):
-            if i in failed:
-                self.progress.add("failed")
-                yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
-                continue
-            self.progress.add("scored")
-            for profile, per_candidate in zip(self.profiles, values):
-                yield ScoredDocument(profile.name, c.system, c.doc_id, per_candidate[i])
-
-    def _score(self, scorer, pairs) -> list:
-        try:  # one call into the scorer (the compiled kernel when built) per document
-            return scorer.score_batch(pairs)
-        except Exception:  # an unexpected failure: score one by one, so it stays with its row
-            return [self._score_one(scorer, text, references) for text, references in pairs]
-
-    @staticmethod
-    def _score_one(scorer, text, references):
-        try:
-            return scorer.score(candidate=text, references=references)
-        except Exception as err:  # RougeInputError with its reason, or the last resort
-            return err
-
-    def _error(self, c, profile: str, error: Exception) -> ErrorRecord:
-        where = f" (profile {profile})" if len(self.profiles) > 1 else ""
-        if isinstance(error, RougeInputError):
-            return _candidate_error(c, error.reason, f"{error}{where}")
-        return _candidate_error(c, "internal_error", f"unexpected {type(error).__name__} while scoring{where}: {str(error)[:300]!r}")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from pipeline.config import InputConfig, OutputConfig, RougeConfig, RunConfig, RunOptions
-from pipeline.run import run
+from pipeline.beam.run import run
 
 IN_MEMORY = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 TWO_PROCESSES = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=2"]

@@ -340,7 +340,7 @@ def test_a_parquet_cell_that_is_not_utf8_is_one_error_and_the_rest_is_scored(tmp
 
 def test_a_huge_parquet_cell_is_refused_from_the_metadata_without_reading_it(tmp_path):
     from pipeline.config import InputConfig
-    from pipeline.read import iter_rows, used_fields
+    from pipeline.io.rows import iter_rows, used_fields
 
     config = InputConfig(max_text_bytes=1000)
     pq.write_table(

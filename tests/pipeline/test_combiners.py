@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from pipeline.combiners import SystemCombineFn
+from pipeline.beam.combiners import SystemCombineFn
 from rouge_core.resampling import poisson_weights, stable_hash
 from rouge_core.scoring import MetricStats
 from tests.pipeline.combinefn_contract import check_combine_fn

@@ -8,7 +8,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.compare import register, settings_differences
+from pipeline.cli.compare import register
+from pipeline.compare import settings_differences
 from tests.pipeline.runs import run_pipeline, write_jsonl
 
 WORDS = [f"w{i}" for i in range(60)]

@@ -171,7 +171,7 @@ def test_split_form_candidates_without_references_are_errors(tmp_path):
 
 
 def test_strict_mode_and_nothing_scored_fail_without_publishing(tmp_path):
-    from pipeline.run import RunFailed
+    from pipeline.beam.run import RunFailed
 
     bad = write_jsonl(tmp_path / "in.jsonl", [{"system": "s", "doc_id": "d"}] + CASES[:3])
     with pytest.raises(RunFailed, match="strict mode: 1 error rows"):
@@ -196,7 +196,7 @@ def test_an_existing_result_folder_is_refused_or_replaced(tmp_path):
 
 def test_the_human_pseudo_system_is_lin_2004s_jackknife(tmp_path):
     from pipeline.config import HumanConfig, InputConfig, OutputConfig, RougeConfig, RunConfig
-    from pipeline.run import run
+    from pipeline.beam.run import run
 
     refs = ["the cat sat", "the cat ran", "a dog sat"]
     rows = [

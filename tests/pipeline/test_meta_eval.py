@@ -13,7 +13,7 @@ from scipy import stats
 
 from pipeline import cli
 from pipeline.meta_eval import COLUMNS, metric_order
-from pipeline.tables import DOCUMENT_SCHEMA
+from pipeline.io.tables import DOCUMENT_COLUMNS, arrow_schema
 
 SYSTEMS = ["s1", "s2", "s3", "s4"]
 DOCS = ["d1", "d2", "d3"]
@@ -63,7 +63,7 @@ def fake_run(tmp_path, profiles=None, human=False):
                         "candidate_total": 1.0,
                     }
                 )
-    schema = DOCUMENT_SCHEMA
+    schema = arrow_schema(DOCUMENT_COLUMNS)
     if profiles:
         rows = [
             dict(row, profile=p, recall=row["recall"] * (i + 1))
@@ -104,6 +104,7 @@ def test_run_folder_in_correlations_out(tmp_path, capsys):
     )
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == [
+        "_SUCCESS",
         "correlations.csv",
         "correlations.md",
         "correlations.parquet",

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import InputConfig, OutputConfig, RunConfig, load_config
-from pipeline.run import run
+from pipeline.beam.run import run
 from tests.conftest import GOLDEN, read_jsonl
 from tests.pipeline.runs import IN_MEMORY, read_errors, run_pipeline, write_jsonl
 from rouge_core import RougeConfigError

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pipeline
-from pipeline.report import MARKER_COLOUR, REPORT_NAME, Section, render_report
+from pipeline.render.html import MARKER_COLOUR, REPORT_NAME, Section, render_report
 from tests.conftest import GOLDEN
 from tests.pipeline.runs import run_pipeline, write_jsonl
 
@@ -254,7 +254,7 @@ def test_the_same_input_gives_the_same_bytes(result):
     out, record, system_rows, significance = result
     code = (
         "import json, sys, pyarrow.parquet as pq\n"
-        "from pipeline.report import render_report\n"
+        "from pipeline.render.html import render_report\n"
         "out, sig = sys.argv[1], json.load(open(sys.argv[2]))\n"
         "rows = pq.read_table(out + '/system_scores.parquet').to_pylist()\n"
         "record = json.load(open(out + '/run.json'))\n"
@@ -385,7 +385,7 @@ def test_other_presets_one_system_and_missing_documents():
     """Rows without ROUGE-1.5.5 averages (another preset) show the mean F with its
     Poisson-bootstrap interval; one system has no pair to compare; a run record with
     systems missing documents says so; extra tables print floats with 4 digits."""
-    from pipeline.tables import SYSTEM_COLUMNS
+    from pipeline.io.tables import SYSTEM_COLUMNS
 
     row = dict.fromkeys(name for name, _ in SYSTEM_COLUMNS)
     row.update(

@@ -100,9 +100,9 @@ def test_dataflow_graph_builds_and_serialises_offline(tmp_path):
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.build import build_pipeline
+    from pipeline.beam.graph import build_pipeline
     from pipeline.config import InputConfig, RougeConfig, RunConfig
-    from pipeline.run import resolve_inputs
+    from pipeline.beam.run import resolve_inputs
 
     data = write_jsonl(tmp_path / "in.jsonl", CASES)
     config = RunConfig(input=InputConfig(candidates=(str(data),)), rouge=RougeConfig(args=FLAGS)).validate()

@@ -4,7 +4,7 @@ import json
 
 import apache_beam as beam
 
-from pipeline.tables import ShardedWrite
+from pipeline.beam.write import ShardedWrite
 from rouge_core.resampling import stable_hash
 
 

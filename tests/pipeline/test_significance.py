@@ -11,9 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.documents import ScoredDocument, stats_bytes
-from pipeline.significance import (
-    SIGNIFICANCE_SCHEMA,
+from pipeline.beam.combiners import stats_bytes
+from pipeline.beam.documents import ScoredDocument
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names
+from pipeline.beam.significance import (
     PairedSignificance,
     PairedSignificanceCombineFn,
     write_significance_tables,
@@ -101,7 +102,7 @@ def by_pair(documents, tag, measure, a, b):
 def test_all_pairs_in_a_pipeline(tmp_path):
     rows = run_significance(tmp_path, replicates=120, seed=5, confidence=95.0)
     documents = scored_documents()
-    assert pq.read_schema(tmp_path / "significance.parquet").names == SIGNIFICANCE_SCHEMA.names
+    assert pq.read_schema(tmp_path / "significance.parquet").names == names(SIGNIFICANCE_COLUMNS)
     keys = [(r["metric"], r["measure"], r["system_a"], r["system_b"]) for r in rows]
     pairs = [("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma")]
     assert keys == [

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.cli_common import add_rouge_options, print_signature
+from pipeline import config as run_config
+from pipeline.beam.options import check_beam_args
+from pipeline.beam.run import RunFailed, resolve_inputs, run
+from pipeline.cli.common import add_rouge_options, print_signature
+from pipeline.io.tables import read_system_rows
+from pipeline.render import tables as views
+from rouge_core import RougeConfigError
 
 RUN_EPILOG = """\
 examples:
@@ -32,14 +38,7 @@ succeeded.
 """
 
 
-def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from pipeline import config as run_config
-    from rouge_core import RougeConfigError
-    from pipeline import views
-    from pipeline.options import check_beam_args
-    from pipeline.run import RunFailed, resolve_inputs, run
-    from pipeline.tables import read_system_rows
-
+def run_command(args: argparse.Namespace, beam_args: list[str], our_options: list[str]) -> int:
     config = run_config.load_config(args.config)
     given = [f"--{name.replace('_', '-')}" for name in ("rouge_args", "preset", "rouge_types", "stem", "language", "multi_ref")
              if getattr(args, name) is not None]
@@ -65,7 +64,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
         significance_baseline=args.baseline,
         output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
     ).validate()
-    check_beam_args(list(config.run.beam_args) + list(beam_args), OUR_OPTIONS)
+    check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
     profiles = config.profile_list()
     for profile in profiles:
         if len(profiles) > 1:
@@ -97,10 +96,6 @@ def run_command(args: argparse.Namespace, beam_args: list[str]) -> int:
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     print(f"report: {folder}/report.html")
     return 0
-
-
-
-OUR_OPTIONS: list[str] = []
 
 
 def register(commands) -> argparse.ArgumentParser:
@@ -140,6 +135,6 @@ def register(commands) -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
     )
     control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
-    run.set_defaults(handler=run_command)
-    OUR_OPTIONS[:] = [o for action in run._actions for o in action.option_strings]
+    ours = [o for action in run._actions for o in action.option_strings]  # noqa: SLF001
+    run.set_defaults(handler=lambda args, beam_args: run_command(args, beam_args, ours))
     return run

@@ -1,15 +1,17 @@
-"""The `rouge-pipeline` command; each subcommand lives in a module of its own.
+"""The `rouge-pipeline` command; each subcommand lives in a module of its own,
+imported only when that command runs (so `--help` and `score` never load Beam).
 
-rouge-pipeline score ...      pipeline/score.py: score on this machine, no Beam
-rouge-pipeline run ...        pipeline/run_command.py: the Beam pipeline
-rouge-pipeline compare ...    pipeline/compare.py: two result folders, an exit status
-rouge-pipeline meta-eval ...  pipeline/meta_eval.py: correlation with human judgments
+rouge-pipeline score ...      pipeline/cli/score.py: score on this machine, no Beam
+rouge-pipeline run ...        pipeline/cli/run.py: the Beam pipeline
+rouge-pipeline compare ...    pipeline/cli/compare.py: two result folders, an exit status
+rouge-pipeline meta-eval ...  pipeline/cli/meta_eval.py: correlation with human judgments
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import logging
 import os
 import re
@@ -22,9 +24,23 @@ from typing import Optional, Sequence
 from rouge_core import RougeConfigError, RougeInputError, __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from pipeline import compare, meta_eval, run_command, score
+# command -> (its module, the one line `rouge-pipeline --help` shows)
+COMMANDS = {
+    "score": ("pipeline.cli.score", "score files on this machine (no Beam) and print a table or the ROUGE-1.5.5 report"),
+    "run": ("pipeline.cli.run", "run the Beam pipeline over sharded inputs and write a result folder"),
+    "compare": ("pipeline.cli.compare", "compare two result folders: deltas, significance, an exit status for schedulers"),
+    "meta-eval": ("pipeline.cli.meta_eval", "correlate metric scores with human judgments (system and summary level)"),
+}
 
+
+def _command_of(argv: Sequence[str]) -> Optional[str]:
+    """The subcommand named on the command line (the first word that is one)."""
+    return next((arg for arg in argv if arg in COMMANDS), None)
+
+
+def build_parser(command: Optional[str] = None) -> tuple[argparse.ArgumentParser, Optional[argparse.ArgumentParser]]:
+    """The top-level parser, with `command`'s own parser fully registered (its
+    module imported) and the others as one-line entries; returns both parsers."""
     parser = argparse.ArgumentParser(
         prog="rouge-pipeline",
         description="ROUGE-1.5.5 scores, exactly, at any scale.",
@@ -33,11 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (score, run_command, compare, meta_eval):
-        module.register(commands)
-    for sub in commands.choices.values():
-        sub.allow_abbrev = False  # --out must not silently mean --output
-    return parser
+    chosen = None
+    for name, (module, summary) in COMMANDS.items():
+        if name == command:
+            chosen = importlib.import_module(module).register(commands)
+            chosen.allow_abbrev = False  # --out must not silently mean --output
+        else:
+            commands.add_parser(name, help=summary, add_help=False)
+    return parser, chosen
 
 
 class _QuietBeam(logging.Filter):
@@ -66,10 +85,14 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
-def _unknown_options(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> None:
+def option_names(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string a parser knows (--input, -h, ...)."""
+    return [o for action in parser._actions for o in action.option_strings]  # noqa: SLF001
+
+
+def _unknown_options(sub: argparse.ArgumentParser, command: str, extra: list[str]) -> None:
     """Every subcommand but `run` takes no other options; suggest the closest one."""
-    sub = parser._subparsers._group_actions[0].choices[command]  # noqa: SLF001
-    known = [o for action in sub._actions for o in action.option_strings]
+    known = option_names(sub)
     for arg in extra:
         name = arg.split("=", 1)[0]
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) if name.startswith("-") else []
@@ -80,13 +103,13 @@ def _unknown_options(parser: argparse.ArgumentParser, command: str, extra: list[
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _configure_logging("--verbose" in argv)
-    parser = build_parser()
+    parser, sub = build_parser(_command_of(argv))
     args, extra = parser.parse_known_args(argv)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if extra and args.command != "run":
-            _unknown_options(parser, args.command, extra)
+            _unknown_options(sub, args.command, extra)
         return args.handler(args, extra)
     except (RougeConfigError, RougeInputError) as err:
         print(f"rouge-pipeline: error: {err}", file=sys.stderr)

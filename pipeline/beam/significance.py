@@ -24,10 +24,11 @@ from itertools import combinations
 
 import apache_beam as beam
 import numpy as np
-import pyarrow as pa
 
-from pipeline.combiners import MEASURES, one_blas_thread, stack, units
-from pipeline.tables import _markdown_cell, write_table
+from pipeline.beam.combiners import one_blas_thread, stack, units
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names, write_table
+from pipeline.records import MEASURES
+from pipeline.render.significance import markdown_table
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
     ADJUSTMENTS,
@@ -36,26 +37,6 @@ from rouge_core.significance import (
     paired_sums,
     paired_test,
 )
-
-SIGNIFICANCE_SCHEMA = pa.schema(
-    [
-        ("profile", pa.string()),
-        ("metric", pa.string()),
-        ("measure", pa.string()),
-        ("system_a", pa.string()),
-        ("system_b", pa.string()),
-        ("documents", pa.int64()),
-        ("mean_a", pa.float64()),
-        ("mean_b", pa.float64()),
-        ("difference", pa.float64()),
-        ("ci_low", pa.float64()),
-        ("ci_high", pa.float64()),
-        ("p_bootstrap", pa.float64()),
-        ("p_permutation", pa.float64()),
-        ("p_adjusted", pa.float64()),
-    ]
-)
-
 
 class PairedSignificanceCombineFn(beam.CombineFn):
     """(doc_id, a, b) of one pair of systems in, a & b their ScoredDocument values;
@@ -204,7 +185,7 @@ def adjusted_rows(element, adjust: str) -> list[dict]:
 
 class PairedSignificance(beam.PTransform):
     """Scored documents in, one row per (profile, metric, measure, system_a, system_b) out
-    (the columns of SIGNIFICANCE_SCHEMA), on the documents both systems scored.
+    (the columns of SIGNIFICANCE_COLUMNS), on the documents both systems scored.
 
     Args:
         tags: profile -> its metric tags, in order (the columns of the values).
@@ -277,55 +258,36 @@ def sort_rows(rows: list[dict], tags: dict[str, list[str]]) -> list[dict]:
     )
 
 
-def as_points(x: float | None) -> str:
-    """A 0-1 score for people: x 100, two decimals."""
-    return "" if x is None else f"{100 * x:.2f}"
-
-
-def format_p(p: float | None) -> str:
-    """A p-value for people: four decimals, or two significant digits below 0.001."""
-    if p is None:
-        return ""
-    return f"{p:.1e}" if p < 0.001 else f"{p:.4f}"
-
-
-def markdown_table(rows: list[dict], description: str = "") -> str:
-    lines = [description, ""] if description else []
-    lines += [
-        "Scores x 100; difference = mean A - mean B on the documents both scored.",
-        "",
-        (
-            "| metric | measure | system A | system B | docs | A | B | difference (CI) | p bootstrap "
-            "| p permutation | p adjusted |"
-        ),
-        "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|",
-    ]
-    several = len({r["profile"] for r in rows}) > 1
-    for r in rows:
-        difference = as_points(r["difference"])
-        if r["ci_low"] is not None:
-            difference += f" ({as_points(r['ci_low'])} to {as_points(r['ci_high'])})"
-        cells = [
-            f"{r['profile']} {r['metric']}" if several else r["metric"],
-            r["measure"],
-            _markdown_cell(r["system_a"]),
-            _markdown_cell(r["system_b"]),
-            str(r["documents"]),
-            as_points(r["mean_a"]),
-            as_points(r["mean_b"]),
-            difference,
-            format_p(r["p_bootstrap"]),
-            format_p(r["p_permutation"]),
-            format_p(r["p_adjusted"]),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def write_significance_tables(rows: list[dict], folder: str, tags: dict[str, list[str]], description: str = "") -> None:
     """significance.{parquet,csv,md} in `folder` (any Beam filesystem), sorted by
     profile, metric, measure and the pair (`tags`: profile -> metric tags, in order);
     `description` (e.g. PairedSignificance.describe()) heads the Markdown table."""
     rows = sort_rows(rows, tags)
-    rows = [{name: row[name] for name in SIGNIFICANCE_SCHEMA.names} for row in rows]
-    write_table(folder, "significance", rows, SIGNIFICANCE_SCHEMA, markdown_table(rows, description))
+    rows = [{name: row[name] for name in names(SIGNIFICANCE_COLUMNS)} for row in rows]
+    write_table(folder, "significance", rows, SIGNIFICANCE_COLUMNS, markdown_table(rows, description))
+
+
+class SignificanceTables(beam.PTransform):
+    """ScoredDocuments in; significance.{parquet,csv,md} written to `staging`, with the
+    run's [significance] settings (`config`)."""
+
+    def __init__(self, config, profiles, staging: str):
+        super().__init__()
+        self.tags = {profile.name: profile.tags for profile in profiles}
+        self.staging = staging
+        self.test = PairedSignificance(
+            self.tags,
+            config.baseline or "all",
+            config.replicates,
+            config.seed,
+            float(profiles[0].settings[0].confidence),
+            config.adjust,
+        )
+
+    def expand(self, documents):
+        return (
+            documents
+            | "PairedSignificance" >> self.test
+            | "GatherSignificance" >> beam.combiners.ToList()
+            | "WriteSignificance" >> beam.Map(write_significance_tables, self.staging, self.tags, self.test.describe())
+        )

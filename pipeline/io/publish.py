@@ -36,6 +36,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
+from pipeline.io import files
 from rouge_core import RougeConfigError
 
 MARKER = "_ROUGE_PIPELINE"
@@ -276,3 +277,36 @@ def remove_stale_staging(final: str) -> list[str]:
             if fd is not None:
                 os.close(fd)
     return removed
+
+
+def publish_files(output: str, contents: dict[str, bytes]) -> str:
+    """Publish a small result folder (`compare`, `meta-eval`) whole: the files are
+    written into a staging folder next to `output` and renamed into place, onto
+    nothing or onto an empty folder, never over anything; on an object store (a
+    URL), written in place with `_SUCCESS` last.  Returns the folder's path."""
+    if not is_local(output):
+        if files.match(files.join(output, "*")):
+            raise OutputError(f"output folder {output} exists and is not empty; choose another --output")
+        for name, data in contents.items():
+            files.write_bytes(files.join(output, name), data)
+        files.write_bytes(files.join(output, "_SUCCESS"), b"")
+        return output
+    final = os.path.abspath(output)
+    if os.path.lexists(final) and (not os.path.isdir(final) or os.path.islink(final) or os.listdir(final)):
+        raise OutputError(f"output folder {output} exists and is not empty; choose another --output")
+    parent = os.path.dirname(final)
+    os.makedirs(parent, exist_ok=True)
+    staging = os.path.join(parent, f".{os.path.basename(final)}.staging-{uuid.uuid4().hex[:12]}")
+    os.mkdir(staging)
+    try:
+        for name, data in {**contents, "_SUCCESS": b""}.items():
+            with open(os.path.join(staging, name), "xb") as fh:
+                fh.write(data)
+        if os.path.isdir(final):
+            os.rmdir(final)  # empty, checked above; rmdir refuses if anything appeared since
+        if not _renameat2(staging, final, _RENAME_NOREPLACE):
+            os.rename(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final

@@ -24,6 +24,8 @@ import math
 import re
 from typing import Optional, Sequence
 
+from pipeline.io import files
+from pipeline.io.tables import read_parquet_rows
 from pipeline.records import REASONS
 
 REPORT_NAME = "report.html"
@@ -150,28 +152,21 @@ def write_report(
     run_record: dict,
     extra_sections: Optional[list[Section]] = None,
 ) -> str:
-    """Write `report.html` into `folder` (any Beam file system); returns its path."""
-    from apache_beam.io.filesystems import FileSystems
-
-    path = FileSystems.join(folder, REPORT_NAME)
+    """Write `report.html` into `folder` (local or a URL); returns its path."""
+    path = files.join(folder, REPORT_NAME)
     html = render_report(system_rows, significance_rows, errors_by_reason, run_record, extra_sections)
-    with FileSystems.create(path) as fh:
-        fh.write(html.encode("utf-8"))
+    files.write_bytes(path, html.encode("utf-8"))
     return path
 
 
 def write_run_report(folder: str, run_record: dict, significance_table: str = "significance.parquet") -> str:
     """The report of a finished result folder, from its own tables: system_scores.parquet,
     the significance table when the folder has one, and the run record's counts."""
-    import pyarrow.parquet as pq
-    from apache_beam.io.filesystems import FileSystems
-
     def read(name):
-        with FileSystems.open(FileSystems.join(folder, name)) as fh:
-            return pq.read_table(io.BytesIO(fh.read())).to_pylist()
+        return read_parquet_rows(files.join(folder, name))
 
-    significance_path = FileSystems.join(folder, significance_table)
-    significance = read(significance_table) if FileSystems.exists(significance_path) else []
+    significance_path = files.join(folder, significance_table)
+    significance = read(significance_table) if files.exists(significance_path) else []
     errors_by_reason = (run_record.get("counts") or {}).get("errors_by_reason") or {}
     system_rows = read("system_scores.parquet")
     if len({r.get("profile") for r in system_rows}) > 1:  # several profiles: "stem ROUGE-1", ...
@@ -185,7 +180,7 @@ def _environment():
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("pipeline", "templates"),
+        loader=jinja2.PackageLoader("pipeline.render", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -413,7 +408,7 @@ def _error_views(errors_by_reason: dict[str, int]) -> list[dict]:
 
 def _run_view(record: dict) -> dict:
     inputs = record.get("inputs") or {}
-    files = [dict(f, kind=kind) for kind in ("candidates", "references") for f in inputs.get(kind) or ()]
+    listed = [dict(f, kind=kind) for kind in ("candidates", "references") for f in inputs.get(kind) or ()]
     return {
         "run_id": record.get("run_id", ""),
         "runner": record.get("runner", ""),
@@ -422,8 +417,8 @@ def _run_view(record: dict) -> dict:
         "flags": record.get("rouge155_flags") or "",
         "config_file": record.get("config_file", ""),
         "versions": sorted((record.get("versions") or {}).items()),
-        "inputs": files[:MAX_LISTED_INPUTS],
-        "more_inputs": max(0, len(files) - MAX_LISTED_INPUTS),
+        "inputs": listed[:MAX_LISTED_INPUTS],
+        "more_inputs": max(0, len(listed) - MAX_LISTED_INPUTS),
         "unmatched_globs": inputs.get("unmatched_globs") or [],
     }
 

@@ -1,6 +1,9 @@
-"""Reading sharded JSONL / JSONL.gz / Parquet through Beam's FileSystems (so
-gs://, s3:// and hdfs:// paths work with the matching Beam extras), and turning
-rows into candidates and references, with every bad row tagged as an error."""
+"""Reading sharded JSONL / JSONL.gz / Parquet (local paths, or gs://, s3:// and
+hdfs:// URLs through Beam's FileSystems with the matching Beam extras), and turning
+rows into candidates and references, with every bad row as an error record.
+
+The one row reader of the project: `run` (in Beam workers, pipeline.beam.read),
+`score` and the line-aligned text reader all go through it."""
 
 from __future__ import annotations
 
@@ -13,26 +16,19 @@ import sys
 import zlib
 from typing import Iterable, Optional
 
-import apache_beam as beam
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
-
 from pipeline.config import InputConfig
-from pipeline.progress import Progress
+from pipeline.io import files
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow
-
-ERRORS = "errors"
-COUNTS = "counts"
 
 
 def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord], int]:
     """Resolve globs to sorted file paths; a glob that matches nothing is an error
     row.  Also returns the files' total size in bytes."""
-    files: dict[str, int] = {}
+    found: dict[str, int] = {}
     errors: list[ErrorRecord] = []
     for pattern in patterns:
         try:
-            matched = {m.path: m.size_in_bytes for m in FileSystems.match([pattern])[0].metadata_list}
+            matched = files.match(pattern)
         except Exception as err:  # the filesystem's own error says why (bad scheme, no access)
             matched = {}
             reason = f"cannot list {pattern!r}: {err}"
@@ -40,8 +36,8 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord],
             reason = f"no file matches {pattern!r}"
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
-        files.update(matched)
-    return sorted(files), errors, sum(files.values())
+        found.update(matched)
+    return sorted(found), errors, sum(found.values())
 
 
 def read_lines(fh, limit: int):
@@ -120,7 +116,7 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str]):
         if path == "-":  # stdin (score): JSON Lines
             yield from _jsonl_rows(sys.stdin.buffer, "<stdin>", config, fields)
             return
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw_file:
+        with files.open_read(path) as raw_file:
             if path.lower().endswith(".parquet"):
                 read = _parquet_rows(raw_file, path, config, fields)
             else:
@@ -146,7 +142,7 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
     fh = gzip.GzipFile(fileobj=raw_file) if gzipped else raw_file
     for number, raw in enumerate(read_lines(fh, config.max_line_bytes), 1):
         if raw is None:
-            yield _row_error(path, number, "line_too_long", f"line longer than {config.max_line_bytes} bytes")
+            yield row_error(path, number, "line_too_long", f"line longer than {config.max_line_bytes} bytes")
             continue
         if number == 1 and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8) :]
@@ -156,19 +152,19 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
             line = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             if config.invalid_utf8 != "replace":
-                yield _row_error(path, number, "undecodable", f"not valid UTF-8 at byte {err.start}")
+                yield row_error(path, number, "undecodable", f"not valid UTF-8 at byte {err.start}")
                 continue
             line = raw.decode("utf-8", "replace")
         try:
             row = json.loads(line, parse_int=_parse_int)
         except RecursionError:
-            yield _row_error(path, number, "invalid_json", "JSON nested too deeply to read")
+            yield row_error(path, number, "invalid_json", "JSON nested too deeply to read")
             continue
         except ValueError as err:
-            yield _row_error(path, number, "invalid_json", f"not valid JSON: {err}")
+            yield row_error(path, number, "invalid_json", f"not valid JSON: {err}")
             continue
         if not isinstance(row, dict):
-            yield _row_error(path, number, "not_an_object", f"expected a JSON object, got {type(row).__name__}")
+            yield row_error(path, number, "not_an_object", f"expected a JSON object, got {type(row).__name__}")
             continue
         yield SourceRow(path, number, {k: v for k, v in row.items() if k in fields})
 
@@ -204,7 +200,7 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
             if rows and largest > 4 * config.max_text_bytes and largest / rows > config.max_text_bytes:
                 for _ in range(rows):
                     number += 1
-                    yield _row_error(
+                    yield row_error(
                         path,
                         number,
                         "text_too_long",
@@ -220,7 +216,7 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
                     number += 1
                     too_long = [columns[i] for i in range(len(columns)) if sizes[i][r] > config.max_text_bytes]
                     if too_long:
-                        yield _row_error(
+                        yield row_error(
                             path,
                             number,
                             "text_too_long",
@@ -230,11 +226,11 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
                     try:
                         row = {columns[i]: _decode(values[i][r], config.invalid_utf8) for i in range(len(columns))}
                     except UnicodeDecodeError as err:
-                        yield _row_error(path, number, "undecodable", f"a cell is not valid UTF-8 at byte {err.start}")
+                        yield row_error(path, number, "undecodable", f"a cell is not valid UTF-8 at byte {err.start}")
                         continue
                     yield SourceRow(path, number, row)
     except Exception as err:  # pyarrow raises several types for a corrupt file
-        yield _row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
+        yield row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
 
 
 def _as_binary(array, pa):
@@ -278,57 +274,6 @@ def _decode(value, invalid_utf8: str):
     return value
 
 
-class ReadFileFn(beam.DoFn):
-    """A file path in; its parsed rows out (`Candidate`, or `ReferenceRow` for a
-    reference file).  Its bad rows never enter the graph: they are written, as they
-    are found, to the file's own part of the errors table (`ErrorFileWriter`), so
-    a file of millions of bad lines costs bounded memory.  COUNTS gets, per file,
-    (rows read, {reason: error rows}): every row read is one output or one error.
-    """
-
-    def __init__(self, config: InputConfig, kind: str, joined: bool, errors_folder: str, progress_seconds: float):
-        self.config = config
-        self.kind = kind
-        self.joined = joined
-        self.errors_folder = errors_folder
-        self.progress = Progress("reading", progress_seconds)
-
-    def setup(self):
-        self.fields = used_fields(self.config)
-        self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
-        self.progress.start()
-
-    def _parse(self, item: SourceRow):
-        with isolated(item.source, item.position, "parsing") as out:
-            if self.kind == "candidates":
-                out.append(parse_candidate(item, self.config, self.joined, self.pattern))
-            else:
-                out.append(parse_reference(item, self.config))
-        return out[0]
-
-    def process(self, path: str):
-        from pipeline.tables import ErrorFileWriter
-
-        rows = 0
-        errors = ErrorFileWriter(self.errors_folder, path)
-        try:
-            for item in iter_rows(path, self.config, self.fields):
-                if isinstance(item, SourceRow):
-                    rows += 1
-                    item = self._parse(item)
-                else:
-                    rows += item.reason not in FILE_LEVEL_REASONS
-                if isinstance(item, ErrorRecord):
-                    self.progress.add("bad rows")
-                    errors.add(item)
-                else:
-                    self.progress.add("rows")
-                    yield item
-        finally:
-            errors.close()
-        yield beam.pvalue.TaggedOutput(COUNTS, (rows, dict(errors.by_reason)))
-
-
 FILE_LEVEL_REASONS = ("missing_path", "unreadable_file")
 
 
@@ -340,7 +285,7 @@ def used_fields(config: InputConfig) -> frozenset[str]:
     )
 
 
-def _row_error(source: str, position: Optional[int], reason: str, message: str, system=None, doc_id=None):
+def row_error(source: str, position: Optional[int], reason: str, message: str, system=None, doc_id=None):
     return ErrorRecord(printable(system), printable(doc_id), source, position, reason, message)
 
 
@@ -384,7 +329,7 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
         match = system_pattern.search(source)
         system = match.group("system") if match else None
         if not system:
-            return _row_error(
+            return row_error(
                 source, position, "no_system",
                 f"input.system_from_path {c.system_from_path!r} does not match {source!r} "
                 "(or its system group is empty)", doc_id=doc_id,
@@ -395,11 +340,11 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
     for name in fields:
         problem = _check_field(row, name, c, list_of_texts=name == c.references_field)
         if problem:
-            return _row_error(source, position, *problem, system=system, doc_id=doc_id)
+            return row_error(source, position, *problem, system=system, doc_id=doc_id)
     if from_path:
         problem = _check_id("system (from the path)", system)
         if problem:
-            return _row_error(source, position, *problem, doc_id=doc_id)
+            return row_error(source, position, *problem, doc_id=doc_id)
     references = row[c.references_field] if joined else None
     return Candidate(system, doc_id, row[c.candidate_field], references, source, position)
 
@@ -413,7 +358,7 @@ def parse_reference(item: SourceRow, c: InputConfig):
     for name in (c.doc_id_field, field):
         problem = _check_field(row, name, c, list_of_texts=not one_per_row and name == field)
         if problem:
-            return _row_error(source, position, *problem, doc_id=doc_id)
+            return row_error(source, position, *problem, doc_id=doc_id)
     if not one_per_row:
         return ReferenceRow(doc_id, row[field], None, source, position)
     reference_id = row.get("reference_id")
@@ -423,9 +368,9 @@ def parse_reference(item: SourceRow, c: InputConfig):
         reference_id = str(reference_id)
         problem = _check_id("reference_id", reference_id)
         if problem:
-            return _row_error(source, position, *problem, doc_id=doc_id)
+            return row_error(source, position, *problem, doc_id=doc_id)
     else:
-        return _row_error(
+        return row_error(
             source, position, "wrong_type",
             f"field 'reference_id' must be a string or an integer; got {type(reference_id).__name__}",
             doc_id=doc_id,
@@ -443,17 +388,12 @@ def isolated(source: str, position: Optional[int], stage: str, system=None, doc_
         yield out
     except Exception as err:  # the last resort of row isolation: counted and reported
         out[:] = [
-            _row_error(
+            row_error(
                 source, position, "internal_error",
                 f"unexpected {type(err).__name__} while {stage} this row: {str(err)[:300]!r}",
                 system=system, doc_id=doc_id,
             )
         ]
-
-
-def tagged(items):
-    for item in items:
-        yield beam.pvalue.TaggedOutput(ERRORS, item) if isinstance(item, ErrorRecord) else item
 
 
 def _check_id(name: str, value: str):
@@ -500,44 +440,3 @@ def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bo
                 f"field {name!r} is {size} bytes, over the limit of {config.max_text_bytes}",
             )
     return None
-
-
-class ReadSummaries(beam.PTransform):
-    """Read candidate (and, in split form, reference) files.
-
-    Output: a dict of PCollections: "candidates" (Candidate), "references"
-    (ReferenceRow: list form with reference_id None, one reference per row with
-    a reference_id, "" when the row has none) and "counts" ((rows read, {reason:
-    error rows}) per file, for the `input = scored + errors` check); the bad rows
-    themselves are already in `errors_folder`.
-    """
-
-    def __init__(
-        self,
-        config: InputConfig,
-        candidate_files: list[str],
-        reference_files: list[str],
-        errors_folder: str,
-        progress_seconds: float = 30.0,
-    ):
-        super().__init__()
-        self.config = config
-        self.candidate_files = candidate_files
-        self.reference_files = reference_files
-        self.errors_folder = errors_folder
-        self.progress_seconds = progress_seconds
-
-    def _read(self, pbegin, kind: str, files: list[str]):
-        reader = ReadFileFn(self.config, kind, not self.reference_files, self.errors_folder, self.progress_seconds)
-        name = kind.capitalize()
-        return (
-            pbegin
-            | f"List{name}Files" >> beam.Create(files)
-            | f"Read{name}" >> beam.ParDo(reader).with_outputs(COUNTS, main=kind)
-        )
-
-    def expand(self, pbegin):
-        candidates = self._read(pbegin, "candidates", self.candidate_files)
-        references = self._read(pbegin, "references", self.reference_files)
-        counts = (candidates[COUNTS], references[COUNTS]) | "FlattenReadCounts" >> beam.Flatten()
-        return {"candidates": candidates.candidates, "references": references.references, "counts": counts}

@@ -17,6 +17,19 @@ MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
 
 
+def markdown_cell(value) -> str:
+    """A Markdown table cell: floats with five decimals, text with Markdown's
+    special characters escaped (a name cannot become a link, a heading or a column)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "%.5f" % value
+    text = str(value)
+    for ch in "\\|`*_[]<>#":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
 def _value(row: dict, measure: str):
     """(value, low, high): ROUGE-1.5.5's printed average and interval when the run has
     them, else the plain mean with the Poisson bootstrap interval (F only)."""
@@ -104,15 +117,13 @@ def markdown(
 ) -> str:
     """The wide table as Markdown, with the signature and a legend (of `profile`'s
     metrics and signature when given, else of `settings`)."""
-    from pipeline.tables import _markdown_cell
-
     tags, signature = (profile.tags, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
     metrics, ranked = wide(rows, tags, measure, sort_by)
     lines = [f"Signature: `{signature}`", ""]
     lines.append("| # | system | docs | " + " | ".join(metrics) + " |")
     lines.append("|---:|---|---:|" + "---:|" * len(metrics))
     for rank, system, docs, values in ranked:
-        cells = [str(rank), _markdown_cell(system), str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
+        cells = [str(rank), markdown_cell(system), str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
     return "\n".join(lines) + "\n"

@@ -28,7 +28,6 @@ from rouge_core.resampling import (
     stable_hash,
 )
 
-MEASURES = ("recall", "precision", "f_measure")
 _BLOCK = 512  # documents per matrix product
 _EXACT_SCALE = 1074  # every finite double is an integer multiple of 2**-1074
 _SMALL = float(1 << 31)  # whole counts below this are summed as int64

@@ -4,17 +4,23 @@ together and form document `n` (counting from 1)."""
 
 from __future__ import annotations
 
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
+import bz2
+import gzip
 
 from pipeline.config import InputConfig
-from pipeline.read import _row_error, read_lines
+from pipeline.io import files
+from pipeline.io.rows import read_lines, row_error
 from pipeline.records import SourceRow
 from rouge_core import RougeInputError
 
+_DECOMPRESS = {".gz": lambda raw: gzip.GzipFile(fileobj=raw), ".bz2": bz2.BZ2File}
+
 
 def _lines(path: str, config: InputConfig) -> list:
-    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as fh:
+    """The file's lines (decompressed by its extension, .gz or .bz2)."""
+    with files.open_read(path) as raw:
+        opener = next((f for ext, f in _DECOMPRESS.items() if path.lower().endswith(ext)), None)
+        fh = opener(raw) if opener else raw
         return list(read_lines(fh, config.max_line_bytes))
 
 
@@ -26,19 +32,19 @@ def line_aligned_rows(
     a usage error that names them."""
     if not references:
         raise RougeInputError("line-aligned input needs --references: one or more files with one reference per line")
-    files = [candidates] + list(references)
+    paths = [candidates] + list(references)
     try:
-        contents = [_lines(path, config) for path in files]
+        contents = [_lines(path, config) for path in paths]
     except OSError as err:
         raise RougeInputError(f"cannot read line-aligned input: {err}") from err
-    lengths = {path: len(lines) for path, lines in zip(files, contents)}
+    lengths = {path: len(lines) for path, lines in zip(paths, contents)}
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{path}: {n} lines" for path, n in lengths.items())
         raise RougeInputError(f"line-aligned files must have the same number of lines; {shown}")
     for number, lines in enumerate(zip(*contents), 1):
         problem = None
         texts = []
-        for path, raw in zip(files, lines):
+        for path, raw in zip(paths, lines):
             if raw is None:
                 problem = (path, "line_too_long", f"line longer than {config.max_line_bytes} bytes")
                 break
@@ -52,7 +58,7 @@ def line_aligned_rows(
             texts.append(line.split(sentence_sep) if sentence_sep else line)
         if problem:
             path, reason, message = problem
-            yield _row_error(path, number, reason, message, system=system, doc_id=str(number))
+            yield row_error(path, number, reason, message, system=system, doc_id=str(number))
             continue
         row = {
             config.system_field: system,

@@ -11,20 +11,21 @@ import platform
 import sys
 import time
 import uuid
+from importlib.metadata import PackageNotFoundError, version
 from typing import Optional, Sequence
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from pipeline.build import build_pipeline
+from pipeline.beam.graph import build_pipeline
+from pipeline.beam.options import choose_runner
 from pipeline.config import RunConfig, profiles_signature
-from pipeline.options import choose_runner
-from pipeline.publish import OutputError, Staging, check_output, is_local
-from pipeline.read import FILE_LEVEL_REASONS, expand_globs
-from pipeline.report import write_run_report
-from pipeline.tables import read_json
-from rouge_core import RougeConfigError, __version__
+from pipeline.io import files
+from pipeline.io.publish import OutputError, Staging, check_output, is_local
+from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
+from pipeline.io.tables import read_json
+from pipeline.render.html import write_run_report
+from rouge_core import RougeConfigError, __version__, kernel_info
 
 log = logging.getLogger("rouge-pipeline")
 
@@ -46,11 +47,11 @@ def resolve_inputs(config: RunConfig) -> dict:
 
 
 def fingerprint(path: str) -> dict:
-    """Size and SHA-256 of an input file (read once more, through Beam's FileSystems)."""
+    """Size and SHA-256 of an input file (read once more)."""
     digest = hashlib.sha256()
     size = 0
     try:
-        with FileSystems.open(path, compression_type="uncompressed") as fh:
+        with files.open_read(path) as fh:
             while chunk := fh.read(1 << 20):
                 digest.update(chunk)
                 size += len(chunk)
@@ -92,7 +93,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         staging = Staging(final, replaces).create()
         folder, run_id = staging.path, staging.run_id
     else:
-        if FileSystems.exists(FileSystems.join(final, "_SUCCESS")) and not config.output.overwrite:
+        if files.exists(files.join(final, "_SUCCESS")) and not config.output.overwrite:
             raise OutputError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
         folder, run_id = final, uuid.uuid4().hex[:12]
     args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), inputs["bytes"])
@@ -106,7 +107,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     try:
         with beam.Pipeline(options=options) as p:
             build_pipeline(p, config, inputs, folder)
-        counts = read_json(FileSystems.join(folder, "_counts.json"))
+        counts = read_json(files.join(folder, "_counts.json"))
         check_counts(counts, config.run.strict)
         record = {
             "signature": profiles_signature(profiles),
@@ -135,12 +136,12 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "seconds": round(time.time() - started, 3),
         }
-        FileSystems.delete([FileSystems.join(folder, "_counts.json")])
+        files.delete([files.join(folder, "_counts.json")])
         _write_text(
-            FileSystems.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+            files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
         write_run_report(folder, record)
-        _write_text(FileSystems.join(folder, "_SUCCESS"), "")
+        _write_text(files.join(folder, "_SUCCESS"), "")
         if staging is not None:
             staging.publish()
     except BaseException:
@@ -158,17 +159,12 @@ def _flags_or_none(settings):
 
 
 def _write_text(path: str, text: str) -> None:
-    with FileSystems.create(path) as fh:
-        fh.write(text.encode("utf-8"))
+    files.write_bytes(path, text.encode("utf-8"))
 
 
 def _versions() -> dict:
     """Versions of what can change a number or a byte, read from the installed
     packages' metadata (importing nltk alone costs seconds)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from rouge_core import kernel_info
-
     def of(package: str):
         try:
             return version(package)

@@ -1,0 +1,49 @@
+"""The run's counts, for `input = scored + errors` and run.json."""
+
+from __future__ import annotations
+
+import apache_beam as beam
+
+from pipeline.io.tables import merge_read_counts, write_counts
+
+
+def _count(pcoll, label: str, first: str = ""):
+    if first:
+        pcoll = pcoll | f"{label}FirstProfile" >> beam.Filter(lambda d: d.profile == first)
+    return pcoll | f"Count{label}" >> beam.combiners.Count.Globally()
+
+
+def _per(pcoll, label: str, key):
+    return pcoll | f"{label}Of" >> beam.Map(key) | f"CountPer{label}" >> beam.combiners.Count.PerElement() | f"{label}ToList" >> beam.combiners.ToList()
+
+
+class CountRows(beam.PTransform):
+    """A dict of the graph's PCollections in ("read_counts", "references", "unused",
+    "scored", "human", "documents", "errors", "eval_ids"); `_counts.json` written to
+    `staging`.  Scored documents are counted once, in the first profile; the human
+    pseudo-system is counted apart (it is not an input row)."""
+
+    def __init__(self, staging: str, first_profile: str):
+        super().__init__()
+        self.staging, self.first = staging, first_profile
+
+    def expand(self, c):
+        first = self.first
+        counts = {
+            "read_counts": c["read_counts"] | "SumReadCounts" >> beam.CombineGlobally(merge_read_counts),
+            "scored": _count(c["scored"], "Scored", first),
+            "errors_by_reason": _per(c["errors"], "Reason", lambda e: e.reason),
+            "reference_rows": _count(c["references"], "ReferenceRows"),
+            "reference_rows_unused": c["unused"] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
+            "documents": c["eval_ids"] | "CountDocuments" >> beam.Map(len),
+            "human_documents": _count(c["human"], "Human", first),
+            "documents_by_system": _per(
+                c["documents"] | "OneProfile" >> beam.Filter(lambda d: d.profile == first), "System", lambda d: d.system
+            ),
+        }
+        return (
+            c["read_counts"].pipeline
+            | "Once" >> beam.Create([None])
+            | "WriteCounts"
+            >> beam.Map(write_counts, self.staging, **{name: beam.pvalue.AsSingleton(pc) for name, pc in counts.items()})
+        )

@@ -1,0 +1,60 @@
+"""Writing PCollections as fixed shard layouts, whatever the runner."""
+
+from __future__ import annotations
+
+import apache_beam as beam
+
+from pipeline.io.tables import errors_writer, per_document_writer
+from rouge_core.resampling import stable_hash
+
+
+class ShardedWrite(beam.PTransform):
+    """Write a PCollection as `folder/part-NNNNN-of-MMMMM.*`: element e goes to shard
+    stable_hash(key(e)) mod M, every shard is written (an empty one too, so the layout
+    is fixed), and `write(shard, M, elements)` sorts and writes one.  M is `shards`,
+    or with shards = 0, one shard per `per_shard` elements (from their count): no
+    worker ever holds more than a bounded part."""
+
+    def __init__(self, key, write, count, shards: int = 0, per_shard: int = 100_000):
+        super().__init__()
+        self.key, self.write, self.count, self.shards, self.per_shard = key, write, count, shards, per_shard
+
+    def expand(self, elements):
+        key, write, fixed, per_shard = self.key, self.write, self.shards, self.per_shard  # no `self` in closures
+
+        def shards(count: int) -> int:
+            return fixed or max(1, -(-count // per_shard))
+
+        count = beam.pvalue.AsSingleton(self.count)
+        keyed = elements | "ShardOf" >> beam.Map(lambda e, n: (stable_hash(key(e)) % shards(n), e), count)
+        empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])
+        return (
+            (keyed, empty)
+            | "FlattenShards" >> beam.Flatten()
+            | "GroupShards" >> beam.GroupByKey()
+            | "WriteShard"
+            >> beam.Map(lambda kv, n: write(kv[0], shards(n), [e for e in kv[1] if e is not None]), count)
+        )
+
+
+class WriteResults(beam.PTransform):
+    """(scored documents, errors) in; per_document/ and errors/ shards written to
+    `staging` (the per-document shard count follows their number unless set)."""
+
+    def __init__(self, staging: str, output, profiles):
+        super().__init__()
+        self.staging, self.output, self.profiles = staging, output, profiles
+
+    def expand(self, inputs):
+        documents, errors = inputs
+        documents | "PerDocument" >> ShardedWrite(
+            lambda d: f"{d.system}\x1f{d.doc_id}",
+            per_document_writer(self.staging, self.output.per_document_formats, self.profiles),
+            documents | "CountDocumentScores" >> beam.combiners.Count.Globally(),
+            self.output.per_document_shards,
+        )
+        return errors | "Errors" >> ShardedWrite(
+            lambda e: f"{e.source}\x1f{e.position}",
+            errors_writer(self.staging),
+            errors | "CountErrors" >> beam.combiners.Count.Globally(),
+        )

@@ -1,0 +1,82 @@
+"""Files by path or URL: local paths through the standard library, URLs (gs://,
+s3://, hdfs://, ...) through Beam's FileSystems, imported only when a URL is used.
+
+Every reader and writer of the project goes through these few functions, so
+`score`, `compare` and `meta-eval` on local files never import Beam.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+import re
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(path: str) -> bool:
+    """True for `scheme://...` paths, which only Beam's FileSystems can open."""
+    return bool(_URL.match(path))
+
+
+def _beam():
+    from apache_beam.io.filesystems import FileSystems  # noqa: PLC0415 (optional, for URLs only)
+
+    return FileSystems
+
+
+def join(folder: str, *parts: str) -> str:
+    return _beam().join(folder, *parts) if is_url(folder) else os.path.join(folder, *parts)
+
+
+def open_read(path: str):
+    """A binary file object of the file's raw bytes (no decompression)."""
+    if is_url(path):
+        return _beam().open(path, compression_type="uncompressed")
+    return open(path, "rb")
+
+
+def create(path: str):
+    """A binary file object writing `path` (its folder is made when local)."""
+    if is_url(path):
+        return _beam().create(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return open(path, "wb")
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    with create(path) as fh:
+        fh.write(data)
+
+
+def read_bytes(path: str) -> bytes:
+    with open_read(path) as fh:
+        return fh.read()
+
+
+def exists(path: str) -> bool:
+    return _beam().exists(path) if is_url(path) else os.path.exists(path)
+
+
+def delete(paths: list[str]) -> None:
+    local = [p for p in paths if not is_url(p)]
+    for path in local:
+        os.remove(path)
+    urls = [p for p in paths if is_url(p)]
+    if urls:
+        _beam().delete(urls)
+
+
+def match(pattern: str) -> dict[str, int]:
+    """{path: size in bytes} of the files a glob, a file or a folder names; a local
+    pattern is matched by the standard library, and its paths are kept as written
+    (relative stays relative)."""
+    if is_url(pattern):
+        return {m.path: m.size_in_bytes for m in _beam().match([pattern])[0].metadata_list}
+    if os.path.isdir(pattern):  # a folder names the files in it
+        pattern = os.path.join(_glob.escape(pattern), "*")
+    found = {}
+    for path in sorted(_glob.glob(pattern)):
+        if not os.path.isdir(path):
+            found[path] = os.stat(path).st_size
+    return found

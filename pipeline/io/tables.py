@@ -1,0 +1,335 @@
+"""The result tables: their columns, and writing them as Parquet, CSV and Markdown.
+
+The one table writer of the project (`run`, `score`, `compare`, `meta-eval`).
+Every table (or shard of one, for per-document scores and errors) is written whole
+by one writer, sorted, so the bytes do not depend on the runner, the worker count
+or the input order.  pyarrow is imported only when Parquet is written or read.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from typing import Optional
+
+from pipeline.config import Profile
+from pipeline.io import files
+from pipeline.records import ERROR_COLUMNS, ErrorRecord
+from rouge_core.resampling import stable_hash
+
+SYSTEM_COLUMNS = [
+    ("profile", "string"),
+    ("system", "string"),
+    ("metric", "string"),
+    ("documents", "int64"),
+    ("recall", "float64"),
+    ("precision", "float64"),
+    ("f_measure", "float64"),
+    ("rouge155_recall", "float64"),
+    ("rouge155_recall_low", "float64"),
+    ("rouge155_recall_high", "float64"),
+    ("rouge155_precision", "float64"),
+    ("rouge155_precision_low", "float64"),
+    ("rouge155_precision_high", "float64"),
+    ("rouge155_f_measure", "float64"),
+    ("rouge155_f_measure_low", "float64"),
+    ("rouge155_f_measure_high", "float64"),
+    ("micro_recall", "float64"),
+    ("micro_precision", "float64"),
+    ("micro_f_measure", "float64"),
+    ("bootstrap_f_measure_low", "float64"),
+    ("bootstrap_f_measure_high", "float64"),
+    ("jackknife_se_recall", "float64"),
+    ("jackknife_se_precision", "float64"),
+    ("jackknife_se_f_measure", "float64"),
+    ("signature", "string"),
+]
+DOCUMENT_COLUMNS = [
+    ("profile", "string"),
+    ("system", "string"),
+    ("doc_id", "string"),
+    ("metric", "string"),
+    ("recall", "float64"),
+    ("precision", "float64"),
+    ("f_measure", "float64"),
+    ("hits", "float64"),
+    ("reference_total", "float64"),
+    ("candidate_total", "float64"),
+]
+SIGNIFICANCE_COLUMNS = [
+    ("profile", "string"),
+    ("metric", "string"),
+    ("measure", "string"),
+    ("system_a", "string"),
+    ("system_b", "string"),
+    ("documents", "int64"),
+    ("mean_a", "float64"),
+    ("mean_b", "float64"),
+    ("difference", "float64"),
+    ("ci_low", "float64"),
+    ("ci_high", "float64"),
+    ("p_bootstrap", "float64"),
+    ("p_permutation", "float64"),
+    ("p_adjusted", "float64"),
+]
+COMPARISON_COLUMNS = [
+    ("system", "string"),
+    ("metric", "string"),
+    ("measure", "string"),
+    ("status", "string"),  # both, added, removed
+    ("old_documents", "int64"),
+    ("new_documents", "int64"),
+    ("documents", "int64"),  # scored by both runs: the paired test's
+    ("old", "float64"),  # mean over the old run's documents (0-1)
+    ("new", "float64"),  # mean over the new run's documents (0-1)
+    ("delta_points", "float64"),  # 100 x (new - old) on the shared documents
+    ("ci_low_points", "float64"),
+    ("ci_high_points", "float64"),
+    ("p_bootstrap", "float64"),
+    ("p_permutation", "float64"),
+    ("p_adjusted", "float64"),  # Holm across every row with status "both"
+    ("verdict", "string"),  # better, worse, no significant change, added, removed
+    ("fails", "bool"),  # worse by more than --fail-on-drop points
+]
+MOVED_COLUMNS = [
+    ("system", "string"),
+    ("metric", "string"),
+    ("measure", "string"),
+    ("doc_id", "string"),
+    ("old", "float64"),
+    ("new", "float64"),
+    ("delta_points", "float64"),
+]
+ERROR_TABLE_COLUMNS = list(zip(ERROR_COLUMNS, ["string", "string", "string", "int64", "string", "string"]))
+
+
+def names(columns: list[tuple[str, str]]) -> list[str]:
+    return [name for name, _ in columns]
+
+
+def arrow_schema(columns: list[tuple[str, str]], metadata: Optional[dict] = None):
+    """A pyarrow schema of (name, type name) columns, e.g. ("recall", "float64")."""
+    import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
+
+    return pa.schema([(name, getattr(pa, "bool_" if kind == "bool" else kind)()) for name, kind in columns], metadata=metadata)
+
+
+def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None) -> bytes:
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(columns, metadata)), sink)
+    return sink.getvalue()
+
+
+def jsonl_bytes(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(rows: list[dict], names: Optional[list[str]] = None, decimals: Optional[int] = 6) -> str:
+    """Rows as CSV (by default the per-system table's columns that the rows have):
+    scores with six decimals (the Parquet tables keep full precision; `decimals=None`
+    writes every float in full, for p-values), text cells neutralised against formulas."""
+    if names is None:
+        names = [name for name, _ in SYSTEM_COLUMNS if not rows or name in rows[0]]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=names, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows({k: csv_cell(r.get(k), decimals) for k in names} for r in rows)
+    return text.getvalue()
+
+
+def csv_cell(value, decimals: Optional[int] = 6) -> str:
+    """A CSV cell that a spreadsheet cannot run: text starting with = + - @ tab or CR
+    gets a leading apostrophe (OWASP's advice on CSV injection); numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value) if decimals is None else f"{value:.{decimals}f}"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def table_files(rows: list[dict], columns: list[tuple[str, str]], markdown: str, stem: str) -> dict[str, bytes]:
+    """{`stem`.parquet, `stem`.csv (floats in full: p-values), `stem`.md: bytes}, the
+    rows in the order given."""
+    return {
+        f"{stem}.parquet": parquet_bytes(rows, columns),
+        f"{stem}.csv": csv_text(rows, names(columns), None).encode("utf-8"),
+        f"{stem}.md": markdown.encode("utf-8"),
+    }
+
+
+def write_table(folder: str, stem: str, rows: list[dict], columns: list[tuple[str, str]], markdown: str) -> None:
+    """`table_files` written into `folder`."""
+    for name, data in table_files(rows, columns, markdown, stem).items():
+        files.write_bytes(files.join(folder, name), data)
+
+
+def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
+    """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
+    per (profile, system, doc_id, metric), sorted within each shard (profiles in the
+    config's order)."""
+    tags = {p.name: p.tags for p in profiles}
+    order = {p.name: i for i, p in enumerate(profiles)}
+
+    def write(shard: int, shards: int, documents: list):
+        rows = [
+            {
+                "profile": d.profile,
+                "system": d.system,
+                "doc_id": d.doc_id,
+                "metric": tag,
+                "recall": s.recall,
+                "precision": s.precision,
+                "f_measure": s.f_measure,
+                "hits": float(s.hits),
+                "reference_total": float(s.reference_total),
+                "candidate_total": float(s.candidate_total),
+            }
+            for d in sorted(documents, key=lambda d: (order[d.profile], d.system, d.doc_id))
+            for tag, s in d.scores(tags[d.profile]).items()
+        ]
+        name = files.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
+        files.write_bytes(name + ".parquet", parquet_bytes(rows, DOCUMENT_COLUMNS))
+        if "csv" in formats:
+            files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
+        if "jsonl" in formats:
+            files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+        return name
+
+    return write
+
+
+def _sort_key(e: ErrorRecord):
+    return (
+        e.source,
+        -1 if e.position is None else e.position,
+        e.reason,
+        e.system or "",
+        e.doc_id or "",
+        e.message,
+    )
+
+
+class ErrorFileWriter:
+    """The errors table's part for one input file, `errors/file-<hash of path>.{jsonl,parquet}`,
+    written as the file is read, in its order, in batches: memory stays bounded
+    however many rows are bad.  Opened at the first error (a clean file writes
+    nothing); a retried read rewrites the same bytes."""
+
+    BATCH = 10_000
+
+    def __init__(self, folder: str, source: str):
+        self.name = files.join(folder, "errors", f"file-{stable_hash(source):016x}")
+        self.by_reason: Counter = Counter()
+        self.pending: list[dict] = []
+        self.jsonl = self.parquet = self.parquet_file = None
+
+    def add(self, error: ErrorRecord) -> None:
+        self.by_reason[error.reason] += 1
+        self.pending.append(dict(zip(ERROR_COLUMNS, error)))
+        if len(self.pending) >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        schema = arrow_schema(ERROR_TABLE_COLUMNS)
+        if self.jsonl is None:
+            self.jsonl = files.create(self.name + ".jsonl")
+            self.parquet_file = files.create(self.name + ".parquet")
+            self.parquet = pq.ParquetWriter(self.parquet_file, schema)
+        self.jsonl.write(jsonl_bytes(self.pending))
+        self.parquet.write_table(pa.Table.from_pylist(self.pending, schema=schema))
+        self.pending = []
+
+    def close(self) -> None:
+        self._flush()
+        if self.jsonl is not None:
+            self.jsonl.close()
+            self.parquet.close()
+            self.parquet_file.close()
+
+
+def errors_writer(staging: str):
+    """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: the rows that failed after reading
+    (grouping, scoring), sorted by source and position within each shard.  (Rows that
+    failed while being read are in errors/file-*, written by their reader.)"""
+
+    def write(shard: int, shards: int, errors: list):
+        rows = [dict(zip(ERROR_COLUMNS, e)) for e in sorted(errors, key=_sort_key)]
+        name = files.join(staging, "errors", f"part-{shard:05d}-of-{shards:05d}")
+        files.write_bytes(name + ".parquet", parquet_bytes(rows, ERROR_TABLE_COLUMNS))
+        files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+        return name
+
+    return write
+
+
+def write_counts(
+    _,
+    staging: str,
+    read_counts: tuple,
+    scored: int,
+    errors_by_reason: list,
+    reference_rows: int,
+    reference_rows_unused: int,
+    human_documents: int,
+    documents: int,
+    documents_by_system: list,
+) -> None:
+    """The run's counts, for run.json.  Systems that scored fewer than all documents
+    are listed: their averages are over different document sets."""
+    by_system = dict(sorted(documents_by_system))
+    rows_read, read_errors = read_counts
+    by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
+    counts = {
+        "rows_read": rows_read,
+        "scored": scored,
+        "errors": sum(by_reason.values()),
+        "errors_by_reason": dict(sorted(by_reason.items())),
+        "reference_rows": reference_rows,
+        "reference_rows_unused": reference_rows_unused,
+        "human_documents": human_documents,
+        "documents": documents,
+        "documents_by_system": by_system,
+        "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
+    }
+    files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
+
+
+def read_parquet_rows(path: str) -> list[dict]:
+    """A Parquet file (local or URL) as dicts."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    return pq.read_table(io.BytesIO(files.read_bytes(path))).to_pylist()
+
+
+def read_system_rows(folder: str) -> list[dict]:
+    """system_scores.parquet of a result folder as dicts."""
+    return read_parquet_rows(files.join(folder, "system_scores.parquet"))
+
+
+def read_json(path: str) -> Optional[dict]:
+    return json.loads(files.read_bytes(path).decode("utf-8"))
+
+
+def merge_read_counts(counts) -> tuple:
+    """Per-file (rows, {reason: n}) summed over files."""
+    rows, by_reason = 0, Counter()
+    for n, reasons in counts:
+        rows += n
+        by_reason.update(reasons)
+    return rows, dict(by_reason)

@@ -1,0 +1,251 @@
+"""meta-eval's tables and report.html for people: Lin (2004)-shaped tables per
+level, judgment and measure, the human upper bound and the metric comparisons."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+
+from pipeline.meta_eval import metric_order
+from pipeline.render.html import Section, render_sections_page
+from pipeline.render.tables import markdown_cell
+
+
+def lin_tables(rows: list[dict]) -> tuple[list[str], dict]:
+    """The profiles (the columns) and, per (level, judgment, measure) in first-seen order,
+    the cells {(metric, profile): row}: Lin (2004) Table 1's shape."""
+    tables: dict = {}
+    for r in rows:
+        tables.setdefault((r["level"], r["judgment"], r["measure"]), {})[r["metric"], r["profile"]] = r
+    return list(dict.fromkeys(r["profile"] for r in rows)), tables
+
+
+def markdown(rows: list[dict], options) -> str:
+    """Lin (2004) Table 1's shape: per level, judgment and measure, metrics as rows and
+    profiles as columns; each cell Pearson / Spearman / Kendall tau-b.  Names from the
+    input (metrics, profiles, judgments) are escaped, never markup."""
+    cell = markdown_cell
+
+    profiles, tables = lin_tables(rows)
+    out = []
+    for (level, judgment, measure), cells in tables.items():
+        metrics = list(dict.fromkeys(metric for metric, _ in cells))
+        any_row = next(iter(cells.values()))
+        note = f"{any_row['systems']} systems, {any_row['documents']} documents"
+        if level == "summary" and options.alpha is not None:
+            note += f", per-document correlations with p <= {options.alpha} only"
+        out += [
+            f"### {level}-level correlation with {cell(judgment)}, {measure} ({note})",
+            "",
+            "Pearson r / Spearman rho / Kendall tau-b.",
+            "",
+            "| metric | " + " | ".join(map(cell, profiles)) + " |",
+            "|---|" + "---|" * len(profiles),
+        ]
+        for metric in metrics:
+            line = [cell(metric)]
+            for profile in profiles:
+                r = cells.get((metric, profile))
+                line.append(
+                    "" if r is None else " / ".join(_two(r[m]) for m in ("pearson", "spearman", "kendall_b"))
+                )
+            out.append("| " + " | ".join(line) + " |")
+        out.append("")
+    if options.replicates:
+        out.append(
+            f"Bootstrap intervals ({options.confidence:g}%, {options.replicates} replicates over "
+            f"{options.resample}, seed {options.seed}) and counts: correlations.csv."
+        )
+    return "\n".join(out) + "\n"
+
+
+def _two(value) -> str:
+    return "n/a" if value is None else "%.3f" % value
+
+
+# --------------------------------------------------------------------------
+# report.html
+# --------------------------------------------------------------------------
+
+COEFFICIENTS = {"pearson": "Pearson r", "spearman": "Spearman \u03c1", "kendall_b": "Kendall \u03c4b"}
+MEASURE_NAMES = {"R": "recall", "P": "precision", "F": "F-measure"}
+LEVEL_NOTES = {
+    "system": "System level: each system's mean score over its documents against its mean judgment, "
+    "one point per system (does the metric rank systems as people do?).",
+    "summary": "Summary level: for each document, the systems' scores against their judgments, averaged "
+    "over the documents where that correlation is defined (does the metric rank the summaries of one "
+    "input as people do?).",
+}
+SWAPPED = {"documents": "document", "systems": "system", "both": "cell"}
+RESAMPLED = {"documents": "documents", "systems": "systems", "both": "systems and documents (BOOT-BOTH)"}
+
+
+def report_html(rows: list[dict], comparisons: list[dict], record: dict, human_sections: list) -> str:
+    """The page for people: Lin's tables per level, judgment and measure, the human
+    upper bound (human_upper_bound's section, if any), the permutation tests and the
+    settings, in pipeline.report's look."""
+    options = record["options"]
+    profiles, tables = lin_tables(rows)
+    sections, explained = [], set()
+    by_level = sorted(tables.items(), key=lambda table: options["levels"].index(table[0][0]))
+    for (level, judgment, measure), cells in by_level:
+        lines = []
+        for metric in dict.fromkeys(metric for metric, _ in cells):
+            line = {"metric": metric}
+            for profile in profiles:
+                r = cells.get((metric, profile))
+                for method, name in COEFFICIENTS.items():
+                    line[_label(name, profile, profiles)] = _coefficient(r, method)
+                if level == "summary":
+                    line[_label("undefined", profile, profiles)] = None if r is None else r["undefined"]
+            lines.append(line)
+        title = f"{level.capitalize()} level: {judgment}, {MEASURE_NAMES.get(measure, measure)}"
+        sections.append(
+            Section(title, note=_table_note(level, cells, options, level not in explained), rows=lines)
+        )
+        explained.add(level)
+    sections += human_sections
+    if comparisons:
+        sections.append(_comparisons_section(comparisons, profiles, options))
+    sections.append(Section("Settings", rows=_settings(record), columns=["setting", "value"]))
+    counts = record["counts"]
+    cards = [
+        ("systems", max(r["systems"] for r in rows)),
+        ("documents", max(r["documents"] for r in rows)),
+        ("metrics", len({r["metric"] for r in rows})),
+        ("judgments", len(record["judgments"])),
+        ("judged and scored", counts["matched_pairs"]),
+        ("judged, not scored", counts["judged_pairs_without_scores"]),
+    ]
+    return render_sections_page(
+        "ROUGE meta-evaluation",
+        f"How well each metric agrees with the human judgments: {', '.join(record['judgments'])}",
+        cards,
+        sections,
+        "Written by rouge-pipeline meta-eval. Every number, with Kendall tau-c and the counts per "
+        "coefficient, is in correlations.parquet / .csv; the settings and inputs in meta_eval.json.",
+    )
+
+
+def _table_note(level: str, cells: dict, options: dict, explain: bool) -> str:
+    """The counts; `explain`: the first table of a level also says what the level means."""
+    note = f"{LEVEL_NOTES[level]} " if explain else ""
+    note += f"{_span(cells, 'systems')} systems, {_span(cells, 'documents')} documents."
+    if explain and options["replicates"]:
+        note += f" Each cell: the coefficient [its {options['confidence']:g}% bootstrap interval]."
+    if explain and level == "summary":
+        note += " Undefined: documents without a correlation (scores or judgments equal for every system), "
+        note += "counted as 0." if options["undefined"] == "zero" else "left out."
+        if options["alpha"] is not None:
+            note += f" Only per-document correlations with p <= {options['alpha']:g} are averaged."
+    return note
+
+
+def _label(name: str, profile: str, profiles: list[str]) -> str:
+    return name if len(profiles) == 1 else f"{profile}: {name}"
+
+
+def _coefficient(row: Optional[dict], method: str) -> str:
+    if row is None:
+        return ""
+    low, high = row[f"{method}_low"], row[f"{method}_high"]
+    interval = "" if low is None or high is None else " [%.2f, %.2f]" % (low, high)
+    return _two(row[method]) + interval
+
+
+def _span(cells: dict, count: str) -> str:
+    values = sorted({r[count] for r in cells.values()})
+    return str(values[0]) if len(values) == 1 else f"{values[0]}\u2013{values[-1]}"
+
+
+def human_upper_bound(scores: dict, judged: dict, human: Optional[str]) -> list:
+    """The report's section on the run's human pseudo-system (Lin 2004 section 2.1), if
+    the scores have it: per (profile, metric), its mean score per measure next to the
+    best system's."""
+    lines: dict = {}
+    for profile, metric, measure in sorted(scores, key=lambda s: (s[0], metric_order(s[1]))):
+        values: dict = {}
+        for (system, _), value in scores[profile, metric, measure].items():
+            if not math.isnan(value):
+                values.setdefault(system, []).append(value)
+        if human not in values:
+            continue
+        means = {system: math.fsum(v) / len(v) for system, v in values.items()}
+        line = lines.setdefault((profile, metric), {"profile": profile, "metric": metric})
+        line[f"{human} {measure}"] = means.pop(human)
+        line[f"best system {measure}"] = max(means.values(), default=None)
+    if not lines:
+        return []
+    if len({profile for profile, _ in lines}) == 1:
+        for line in lines.values():
+            del line["profile"]
+    note = (
+        f"{human}: the run's human pseudo-system, each reference scored against the others (Lin 2004, "
+        "section 2.1), the score a system reaches by writing like the people who wrote the references. "
+        "Means over the documents each has; best system: the highest mean of the other systems. "
+        + (
+            f"The judgments rate {human}: it is one of the systems correlated above."
+            if any(system == human for system, _ in judged)
+            else f"The judgments do not rate {human}: it is not in the correlations."
+        )
+    )
+    return [Section("Human upper bound", note=note, rows=list(lines.values()))]
+
+
+def _comparisons_section(comparisons: list[dict], profiles: list[str], options: dict):
+    tests: dict = {}
+    for c in comparisons:
+        key = (c["profile"], c["level"], c["judgment"], c["measure"], c["metric_x"], c["metric_y"])
+        tests.setdefault(key, {})[c["method"]] = c
+    lines = []
+    by_level = sorted(tests.items(), key=lambda test: options["levels"].index(test[0][1]))
+    for (profile, level, judgment, measure, x, y), by_method in by_level:
+        line = {"profile": profile} if len(profiles) > 1 else {}
+        line.update(level=level, judgment=judgment, measure=MEASURE_NAMES.get(measure, measure), X=x, Y=y)
+        for method, name in COEFFICIENTS.items():
+            line[name] = _verdict(by_method.get(method), x, y)
+        lines.append(line)
+    note = (
+        "Does X correlate better than Y?  Each cell: the metric with the higher correlation, by how much, "
+        'and the one-sided permutation p-value of "X correlates better than Y" (Deutsch, Dror and Roth '
+        f"2021; {options['replicates']} permutations swapping X's and Y's scores per "
+        f"{SWAPPED[options['permutation_unit']]}, seed {options['seed']}): a small p says X's lead is "
+        "not chance; when Y leads, p is large."
+    )
+    return Section("Metric against metric", note=note, rows=lines)
+
+
+def _verdict(test: Optional[dict], x: str, y: str) -> str:
+    if test is None or test["delta"] is None:
+        return "n/a"
+    delta = test["delta"]
+    leader = x if delta > 0 else y if delta < 0 else "tie"
+    p = "n/a" if test["p_value"] is None else "%.3f" % test["p_value"]
+    return f"{leader} by {abs(delta):.3f}, p {p}"
+
+
+def _settings(record: dict) -> list[dict]:
+    options, inputs = record["options"], record["inputs"]
+    source = inputs.get("run") or inputs.get("metric_scores")
+    if inputs.get("signature"):
+        source += f" (signature {inputs['signature']})"
+    intervals = "none (--replicates 0)"
+    if options["replicates"]:
+        intervals = (
+            f"{options['confidence']:g}%, {options['replicates']} bootstrap replicates resampling "
+            f"{RESAMPLED[options['resample']]}, seed {options['seed']}"
+        )
+    alpha = options["alpha"]
+    settings = {
+        "metric scores": source,
+        "judgments": f"{inputs['judgments']} (columns {', '.join(record['judgments'])})",
+        "levels": ", ".join(options["levels"]),
+        "intervals": intervals,
+        "summary-level filter": "none" if alpha is None else f"per-document correlations with p <= {alpha:g}",
+        "undefined documents": {"exclude": "left out", "zero": "counted as 0"}[options["undefined"]],
+        "metrics": ", ".join(options["metrics"] or ["all"]),
+        "duplicated systems": ", ".join(options["duplicate_systems"]) or "none",
+        "rouge-pipeline": record["version"],
+    }
+    return [{"setting": k, "value": v} for k, v in settings.items()]
