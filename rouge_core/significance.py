@@ -22,14 +22,14 @@ test.  Its p-value is computed two ways:
 * **by Student's t** with n - 1 degrees of freedom beyond that: the sign-flip
   distribution of t converges to Student's t (Pitman 1937; Lehmann and Romano,
   Testing Statistical Hypotheses, 3rd ed., section 15.2), and the paired t-test
-  is also the textbook test for these data (Dror et al. 2018 recommend it for
-  ROUGE-type averages over many documents).  Its p-value is clipped below at
+  is the textbook test of a mean over many independent documents (Dror et al.
+  2018 discuss when it applies in NLP).  Its p-value is clipped below at
   2^(1-n), the smallest p the sign-flip test can give on n documents, so a
   setting's smallest p is `smallest_p(n)` whichever way it was computed.
 
 Both need only a few integer sums per pair of systems (below), so p can go as
 low as the evidence goes (a +15-point ROUGE-1 gap on 11,490 CNN/DM documents has
-t = 107 and p far below 1e-300), without replicates and without holding documents.
+t = -136 and p far below 1e-300), without replicates and without holding documents.
 The tests compare both with scipy (ttest_rel, permutation_test) and state the
 error of the t approximation against the exact test at n = 21 .. 40.
 

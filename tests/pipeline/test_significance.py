@@ -18,6 +18,7 @@ from pipeline.beam.documents import ScoredDocument
 from pipeline.beam.significance import (
     PairedSignificance,
     SignificanceCombineFn,
+    block_rows,
     significance_block,
     write_significance_tables,
 )
@@ -38,12 +39,12 @@ def expected_p(a, b):
 
 
 class BlockFn(SignificanceCombineFn):
-    """The CombineFn with the tests of its output, so outputs compare as tables."""
+    """The CombineFn with the tests of its output, so outputs compare as table rows."""
 
     def extract_output(self, acc):
-        return significance_block((("default", "ROUGE-1"), super().extract_output(acc)), "all", 90.0, "holm")[
-            1
-        ]
+        key = ("default", "ROUGE-1")
+        _, block = significance_block((key, super().extract_output(acc)), "all", 90.0, "holm")
+        return block_rows(block, 0, len(block["documents"]))
 
 
 def metric_items(n, seed):
@@ -65,8 +66,7 @@ def metric_items(n, seed):
 @pytest.mark.parametrize("n", [1, 3, 15, 40, 600])
 def test_combine_fn_contract_and_values(n):
     items = metric_items(n, seed=n)
-    out = check_combine_fn(BlockFn(), items, trials=1 if n > 100 else 3)
-    rows = [dict(zip(out, values)) for values in zip(*out.values())]
+    rows = check_combine_fn(BlockFn(), items, trials=1 if n > 100 else 3)
     assert [(r["measure"], r["system_a"], r["system_b"]) for r in rows] == [
         (m, a, b)
         for m in ("recall", "precision", "f_measure")
@@ -91,7 +91,7 @@ def test_combine_fn_contract_and_values(n):
 
 
 def test_combine_fn_of_nothing():
-    assert BlockFn().extract_output(BlockFn().create_accumulator())["documents"] == []
+    assert BlockFn().extract_output(BlockFn().create_accumulator()) == []
 
 
 TAGS = ["ROUGE-1", "ROUGE-L"]
