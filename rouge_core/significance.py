@@ -459,14 +459,15 @@ def _paired_tests(sums: PairSums, a: np.ndarray, b: np.ndarray, confidence: floa
         out["statistic"] = t
         out["effect_size"] = t / np.sqrt(nf)
         standard_error = root / (nf * np.sqrt(nf - 1) * SCORE_UNITS)
-    for k in np.unique(n[spread_ok]):
-        rows = spread_ok & (n == k)
-        half_width = _t_quantile(1 - (1 - confidence / 100) / 2, int(k) - 1) * standard_error[rows]
-        out["ci_low"][rows] = out["difference"][rows] - half_width
-        out["ci_high"][rows] = out["difference"][rows] + half_width
-    out["p_floor"] = np.array([smallest_p(int(k)) if k > 0 else np.nan for k in n.reshape(-1)]).reshape(
-        n.shape
-    )
+    distinct, where = np.unique(n[spread_ok], return_inverse=True)
+    if len(distinct):
+        upper = student_t.quantile(1 - (1 - confidence / 100) / 2, distinct - 1)
+        half_width = upper[where.reshape(-1)] * standard_error[spread_ok]
+        out["ci_low"][spread_ok] = out["difference"][spread_ok] - half_width
+        out["ci_high"][spread_ok] = out["difference"][spread_ok] + half_width
+    with np.errstate(under="ignore"):  # smallest_p of every n, at once
+        floor = np.maximum(np.power(2.0, 1.0 - np.maximum(n, 1)), sys.float_info.min)
+    out["p_floor"] = np.where(some, floor, np.nan)
 
     # p: exact where the documents are at hand and few, else Student's t
     exact = some & (n <= EXACT_MAX_DOCUMENTS) & (sums.raw is not None)
@@ -489,11 +490,6 @@ def _paired_tests(sums: PairSums, a: np.ndarray, b: np.ndarray, confidence: floa
     out["p_value"][one] = 1.0
     out["method"][one] = EXACT
     return out
-
-
-@lru_cache(maxsize=256)
-def _t_quantile(probability: float, df: int) -> float:
-    return student_t.quantile(probability, df)
 
 
 def result_rows(columns: dict[str, np.ndarray]) -> list[PairedResult]:

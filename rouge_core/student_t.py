@@ -148,9 +148,10 @@ def two_sided_p(t, df) -> np.ndarray:
     return np.clip(p, 0.0, 1.0).reshape(shape)
 
 
-def quantile(probability: float, df: float) -> float:
+def quantile(probability: float, df) -> float | np.ndarray:
     """The t with P(T <= t) = probability, for 1/2 <= probability < 1 (the upper
-    quantile of a two-sided interval), by bisection on `two_sided_p` to the last bit.
+    quantile of a two-sided interval), by bisection on `two_sided_p` to the last bit;
+    `df` may be an array (all bisected at once).
 
     Example (the t table's 2.228; scipy.stats.t.ppf gives 2.2281388519649, whose
     own tail scipy.stats.t.sf puts at 0.0250000000009, 1.8e-12 too high):
@@ -158,17 +159,19 @@ def quantile(probability: float, df: float) -> float:
         >>> round(q, 9), abs(float(two_sided_p(q, 10)) / 0.05 - 1) < 1e-14
         (2.228138852, True)
     """
-    if not 0.5 <= probability < 1 or not df > 0:
+    dfs = np.atleast_1d(np.asarray(df, dtype=np.float64))
+    if not 0.5 <= probability < 1 or not np.all(dfs > 0):
         raise ValueError(f"quantile needs 1/2 <= probability < 1 and df > 0, got {probability!r}, {df!r}")
     target = 2.0 * (1.0 - probability)  # the two-sided tail at the quantile
-    low, high = 0.0, 1.0
-    while two_sided_p(high, df) > target:
-        low, high = high, 2.0 * high
+    low, high = np.zeros_like(dfs), np.ones_like(dfs)
+    while (short := two_sided_p(high, dfs) > target).any():
+        low, high = np.where(short, high, low), np.where(short, 2.0 * high, high)
     while True:
         middle = (low + high) / 2
-        if middle in (low, high):
-            return high
-        if two_sided_p(middle, df) > target:
-            low = middle
-        else:
-            high = middle
+        open_ = (middle != low) & (middle != high)
+        if not open_.any():
+            break
+        above = two_sided_p(np.where(open_, middle, high), dfs) > target
+        low = np.where(open_ & above, middle, low)
+        high = np.where(open_ & ~above, middle, high)
+    return float(high[0]) if np.ndim(df) == 0 else high

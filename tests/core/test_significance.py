@@ -60,6 +60,13 @@ def test_quantile_inverts_the_tail_and_equals_scipy(df, confidence):
     assert q == pytest.approx(stats.t.ppf(1 - (1 - confidence) / 2, df), rel=1e-10)
 
 
+def test_quantiles_of_many_degrees_of_freedom_at_once():
+    dfs = np.array([1, 2, 7, 19, 20, 100, 11_489])
+    together = student_t.quantile(0.975, dfs)
+    assert together.tolist() == [student_t.quantile(0.975, int(df)) for df in dfs]
+    assert together == pytest.approx(stats.t.ppf(0.975, dfs), rel=1e-10)
+
+
 def test_student_t_refuses_nonsense():
     with pytest.raises(ValueError):
         student_t.two_sided_p(1.0, 0)
