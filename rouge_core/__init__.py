@@ -6,20 +6,24 @@
 0.66667
 """
 
-__version__ = "0.1.0"
-
 from rouge_core.errors import RougeConfigError, RougeInputError
 from rouge_core.kernel import kernel_info
+from rouge_core.presets import PRESETS
 from rouge_core.report import render_report
-from rouge_core.scoring import MetricStats, RougeScorer
+from rouge_core.scoring import RougeScorer
 from rouge_core.settings import RougeSettings
+from rouge_core.signature import Signature
+from rouge_core.types import MetricStats
+from rouge_core.version import __version__
 
 __all__ = [
+    "PRESETS",
     "MetricStats",
     "RougeConfigError",
     "RougeInputError",
     "RougeScorer",
     "RougeSettings",
+    "Signature",
     "kernel_info",
     "render_report",
     "__version__",

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from rouge_core.errors import RougeConfigError
-from rouge_core.perl_numbers import perl_int_string, perl_string, perl_sum
 import numpy as np
 
+from rouge_core.errors import RougeConfigError
+from rouge_core.perl_numbers import perl_int_string, perl_string, perl_sum
 from rouge_core.resampling import perl_bootstraps
-from rouge_core.scoring import MetricStats
 from rouge_core.settings import RougeSettings
+from rouge_core.types import MetricStats
 
 DASHES = "-" * 45
 DOTS = "." * 45

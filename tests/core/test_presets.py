@@ -6,8 +6,9 @@ import pickle
 import pytest
 
 from rouge_core import RougeScorer, RougeSettings
-from rouge_core.presets import PRESET_NAMES, get_preset
-from rouge_core.rouge_score_preset import RougeScoreScorer
+from rouge_core.presets import PRESET_NAMES, PRESETS, get_preset
+from rouge_core.presets.rouge155 import Rouge155Metrics
+from rouge_core.presets.rouge_score import RougeScoreMetrics
 
 
 def test_rouge155_is_the_default_and_its_signature_is_unchanged():
@@ -35,7 +36,8 @@ def test_each_preset_has_its_scorer_and_metric_names():
         flags = None if name == "rouge_score" else "-n 2"
         settings = RougeSettings.from_preset(name, flags, **options)
         scorer = RougeScorer(settings)
-        assert isinstance(scorer, RougeScoreScorer) == (name == "rouge_score")
+        assert type(scorer) is RougeScorer  # one scorer; the preset gives its semantics
+        assert type(scorer.metrics) is (RougeScoreMetrics if name == "rouge_score" else Rouge155Metrics)
         names[name] = list(scorer.score(candidate="a b", references=["a b"]))
     assert names == {
         "rouge155": ["ROUGE-1", "ROUGE-2", "ROUGE-L"],
