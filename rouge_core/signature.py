@@ -32,14 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rouge_core.errors import RougeConfigError
 from rouge_core.presets import get_preset
 from rouge_core.version import __version__
-
-if TYPE_CHECKING:
-    from rouge_core.settings import RougeSettings
 
 # Long key -> short key, for every field any preset writes.
 ABBREVIATIONS = {
@@ -91,14 +87,15 @@ class Signature:
     @classmethod
     def from_settings(
         cls,
-        settings: RougeSettings,
+        settings,
         *,
         eval_ids: str | None = None,
         nrefs: int | str | None = None,
         version: str | None = None,
     ) -> Signature:
-        """The signature of `settings`, with the run's evaluation ids and number
-        of references when given (`nrefs`: a number or "var"; see `nrefs_of`)."""
+        """The signature of `settings` (a `RougeSettings`), with the run's evaluation
+        ids and number of references when given (`nrefs`: a number or "var"; see
+        `nrefs_of`)."""
         if version is None:
             version = __version__
         if eval_ids is not None and eval_ids not in EVAL_ID_MODES:
@@ -166,7 +163,7 @@ class Signature:
         return out
 
 
-def _common_fields(settings: RougeSettings) -> dict[str, str]:
+def _common_fields(settings) -> dict[str, str]:
     """The fields every preset draws from (each preset picks and orders them)."""
     skip = "no"
     if settings.skip_distance is not None:

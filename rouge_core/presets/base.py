@@ -1,6 +1,8 @@
 """What a preset is: the interface every preset fills in, and the pieces they share.
 
-A preset gives the scorer three things, all from the settings:
+A preset gives the scorer three things, all from the settings (a
+`rouge_core.settings.RougeSettings`, which imports this package, so it is not
+imported here):
 
 * `analyzer(settings)`: how a text becomes sentences and tokens;
 * `metrics(settings)`: the metric semantics, an object with `per_reference`
@@ -15,14 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from rouge_core.errors import RougeConfigError
 from rouge_core.text import Text
 from rouge_core.types import MetricStats, PreparedText, ReferenceCounts
-
-if TYPE_CHECKING:
-    from rouge_core.settings import RougeSettings
 
 
 class Analyzer(Protocol):
@@ -76,24 +75,24 @@ class Preset:
     default_multi_reference = "average"
     uses_kernel = False  # whether the compiled kernel (rouge_core.kernel) scores this preset
 
-    def resolve(self, settings: RougeSettings) -> dict:
+    def resolve(self, settings) -> dict:
         """Check the settings against the preset; the fields it derives."""
         return {}
 
-    def analyzer(self, settings: RougeSettings) -> Analyzer:
+    def analyzer(self, settings) -> Analyzer:
         raise NotImplementedError
 
-    def metrics(self, settings: RougeSettings) -> Metrics:
+    def metrics(self, settings) -> Metrics:
         raise NotImplementedError
 
-    def signature_fields(self, settings: RougeSettings, common: dict[str, str]) -> list[tuple[str, str]]:
+    def signature_fields(self, settings, common: dict[str, str]) -> list[tuple[str, str]]:
         """The signature's fields after the preset's name and before the version,
         from the fields every preset shares (`common`: n, L, W, S, limit, mref,
         alpha, t, ci)."""
         raise NotImplementedError
 
 
-def flag_fields(settings: RougeSettings, common: dict[str, str], stemmer: str, stopwords: str) -> list[tuple[str, str]]:
+def flag_fields(settings, common: dict[str, str], stemmer: str, stopwords: str) -> list[tuple[str, str]]:
     """The ROUGE-1.5.5 flags' signature fields, with the preset's stemmer and stopwords."""
     fields = [(key, common[key]) for key in ("n", "L", "W", "S")]
     fields.append(("stem", stemmer if settings.stemming else "no"))
@@ -101,14 +100,14 @@ def flag_fields(settings: RougeSettings, common: dict[str, str], stemmer: str, s
     return fields + [(key, common[key]) for key in ("limit", "mref", "alpha", "t", "ci")]
 
 
-def refuse(settings: RougeSettings, *fields: str) -> None:
+def refuse(settings, *fields: str) -> None:
     """Settings fields that must be None under this preset."""
     for field in fields:
         if getattr(settings, field) is not None:
             raise RougeConfigError(f"{field} does not apply to the {settings.preset} preset")
 
 
-def check_derived(settings: RougeSettings, derived: dict) -> None:
+def check_derived(settings, derived: dict) -> None:
     """Fields a preset derives may be left at their defaults or equal what it derives."""
     defaults = {f.name: f.default for f in dataclasses.fields(settings)}
     for field, value in derived.items():
