@@ -6,6 +6,7 @@
 0.66667
 """
 
+from rouge_core.corpus import CorpusScore, MetricScore, corpus_score
 from rouge_core.errors import RougeConfigError, RougeInputError
 from rouge_core.kernel import kernel_info
 from rouge_core.presets import PRESETS
@@ -17,6 +18,8 @@ from rouge_core.types import MetricStats
 from rouge_core.version import __version__
 
 __all__ = [
+    "CorpusScore",
+    "MetricScore",
     "PRESETS",
     "MetricStats",
     "RougeConfigError",
@@ -24,6 +27,7 @@ __all__ = [
     "RougeScorer",
     "RougeSettings",
     "Signature",
+    "corpus_score",
     "kernel_info",
     "render_report",
     "__version__",
