@@ -12,8 +12,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
-import numpy as np
-
 from rouge_core import kernel as kernel_module
 from rouge_core.errors import RougeInputError
 from rouge_core.presets import get_preset
@@ -115,7 +113,7 @@ class RougeScorer:
         lcs_lists = token_lists if lcs_sents is sents else [self._tokens(s) for s in lcs_sents]
         tokens = [t for ts in token_lists for t in ts]
         vocabulary = self._vocabulary
-        ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), np.int64, len(tokens))
+        ids = [vocabulary.setdefault(t, len(vocabulary)) for t in tokens]
         return PreparedText(tokens, lcs_lists, ids)
 
     def _tokens(self, sentence: str) -> list[str]:

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.perl_numbers import round5, sequential_sum
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 class MetricStats(NamedTuple):
@@ -84,7 +81,7 @@ class PreparedText:
 
     tokens: list[str]  # one stream for ROUGE-N/S and the ROUGE-L/W unigram tables
     sentences: list[list[str]]  # per sentence, for ROUGE-L/W (differs only under -b)
-    ids: np.ndarray  # the tokens as ids of the scorer's vocabulary, for skip-bigram codes
+    ids: Sequence[int]  # the tokens as ids of the scorer's vocabulary, for skip-bigram codes
     counts: dict = field(default_factory=dict)  # memoised n-gram and skip-bigram tables
 
     def ngrams(self, n: int) -> Counter:
