@@ -159,10 +159,11 @@ class RougeSettings:
         args = shlex.split(flags) if isinstance(flags, str) else list(flags)
         try:
             pairs, rest = getopt.getopt(args, _GETOPTS)
-        except getopt.GetoptError as error:
-            if "requires argument" in error.msg:
+        except getopt.GetoptError as error:  # a known option can only lack its value
+            if error.opt in _TAKES_VALUE:
                 raise RougeConfigError(f"option -{error.opt} needs a value") from None
-            raise RougeConfigError(f"unknown ROUGE-1.5.5 option -{error.opt} in {flags!r}") from None
+            option = f"-{error.opt}" if len(error.opt) == 1 else f"--{error.opt}"  # the script has no long options
+            raise RougeConfigError(f"unknown ROUGE-1.5.5 option {option} in {flags!r}") from None
         if rest:
             raise RougeConfigError(
                 f"unexpected argument {rest[0]!r} in the ROUGE-1.5.5 flags: give only options "
