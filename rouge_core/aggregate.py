@@ -19,17 +19,19 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import cache
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from rouge_core.presets.rouge155 import f_measure
 from rouge_core.resampling import (
     SCORE_UNITS,
     jackknife_standard_error,
     percentile_interval,
     poisson_weight_block,
     stable_hash,
+    to_units,
 )
 
 MEASURES = ("recall", "precision", "f_measure")
@@ -66,6 +68,20 @@ def units(values: np.ndarray) -> np.ndarray:
     """R, P, F (five-decimal scores) of every metric as exact integers in 1e-5 units,
     shape (metrics, 3); `to_units` on arrays."""
     return np.rint(values[..., 3:6] * SCORE_UNITS).astype(np.int64)
+
+
+def exact_mean(scores: Iterable[float]) -> float:
+    """The mean of five-decimal scores, summed exactly in 1e-5 units: the mean
+    `SystemSums` forms, whatever the order of the scores.
+
+    Example:
+        >>> exact_mean([0.1, 0.2, 0.3]), sum([0.1, 0.2, 0.3]) / 3
+        (0.2, 0.20000000000000004)
+    """
+    scores = list(scores)
+    if not scores:
+        raise ValueError("the mean of no scores")
+    return sum(to_units(score) for score in scores) / (len(scores) * SCORE_UNITS)
 
 
 def _scaled(x: float) -> int:
@@ -191,8 +207,7 @@ class SystemStats(NamedTuple):
         reference, candidate, hits = self.counts
         recall = float(hits / reference) if reference else 0.0
         precision = float(hits / candidate) if candidate else 0.0
-        denominator = (1 - alpha) * precision + alpha * recall
-        return recall, precision, (recall * precision / denominator if denominator > 0 else 0.0)
+        return recall, precision, f_measure(recall, precision, alpha, rounded=False)
 
     def bootstrap_interval(self, confidence: float):
         if not len(self.bootstrap_f):

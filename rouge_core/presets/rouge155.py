@@ -28,15 +28,19 @@ from rouge_core.text import sentences, tokenize
 from rouge_core.types import MetricStats, PreparedText, ReferenceCounts, average_folds, best_reference
 
 
-def f_measure(recall: float, precision: float, alpha: float) -> float:
-    """F = R*P / ((1-alpha)*P + alpha*R), rounded; 0 when the denominator is 0.
+def f_measure(recall: float, precision: float, alpha: float, *, rounded: bool = True) -> float:
+    """F = R*P / ((1-alpha)*P + alpha*R), rounded to five decimals as the script
+    stores it (unless not `rounded`: the micro averages); 0 when the denominator is 0.
 
     Example:
-        >>> f_measure(0.5, 0.25, 0.5)
-        0.33333
+        >>> f_measure(0.5, 0.25, 0.5), f_measure(0.5, 0.25, 0.5, rounded=False)
+        (0.33333, 0.3333333333333333)
     """
     denominator = (1 - alpha) * precision + alpha * recall
-    return round5(precision * recall / denominator) if denominator > 0 else 0.0
+    if denominator <= 0:
+        return 0.0
+    f = precision * recall / denominator
+    return round5(f) if rounded else f
 
 
 class Rouge155Metrics:
