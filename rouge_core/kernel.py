@@ -2,7 +2,7 @@
 
 `rouge_core._kernel` (C, built from `rouge_core/_kernel.c` by `pip install` when a
 C compiler is present) computes the same per-document statistics as the pure-Python
-code in `scoring.py`, which stays the reference and the fallback:
+code in `scoring.py` and `presets/rouge155.py`, which stays the reference and the fallback:
 
 * no compiled module (no compiler at install time, a platform without a wheel,
   a zip import): pure Python, logged once on the "rouge_core" logger;

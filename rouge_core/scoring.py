@@ -70,7 +70,8 @@ class RougeScorer:
         # References recur (one per system for every document): prepare each once.
         self._prepare_cached = lru_cache(maxsize=512)(self._prepare)
         # The compiled kernel (rouge_core.kernel), when built and not switched off:
-        # "auto"/None, "c" or "python".  It gives the same statistics as the code below.
+        # "auto"/None, "c" or "python".  It gives the same statistics as the preset's
+        # semantics in Python, for the presets it scores (`Preset.uses_kernel`).
         self._kernel_request = kernel
         self.kernel = kernel_module.choose(kernel) if preset.uses_kernel else "python"
         self._compiled = kernel_module.CompiledScorer(self) if self.kernel == "c" else None
