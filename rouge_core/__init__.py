@@ -30,19 +30,19 @@ _ON_FIRST_USE = {
 }
 
 __all__ = [
+    "PRESETS",
     "CorpusScore",
     "MetricScore",
     "MetricStats",
-    "PRESETS",
     "RougeConfigError",
     "RougeInputError",
     "RougeScorer",
     "RougeSettings",
     "Signature",
+    "__version__",
     "corpus_score",
     "kernel_info",
     "render_report",
-    "__version__",
 ]
 
 

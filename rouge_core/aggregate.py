@@ -17,9 +17,10 @@ Beam's `pipeline` CombineFn and `rouge_core.corpus_score` both accumulate with i
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from functools import cache
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits

@@ -32,7 +32,8 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from rouge_core.errors import RougeConfigError
 

@@ -11,8 +11,9 @@ metric families' counting functions.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.perl_numbers import round5, sequential_sum

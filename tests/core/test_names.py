@@ -3,8 +3,7 @@ alias that must never happen silently (rouge-score's rougeL is not ROUGE-L)."""
 
 import pytest
 
-from rouge_core import RougeConfigError, RougeSettings
-from rouge_core import names
+from rouge_core import RougeConfigError, RougeSettings, names
 
 
 @pytest.mark.parametrize(
