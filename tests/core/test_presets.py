@@ -5,7 +5,7 @@ import pickle
 
 import pytest
 
-from rouge_core import RougeScorer, RougeSettings
+from rouge_core import RougeConfigError, RougeScorer, RougeSettings
 from rouge_core.presets import PRESET_NAMES, PRESETS, get_preset
 from rouge_core.presets.rouge155 import Rouge155Metrics
 from rouge_core.presets.rouge_score import RougeScoreMetrics
@@ -92,3 +92,11 @@ def test_the_readme_example_under_every_preset():
     rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
     theirs = rouge_scorer.RougeScorer(list(rouge_score), use_stemmer=True).score(references[0], candidate)
     assert rouge_score == {name: (s.recall, s.precision, s.fmeasure) for name, s in theirs.items()}
+
+
+def test_presets_are_a_registry_of_objects():
+    assert list(PRESETS) == list(PRESET_NAMES) == ["rouge155", "rouge_score", "unicode"]
+    assert all(get_preset(name) is preset and preset.name == name for name, preset in PRESETS.items())
+    assert "__new__" not in vars(RougeScorer)  # the scorer is one class; the preset gives its semantics
+    with pytest.raises(RougeConfigError, match="unknown preset 'rouge'; choose one of"):
+        get_preset("rouge")
