@@ -14,6 +14,7 @@ from importlib import import_module
 
 from rouge_core.errors import RougeConfigError, RougeInputError
 from rouge_core.kernel import kernel_info
+from rouge_core.names import MetricName
 from rouge_core.presets import PRESETS
 from rouge_core.scoring import RougeScorer
 from rouge_core.settings import RougeSettings
@@ -32,6 +33,7 @@ _ON_FIRST_USE = {
 __all__ = [
     "PRESETS",
     "CorpusScore",
+    "MetricName",
     "MetricScore",
     "MetricStats",
     "RougeConfigError",

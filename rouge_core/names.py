@@ -86,6 +86,11 @@ class MetricName(NamedTuple):
     summary_level: bool | None = None
     style: str = "rouge155"
 
+    @classmethod
+    def parse(cls, name: str) -> MetricName:
+        """`names.parse`, as a constructor: `MetricName.parse("ROUGE-SU4")`."""
+        return parse(name)
+
     @property
     def max_gap(self) -> int | None:
         """The skip-bigram gap as a number; None for `*` (no limit)."""

@@ -102,3 +102,10 @@ def test_lin_table_order_and_legends():
         "rougeL: LCS of the whole text",
         "rougeLsum: union LCS over newline-separated sentences",
     ]
+
+
+def test_metric_name_is_public_with_its_constructor():
+    from rouge_core import MetricName
+
+    assert MetricName.parse("rouge-su4") == names.parse("ROUGE-SU4")
+    assert MetricName.parse("ROUGE-W-1.2").key == MetricName.parse("ROUGE-W-1.20").key
