@@ -89,7 +89,8 @@ class MetricScore:
     def format(self) -> str:
         """One line, ROUGE-1.5.5's printed F average and interval when there is one.
 
-        Example: `ROUGE-2 F 0.21300 (95%-conf.int. 0.20900 - 0.21700), 11490 documents`.
+        Example: `ROUGE-2 F 0.21300 (0.20900 - 0.21700), 11490 documents`; without
+        printed averages, the mean: `rouge2 F 0.21302 (mean), 11490 documents`.
         """
         if self.rouge155 is not None:
             f = self.rouge155.f_measure
