@@ -174,3 +174,19 @@ def test_on_cnndm_corpus_score_equals_the_pipelines_system_table(tmp_path):
     cases = [c for c in cnndm_rows() if c["system"].startswith("see2017_")]
     assert len(cases) == 3 * 11_490
     assert_equals_the_pipelines_table(cases, "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m", tmp_path)
+
+
+def test_under_the_rouge_score_preset_the_means_are_rouge_scores_within_the_units():
+    # Means are over scores in exact 1e-5 units (README, "Presets"): within 5e-6 of the
+    # mean of the rouge-score package's own F, and no ROUGE-1.5.5 averages.
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+    docs = by_system(CASES)["11"]
+    candidates = ["\n".join(d["candidate"]) for d in docs]
+    references = [["\n".join(r) for r in d["references"]] for d in docs]
+    settings = RougeSettings.from_preset("rouge_score", stem=True)
+    result = corpus_score(candidates, references, settings=settings)
+    peer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"], use_stemmer=True)
+    for tag in ["rouge1", "rouge2", "rougeL", "rougeLsum"]:
+        f = [peer.score_multi(refs, cand)[tag].fmeasure for cand, refs in zip(candidates, references)]
+        assert abs(result[tag].f_measure - sum(f) / len(f)) <= 5e-6
+        assert result[tag].rouge155 is None and result[tag].documents == 25
