@@ -306,13 +306,15 @@ class RougeSettings:
         return int(self.skip_distance)
 
     # -------------------------------------------------------------- signature
-    def signature(self, version: str | None = None) -> str:
+    def signature(
+        self, version: str | None = None, *, eval_ids: str | None = None, nrefs: int | str | None = None
+    ) -> str:
         """A short, stable description of everything that changes the numbers: the
-        long form of `rouge_core.signature.Signature` (without the run's evaluation
-        ids and number of references, which settings do not know).
+        long form of `rouge_core.signature.Signature`, with the run's evaluation ids
+        and number of references when given (settings alone do not know them).
 
         Example:
             >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000").signature(version="0.1.0")
             'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
         """
-        return Signature.from_settings(self, version=version).format()
+        return Signature.from_settings(self, eval_ids=eval_ids, nrefs=nrefs, version=version).format()

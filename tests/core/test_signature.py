@@ -89,3 +89,10 @@ def test_nrefs_is_a_number_or_var():
 def test_parse_says_what_is_wrong(text, message):
     with pytest.raises(RougeConfigError, match=message):
         Signature.parse(text)
+
+
+def test_the_settings_signature_takes_the_runs_facts_too():
+    settings = RougeSettings.from_flags(FLAGS)
+    assert settings.signature(version="9", eval_ids="index", nrefs=1) == LONG.replace(
+        "|v:9", "|eval_ids:index|nrefs:1|v:9"
+    )
