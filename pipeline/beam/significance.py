@@ -33,11 +33,11 @@ from itertools import combinations
 import apache_beam as beam
 import numpy as np
 
-from pipeline.beam.combiners import one_blas_thread, stack, units
 from pipeline.io import files
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names
-from pipeline.records import MEASURES
 from pipeline.render.significance import markdown_header, markdown_rows
+from rouge_core.aggregate import one_blas_thread, stack, units
+from rouge_core.types import MEASURES
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
     ADJUSTMENT_ARRAYS,
