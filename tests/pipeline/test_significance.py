@@ -13,7 +13,6 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from scipy import stats
 
-from rouge_core.aggregate import stats_bytes
 from pipeline.beam.documents import ScoredDocument
 from pipeline.beam.significance import (
     PairedSignificance,
@@ -22,9 +21,10 @@ from pipeline.beam.significance import (
     significance_block,
     write_significance_tables,
 )
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names
 from pipeline.config import SignificanceConfig
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names
 from rouge_core import significance
+from rouge_core.aggregate import stats_bytes
 from rouge_core.scoring import MetricStats
 from tests.pipeline.combinefn_contract import check_combine_fn
 from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES
