@@ -21,7 +21,7 @@ test.  Its p-value is computed two ways:
   p = #{s : |sum_i s_i d_i| >= |D|} / 2^n, in integers;
 * **by Student's t** with n - 1 degrees of freedom beyond that: the sign-flip
   distribution of t converges to Student's t (Pitman 1937; Lehmann and Romano,
-  Testing Statistical Hypotheses, 3rd ed., section 15.2), and the paired t-test
+  Testing Statistical Hypotheses, 3rd ed., ch. 15), and the paired t-test
   is the textbook test of a mean over many independent documents (Dror et al.
   2018 discuss when it applies in NLP).  Its p-value is clipped below at
   2^(1-n), the smallest p the sign-flip test can give on n documents, so a
