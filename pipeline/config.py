@@ -55,7 +55,8 @@ Every section and key, with its default:
 
     [run]
     strict = false                  # any bad row fails the run
-    progress_seconds = 30.0         # each worker prints its progress this often (0.1 to 86,400)
+    progress_seconds = 10.0         # off a terminal, a progress line per stage this often (0.1 to 86,400;
+                                    # on Dataflow/Spark/Flink, each worker's log line)
     beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
 
@@ -164,7 +165,7 @@ class OutputConfig:
 @dataclass(frozen=True)
 class RunOptions:
     strict: bool = False
-    progress_seconds: float = 30.0
+    progress_seconds: float = 10.0
     beam_args: tuple[str, ...] = ()
 
 

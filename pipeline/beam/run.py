@@ -18,12 +18,15 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
+from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
 from pipeline.io.tables import read_json
+from pipeline.progress import Progress
 from pipeline.render.html import write_run_report
+from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
 
 log = logging.getLogger("rouge-pipeline")
@@ -79,8 +82,11 @@ def check_counts(counts: dict, strict: bool) -> None:
         raise RunFailed("nothing was scored; see errors/")
 
 
-def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None) -> dict:
-    """Run the whole job and publish its result folder; returns the run record."""
+def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None,
+        progress: Optional[Progress] = None) -> dict:
+    """Run the whole job and publish its result folder; returns the run record.
+    `progress` shows the stages while it works (default: nothing)."""
+    progress = progress or Progress(quiet=True)
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
@@ -103,10 +109,17 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         runner_note,
     )
     options = PipelineOptions(args)
+    view = RunProgress(
+        progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,
+        significance=config.significance.enabled, human=config.human.name if config.human.enabled else "",
+        local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
+    )
     try:
-        with beam.Pipeline(options=options) as p:
-            build_pipeline(p, config, inputs, folder)
-        counts = read_json(files.join(folder, "_counts.json"))
+        with view:
+            with beam.Pipeline(options=options) as p:
+                build_pipeline(p, config, inputs, folder)
+            counts = read_json(files.join(folder, "_counts.json"))
+            view.finish(counts)
         check_counts(counts, config.run.strict)
         record = {
             "signature": profiles_signature(profiles),
@@ -139,7 +152,9 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
-        write_run_report(folder, record)
+        with progress.stage("report", 1, "pages") as stage:
+            write_run_report(folder, record)
+            stage.update(1)
         _write_text(files.join(folder, "_SUCCESS"), "")
         if staging is not None:
             staging.publish()

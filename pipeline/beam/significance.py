@@ -26,6 +26,7 @@ import apache_beam as beam
 import numpy as np
 
 from pipeline.beam.combiners import one_blas_thread, stack, units
+from pipeline.beam.progress import tally
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names, write_table
 from pipeline.records import MEASURES
 from pipeline.render.significance import markdown_table
@@ -74,6 +75,7 @@ class PairedSignificanceCombineFn(beam.CombineFn):
 
     def extract_output(self, acc):
         acc.flush(self.replicates, self.seed)
+        tally("significance", "pairs")
         return [paired_test(sums, self.confidence) for sums in acc.sums or []]
 
 
