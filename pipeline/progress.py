@@ -30,6 +30,8 @@ from typing import Optional
 
 # Seconds between two log lines of a stage when stderr is not a terminal.
 INTERVAL = 10.0
+# A stage shorter than this shows nothing: nobody waited for it.
+SHOW_AFTER = 2.0
 
 
 def duration(seconds: float) -> str:
@@ -153,16 +155,19 @@ class LogStage(Stage):
 
     def _show(self) -> None:
         now = time.monotonic()
-        if now - self.last >= self.interval:
+        if now - self.last >= self.interval and now - self.started >= min(SHOW_AFTER, self.interval):
             self.last = now
+            self.shown = True
             self._print(self.line())
 
     def _end(self, finished: bool) -> None:
         elapsed = time.monotonic() - self.started
+        if elapsed < min(SHOW_AFTER, self.interval) and not getattr(self, "shown", False):
+            return
         if not finished:
             self._print(f"stopped after {count(self.done)} {self.unit} ({duration(elapsed)})")
             return
-        if self.total == 1 and self.done == 1:
+        if self.total == 1 and self.done == 1 and elapsed >= 1:
             self._print(f"done in {elapsed:.1f} s")
             return
         of = f" of {count(self.total)}" if self.total and self.total != self.done else ""
@@ -177,7 +182,7 @@ class BarStage(Stage):
         from tqdm import tqdm  # noqa: PLC0415 (only on a terminal)
 
         self.bar = tqdm(total=total, desc=name, unit=f" {unit}", file=stream, leave=True, dynamic_ncols=True,
-                        mininterval=0.25, smoothing=0.1, position=position)
+                        mininterval=0.25, smoothing=0.1, position=position, delay=SHOW_AFTER)
 
     def update(self, n: int = 1) -> None:
         self.done += n

@@ -39,7 +39,7 @@ class RunProgress:
                  significance: bool = False, human: str = "", local: bool = True):
         self.progress, self.inputs, self.env = progress, inputs, env
         self.profiles, self.baseline, self.significance, self.human = profiles, baseline, significance, human
-        self.active = local and not progress.quiet
+        self.active = local  # quiet: the workers still write (so they print nothing), the stages show nothing
         self.stages: dict = {}
         self.totals: dict = {"candidates": None, "references": None}
         self.stop = threading.Event()

@@ -30,7 +30,7 @@ def markdown_cell(value) -> str:
     return text
 
 
-def _value(row: dict, measure: str):
+def measure_value(row: dict, measure: str):
     """(value, low, high): ROUGE-1.5.5's printed average and interval when the run has
     them, else the plain mean with the Poisson bootstrap interval (F only)."""
     if row.get(f"rouge155_{measure}") is not None:
@@ -55,7 +55,7 @@ def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measur
     systems: dict[str, dict] = {}
     documents: dict[str, int] = {}
     for r in rows:
-        systems.setdefault(r["system"], {})[r["metric"]] = _value(r, measure)
+        systems.setdefault(r["system"], {})[r["metric"]] = measure_value(r, measure)
         documents[r["system"]] = max(documents.get(r["system"], 0), r.get("documents") or 0)
 
     def key(system):
@@ -160,3 +160,54 @@ def profiles_markdown(rows: list[dict], profiles) -> str:
 
 def profiles_text(rows: list[dict], profiles) -> str:
     return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature()}\n\n")
+
+
+# ----------------------------------------------------------------- metric names
+# A small local reading of the field's metric names, for --sort; the project's one
+# grammar (rouge_core/names.py) replaces it when it lands.  Two styles: ROUGE-1.5.5's
+# `ROUGE-2`, `ROUGE-L`, `ROUGE-W-1.2`, `ROUGE-SU4` (any case), and rouge-score's
+# `rouge2`, `rougeLsum`, `rougeL`, `rougeSU4`.  rouge-score's `rougeL` is the LCS of
+# the whole text, never ROUGE-1.5.5's `ROUGE-L` (its `rougeLsum`).
+
+_DASH = re.compile(r"rouge-(?:(?P<n>\d+)|(?P<l>l)|w-(?P<w>[^\s|]+)|(?P<s>su|s)(?P<gap>\*|\d+))", re.IGNORECASE)
+_JOINED = re.compile(
+    r"(?i:rouge(?:(?P<n>[1-9])|(?P<lsum>lsum)|(?P<s>su|s)(?P<gap>\*|\d+)))|rouge(?P<l>L)|rougeW-(?P<w>[^\s|]+)"
+)
+
+
+def _metric_key(name: str):
+    """What a metric name means, comparable across the two styles; None if neither."""
+    for style, pattern in (("dash", _DASH), ("joined", _JOINED)):
+        m = pattern.fullmatch(name.strip())
+        if not m:
+            continue
+        groups = m.groupdict()
+        if groups.get("n"):
+            return ("n", int(groups["n"]))
+        if groups.get("lsum") or (groups.get("l") and style == "dash"):
+            return ("L", "sentences")
+        if groups.get("l"):
+            return ("L", "text")
+        if groups.get("w"):
+            return ("W", float(groups["w"]) if re.fullmatch(r"\d+\.?\d*", groups["w"]) else groups["w"],
+                    "sentences" if style == "dash" else "text")
+        return (groups["s"].upper(), groups["gap"])
+    return None
+
+
+def find_metric(name: str, metrics: Sequence[str]) -> str:
+    """The metric of `metrics` that `name` means, written either way
+    (`rouge2` -> ROUGE-2, `rougeLsum` -> ROUGE-L, `ROUGE-SU4` -> rougeSU4), or a
+    ValueError that lists the metrics and, for `rougeL` against ROUGE-1.5.5's
+    tags, says which name to use."""
+    if name in metrics:
+        return name
+    key = _metric_key(name)
+    for metric in metrics:
+        if key is not None and _metric_key(metric) == key:
+            return metric
+    hint = ""
+    if key == ("L", "text") and any(_metric_key(m) == ("L", "sentences") for m in metrics):
+        hint = (" (rougeL is rouge-score's LCS of the whole text; ROUGE-1.5.5's ROUGE-L is the union LCS over "
+                "sentences, rouge-score's rougeLsum: use --sort rougeLsum or --sort ROUGE-L)")
+    raise ValueError(f"no metric {name!r} in this run{hint}; the metrics are {', '.join(metrics)}")
