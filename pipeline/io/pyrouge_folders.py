@@ -74,7 +74,7 @@ def pyrouge_rows(system_dir: str, model_dir: str, system_pattern: str, model_pat
         model = re.compile(model_pattern.replace(ID, doc_id))
         references = [m for m in models if model.match(m)]
         if not references:
-            yield row_error(source, position, "missing_reference",
+            yield row_error(source, position, "no_references",
                             f"no file in {model_dir} matches --model-pattern {model_pattern!r} for ID {doc_id!r}",
                             system=system, doc_id=doc_id)
             continue
