@@ -144,6 +144,13 @@ def render_sections_page(
     return _environment().get_template("sections.html").render(context)
 
 
+def render_comparison_page(context: dict) -> str:
+    """compare's report.html from `pipeline.render.compare.page_context`: the verdict
+    first, then the changes, the documents that moved most and the systems added
+    and removed, in the report's look."""
+    return _environment().get_template("compare.html").render(dict(context, sections=[]))
+
+
 def write_report(
     folder: str,
     system_rows: list[dict],
