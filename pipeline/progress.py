@@ -104,8 +104,9 @@ class Stage:
         late.  The stage ends when it reaches its total."""
         if self.closed:
             return
+        end = total or self.total
         self._set(done, total)
-        if self.total and done >= self.total:
+        if end and done >= end:
             self.close()
 
     def _set(self, done: int, total: Optional[int]) -> None:
@@ -132,6 +133,8 @@ class Stage:
         """'1,234 of 5,000 summaries (25%), 410/s, about 9 s left'."""
         elapsed = time.monotonic() - self.started
         rate = self.rate()
+        if self.total == 1 and self.done == 0:  # one step: only the time it has taken
+            return f"working ({duration(elapsed)} so far)"
         if self.total:
             text = f"{count(self.done)} of {count(self.total)} {self.unit} ({100 * min(self.done, self.total) / self.total:.0f}%)"
         else:
@@ -154,6 +157,8 @@ class LogStage(Stage):
         print(f"rouge-pipeline: {self.name}: {text}", file=self.stream, flush=True)
 
     def _show(self) -> None:
+        if self.total and self.done >= self.total:
+            return  # the stage's last line says it
         now = time.monotonic()
         if now - self.last >= self.interval and now - self.started >= min(SHOW_AFTER, self.interval):
             self.last = now

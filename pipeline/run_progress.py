@@ -96,6 +96,14 @@ class RunProgress:
                 return self.stages[name]
 
     def _show(self, counts: dict, final: Optional[dict] = None) -> None:
+        started = final is not None or any(stage != "systems" and values for stage, values in counts.items())
+        if "starting" not in self.stages:  # Beam's start (worker processes: seconds) until the first count
+            self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner", position=0)
+        if started:
+            self.stages["starting"].set(1)
+        else:
+            self.stages["starting"].set(0)
+            return
         read = {kind: counts.get(f"reading_{kind}", {}) for kind in ("candidates", "references")}
         rows = sum(sum(c.values()) for c in read.values())
         known = [self.totals[kind] for kind in read]
