@@ -180,28 +180,44 @@ class LogStage(Stage):
 
 
 class BarStage(Stage):
-    """A tqdm bar that stays on the terminal when the stage ends."""
+    """A tqdm bar that stays on the terminal when the stage ends; drawn from the first
+    update after SHOW_AFTER seconds (a quicker stage draws nothing)."""
 
     def __init__(self, name, total, unit, stream, position: Optional[int] = None):
         super().__init__(name, total, unit)
-        from tqdm import tqdm  # noqa: PLC0415 (only on a terminal)
+        self.stream, self.position = stream, position
+        self.bar = None
 
-        self.bar = tqdm(total=total, desc=name, unit=f" {unit}", file=stream, leave=True, dynamic_ncols=True,
-                        mininterval=0.25, smoothing=0.1, position=position, delay=SHOW_AFTER)
+    def _draw(self) -> bool:
+        """The bar, made once the stage has lasted SHOW_AFTER seconds."""
+        if self.bar is None and time.monotonic() - self.started >= SHOW_AFTER:
+            from tqdm import tqdm  # noqa: PLC0415 (only on a terminal)
+
+            self.bar = tqdm(total=self.total, initial=self.done, desc=self.name, unit=f" {self.unit}",
+                            file=self.stream, leave=True, dynamic_ncols=True, mininterval=0.25, smoothing=0.1,
+                            position=self.position)
+            self.bar.start_t = self.bar.last_print_t = self.bar._time() - (time.monotonic() - self.started)
+        return self.bar is not None
 
     def update(self, n: int = 1) -> None:
+        if self._draw():  # made at what was done before this step
+            self.bar.update(n)
         self.done += n
-        self.bar.update(n)
 
     def _set(self, done: int, total: Optional[int]) -> None:
-        if total is not None and total != self.bar.total:
-            self.total = self.bar.total = total
-            self.bar.refresh()
-        if done != self.done:
-            self.bar.update(done - self.done)
-            self.done = done
+        if total is not None:
+            self.total = total
+        if self._draw():
+            if self.bar.total != self.total:
+                self.bar.total = self.total
+                self.bar.refresh()
+            if done != self.done:
+                self.bar.update(done - self.done)
+        self.done = done
 
     def _end(self, finished: bool) -> None:
+        if self.bar is None:
+            return
         if finished and self.total is not None and self.done < self.total:
             self.bar.total = self.done  # what was counted in advance was an estimate
         self.bar.close()
