@@ -35,8 +35,10 @@ SHOW_AFTER = 2.0
 
 
 def duration(seconds: float) -> str:
-    """A short human duration: '8 s', '2 min 05 s', '1 h 03 min'."""
-    seconds = max(0, int(round(seconds)))
+    """A short human duration: 'under a second', '8 s', '2 min 05 s', '1 h 03 min'."""
+    if seconds < 0.5:
+        return "under a second"
+    seconds = int(round(seconds))
     if seconds < 60:
         return f"{seconds} s"
     if seconds < 3600:
