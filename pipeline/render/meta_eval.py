@@ -30,8 +30,10 @@ def markdown(rows: list[dict], options, intervals: bool = False, saved: bool = T
     cell = markdown_cell
 
     profiles, tables = lin_tables(rows)
+    groups = list(dict.fromkeys((level, judgment) for level, judgment, _ in tables))
     out = []
-    for (level, judgment, measure), cells in tables.items():
+    ordered = sorted(tables.items(), key=lambda t: (groups.index(t[0][:2]), MEASURE_ORDER.get(t[0][2], 9)))
+    for (level, judgment, measure), cells in ordered:  # F first, then R and P
         metrics = list(dict.fromkeys(metric for metric, _ in cells))
         any_row = next(iter(cells.values()))
         note = f"{any_row['systems']} systems, {any_row['documents']} documents"
