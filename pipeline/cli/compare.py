@@ -55,6 +55,12 @@ def comparison_page(old, new, rows: list[dict], moved: list[dict], options: str,
 
 
 EPILOG = """\
+prints: the verdict first (OK or FAIL, what the exit status says), then only the
+(system, metric) pairs that changed, in the runs' metric order (--all: every pair),
+systems added and removed, and the documents that moved most.  --output DIR also
+writes report.html, the comparison for people (verdict banner, changes by size,
+moved documents with their texts, links to both runs' reports).
+
 exit status:
   0  no significant drop of more than --fail-on-drop points
   1  a significant drop (Holm-adjusted p < 0.05) of more than --fail-on-drop points
