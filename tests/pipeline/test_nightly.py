@@ -41,7 +41,7 @@ def test_the_nightly_run_and_compare_give_the_scheduler_its_exit_status(tmp_path
     assert dropped.returncode == 1, dropped.stdout + dropped.stderr
     assert (tmp_path / "compare" / "comparison.md").exists()
     page = (tmp_path / "compare" / "report.html").read_text()  # the comparison's page, the verdict first
-    assert page.index("FAIL: significant drop") < page.index("Changes, largest first") < page.index("Documents that moved most")
+    assert page.index("FAIL: significant drop") < page.index("<h2 id=\"changes\">") < page.index("<h2 id=\"documents\">")
     rows = (tmp_path / "compare" / "comparison.csv").read_text()
     assert "12,ROUGE-1" in rows
 
