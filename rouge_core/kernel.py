@@ -136,3 +136,45 @@ class CompiledScorer:
                     cut.append(None)  # Python scores it and raises the reference error
             pairs = cut
         return self._kernel.score_batch(pairs)
+
+
+# ------------------------------------------------------------------ the rouge_score preset
+# rouge_core/_rouge_score_kernel.c, compiled into the same module: rouge-score 0.1.2's
+# rougeN / rougeL / rougeLsum with its tokenizer and score_multi's best F.
+ROUGE_SCORE_FAMILIES = {"n": 0, "lcs": 1, "lcs_sentences": 2}
+
+
+def rouge_score_kernel_available() -> bool:
+    """Whether the compiled module has the rouge_score kernel (a build older than it has not)."""
+    return _kernel is not None and hasattr(_kernel, "RougeScoreKernel")
+
+
+class CompiledRougeScore:
+    """The compiled rouge_score kernel for one list of rouge types.
+
+    Args:
+        types: `rouge_score_preset.RougeType`s of the families in ROUGE_SCORE_FAMILIES.
+        stem: NLTK's `PorterStemmer().stem` (called once per distinct token longer
+            than 3 characters; the kernel caches the answers), or None.
+        result_type: the named tuple the results are built as.
+        layout: 0 for `(precision, recall, fmeasure)` as rouge-score's `Score`, with
+            its int 0s for rougeL/rougeLsum when a side has no tokens; 1 for
+            `MetricStats` as `rouge_score_preset.RougeScoreScorer` returns it.
+        max_cells: a pair whose candidate tokens x reference tokens exceed it
+            gives None (scored, and refused, in Python); None for no limit.
+
+    `score(candidate, references)` and `score_batch(pairs)` give, per pair, a dict
+    of `result_type` by type name (the best F over the references, the first on
+    ties), or None for a pair the kernel does not score (not a str candidate with a
+    non-empty list of str references, or over max_cells).
+    """
+
+    def __init__(self, types, *, stem, result_type, layout: int, max_cells: int | None = None) -> None:
+        if not rouge_score_kernel_available():
+            raise RougeConfigError(f"the compiled rouge_score kernel is not available ({_IMPORT_ERROR or 'old build'})")
+        spec = [(t.name, ROUGE_SCORE_FAMILIES[t.family], t.n) for t in types]
+        self._kernel = _kernel.RougeScoreKernel(spec, stem, result_type, layout, -1 if max_cells is None else max_cells)
+        self.score = self._kernel.score
+
+    def score_batch(self, pairs) -> list:
+        return self._kernel.score_batch(pairs)

@@ -39,6 +39,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import NamedTuple
 
+from rouge_core import kernel as kernel_module
 from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import sequential_sum
@@ -91,10 +92,17 @@ def parse_rouge_type(name: str) -> RougeType:
 
 
 @lru_cache(maxsize=1)
-def _porter():
+def porter_stem():
+    """NLTK's `PorterStemmer().stem`, as rouge-score's DefaultTokenizer builds it
+    (`porter.PorterStemmer()`: NLTK's default NLTK_EXTENSIONS mode)."""
     from nltk.stem import porter
 
-    return lru_cache(maxsize=1 << 16)(porter.PorterStemmer().stem)
+    return porter.PorterStemmer().stem
+
+
+@lru_cache(maxsize=1)
+def _porter():
+    return lru_cache(maxsize=1 << 16)(porter_stem())
 
 
 def tokenize(sentence: str, stemming: bool = False) -> list[str]:
@@ -150,6 +158,22 @@ class RougeScoreScorer(RougeScorer):
     def __init__(self, settings, **limits) -> None:
         super().__init__(settings, **limits)
         self._types = {name: parse_rouge_type(name) for name in self.tags}
+        # rougeN / rougeL / rougeLsum under score_multi's best F run in C
+        # (rouge_core/_rouge_score_kernel.c); this module's Python is the reference
+        # it equals, and scores what the kernel hands back (other families and
+        # modes, texts given as lists of sentences, bad input, pairs over the limits).
+        compiled = settings.multi_reference == "best" and all(
+            t.family in kernel_module.ROUGE_SCORE_FAMILIES for t in self._types.values()
+        )
+        if compiled and kernel_module.choose(self._kernel_request) == "c" and kernel_module.rouge_score_kernel_available():
+            self.kernel = "c"
+            self._compiled = kernel_module.CompiledRougeScore(
+                list(self._types.values()),
+                stem=porter_stem() if settings.stemming else None,
+                result_type=MetricStats,
+                layout=1,
+                max_cells=64 * self.max_lcs_cells if settings.rouge_l else None,
+            )
 
     def _per_reference(self, tag: str, cand: PreparedText, refs: list[PreparedText]) -> list[ReferenceCounts]:
         kind = self._types[tag]
