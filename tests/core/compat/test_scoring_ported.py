@@ -85,7 +85,7 @@ def test_invalid_arguments_raise_as_in_rouge_score():
     (["rouge1", "rouge2", "rougeLsum"], True),
 ])
 def test_seeded_aggregate_equals_rouge_score_after_numpy_seed(types, stemming):
-    pairs = cnndm_pairs(300)
+    pairs = cnndm_pairs(150)
     ours, theirs = scoring.BootstrapAggregator(seed=_RANDOM_SEED), google_scoring.BootstrapAggregator()
     our_scorer = rouge_scorer.RougeScorer(types, use_stemmer=stemming)
     their_scorer = google_rouge_scorer.RougeScorer(types, use_stemmer=stemming)
