@@ -113,6 +113,24 @@ class RougeScorer(scoring.BaseScorer):
                 return result
         return self._score_python(target, prediction)
 
+    def score_batch(self, targets, predictions):
+        """`[self.score(t, p) for t, p in zip(targets, predictions)]` in one call (not in
+        rouge-score; rouge-score-rs has it): the compiled kernel scores the whole batch.
+
+        Raises:
+            ValueError: targets and predictions of different lengths.
+        """
+        targets, predictions = list(targets), list(predictions)
+        if len(targets) != len(predictions):
+            raise ValueError(
+                f"targets and predictions differ in length: {len(targets)} targets, {len(predictions)} predictions"
+            )
+        engine = self._compiled()
+        if engine is None:
+            return [self.score(t, p) for t, p in zip(targets, predictions)]
+        results = engine.score_batch([(p, (t,)) for t, p in zip(targets, predictions)])
+        return [r if r is not None else self._score_python(t, p) for r, t, p in zip(results, targets, predictions)]
+
     def _score_python(self, target, prediction):
         """rouge-score's `score`, in its order: the reference for the compiled path."""
         if len(self.rouge_types) == 1 and self.rouge_types[0] == "rougeLsum":

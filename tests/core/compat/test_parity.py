@@ -82,6 +82,19 @@ def test_a_default_tokenizer_passed_in_scores_as_rouge_score(scoring_path):
         same(ours.score(references[0], candidate), theirs.score(references[0], candidate), candidate)
 
 
+def test_score_batch_is_score_of_each_pair(scoring_path):
+    pairs = list(messy_pairs(25, 300))
+    targets, predictions = [refs[0] for _, refs in pairs] + [None], [c for c, _ in pairs] + ["a"]
+    ours, theirs = rouge_scorer.RougeScorer(TYPES, use_stemmer=True), google.RougeScorer(TYPES, use_stemmer=True)
+    with pytest.raises(AttributeError):  # None has no .lower(), in rouge-score too
+        ours.score_batch(targets, predictions)
+    got = ours.score_batch(targets[:-1], predictions[:-1])
+    for g, t, p in zip(got, targets, predictions):
+        same(g, theirs.score(t, p), p)
+    with pytest.raises(ValueError, match="differ in length"):
+        ours.score_batch(["a"], [])
+
+
 def test_errors_as_rouge_score(scoring_path):
     ours, theirs = rouge_scorer.RougeScorer(TYPES), google.RougeScorer(TYPES)
     for target, prediction in [(None, "a"), ("a", 3), (["a", "b"], "a")]:
