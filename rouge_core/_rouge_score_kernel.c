@@ -75,7 +75,16 @@ typedef struct {
     RVec sent; /* start offsets; sent.a[nsent] == tok.n after reading */
 } RText;
 
-typedef struct { uint64_t hash; uint32_t off, len; int32_t id; } VEntry;
+/* One vocabulary slot; a token of up to 16 bytes is compared on its inline copy
+ * (p0, p1, zero-padded) without reading the arena: fewer cache misses. */
+typedef struct { uint64_t hash, p0, p1; uint32_t off, len; int32_t id; } VEntry;
+
+static inline void rs_prefix(const char *s, size_t n, uint64_t *p0, uint64_t *p1) {
+    char b[16] = {0};
+    memcpy(b, s, n < 16 ? n : 16);
+    memcpy(p0, b, 8);
+    memcpy(p1, b + 8, 8);
+}
 
 typedef struct {
     PyObject_HEAD
@@ -160,12 +169,15 @@ static int32_t rs_intern(RSKernel *k, const char *s, size_t n) {
         k->table = t;
         k->tcap = cap;
     }
-    uint64_t h = rs_hash(s, n);
+    uint64_t h = rs_hash(s, n), p0, p1;
+    rs_prefix(s, n, &p0, &p1);
     size_t j = h & (k->tcap - 1);
     for (;;) {
         VEntry *e = &k->table[j];
         if (!e->len) break;
-        if (e->hash == h && e->len == n && memcmp(k->arena + e->off, s, n) == 0) return e->id;
+        if (e->hash == h && e->len == n && e->p0 == p0 && e->p1 == p1 &&
+            (n <= 16 || memcmp(k->arena + e->off + 16, s + 16, n - 16) == 0))
+            return e->id;
         j = (j + 1) & (k->tcap - 1);
     }
     char *a = rs_grow(k->arena, &k->acap, k->alen + n, 1);
@@ -175,7 +187,7 @@ static int32_t rs_intern(RSKernel *k, const char *s, size_t n) {
     memcpy(k->arena + k->alen, s, n);
     int32_t id = k->nvocab++;
     VEntry *e = &k->table[j];
-    e->hash = h; e->off = (uint32_t)k->alen; e->len = (uint32_t)n; e->id = id;
+    e->hash = h; e->p0 = p0; e->p1 = p1; e->off = (uint32_t)k->alen; e->len = (uint32_t)n; e->id = id;
     k->id_off[id] = (uint32_t)k->alen; k->id_len[id] = (uint32_t)n;
     k->stem_of[id] = -2; /* not asked yet */
     k->alen += n;
