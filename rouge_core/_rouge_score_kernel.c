@@ -75,9 +75,12 @@ typedef struct {
     RVec sent; /* start offsets; sent.a[nsent] == tok.n after reading */
 } RText;
 
-/* One vocabulary slot; a token of up to 16 bytes is compared on its inline copy
- * (p0, p1, zero-padded) without reading the arena: fewer cache misses. */
-typedef struct { uint64_t hash, p0, p1; uint32_t off, len; int32_t id; } VEntry;
+/* The vocabulary is an open-addressing table of small slots (a 32-bit tag of the
+ * hash and the id: 8 bytes, so that the table stays in cache); per id, the token's
+ * first 16 bytes inline (zero-padded), its length and where the rest lies in the
+ * arena.  A token of up to 16 bytes is compared without reading the arena. */
+typedef struct { uint32_t tag; int32_t id; } VSlot; /* id -1: empty */
+typedef struct { uint64_t p0, p1; size_t off; size_t len; } VInfo;
 
 static inline void rs_prefix(const char *s, size_t n, uint64_t *p0, uint64_t *p1) {
     char b[16] = {0};
@@ -92,17 +95,19 @@ typedef struct {
     int *family, *nval;
     PyObject **names;
     PyObject *stem, *result_type, *zero;
+    int builtin_stem; /* stem with rouge_score_nltk_porter instead of calling `stem` */
     long long max_cells; /* -1: none */
     /* vocabulary: token bytes -> id */
-    VEntry *table; size_t tcap; /* power of two */
+    VSlot *table; size_t tcap; /* power of two */
     char *arena; size_t alen, acap;
-    uint32_t *id_off, *id_len; int32_t *stem_of; size_t idcap;
+    VInfo *info; int32_t *stem_of; size_t idcap;
     int32_t nvocab;
     /* dense per-pair scratch over ids */
     int32_t *cnt_r, *cnt_c, *slot; size_t dcap;
     /* texts */
     RText cand, ref;
     char *tbuf; size_t tbcap;
+    char *sbuf; size_t sbcap;
     /* scratch */
     uint64_t *masks; size_t maskcap;
     uint64_t *rows; size_t rowcap;
@@ -113,14 +118,20 @@ typedef struct {
 } RSKernel;
 
 /* ------------------------------------------------------------------ vocabulary */
-static inline uint64_t rs_hash(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 1099511628211ULL; }
-    return h ^ (h >> 29);
+static inline uint64_t rs_mix(uint64_t h) { /* a 64-bit finaliser (murmur3's fmix64) */
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
+}
+
+static inline uint64_t rs_hash(const char *s, size_t n, uint64_t p0, uint64_t p1) {
+    uint64_t h = rs_mix(p0 ^ (p1 * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)n << 56));
+    for (size_t i = 16; i < n; i++) { h ^= (uint8_t)s[i]; h *= 1099511628211ULL; }
+    return n > 16 ? rs_mix(h) : h;
 }
 
 static void rs_vocab_clear(RSKernel *k) {
-    if (k->table) memset(k->table, 0, k->tcap * sizeof(VEntry));
+    if (k->table) memset(k->table, 0xff, k->tcap * sizeof(VSlot));
     k->alen = 0;
     k->nvocab = 0;
 }
@@ -129,12 +140,9 @@ static int rs_ids_reserve(RSKernel *k, size_t n) {
     if (n <= k->idcap) return 0;
     size_t cap = k->idcap ? k->idcap : 1024;
     while (cap < n) cap *= 2;
-    uint32_t *o = realloc(k->id_off, cap * sizeof(uint32_t));
-    if (!o) { PyErr_NoMemory(); return -1; }
-    k->id_off = o;
-    uint32_t *l = realloc(k->id_len, cap * sizeof(uint32_t));
-    if (!l) { PyErr_NoMemory(); return -1; }
-    k->id_len = l;
+    VInfo *v = realloc(k->info, cap * sizeof(VInfo));
+    if (!v) { PyErr_NoMemory(); return -1; }
+    k->info = v;
     int32_t *s = realloc(k->stem_of, cap * sizeof(int32_t));
     if (!s) { PyErr_NoMemory(); return -1; }
     k->stem_of = s;
@@ -152,32 +160,42 @@ static int rs_ids_reserve(RSKernel *k, size_t n) {
     return 0;
 }
 
+static inline size_t rs_slot_of(uint64_t h, size_t cap) { return (size_t)(h & (cap - 1)); }
+static inline uint32_t rs_tag(uint64_t h) { return (uint32_t)(h >> 32); }
+
 /* The id of a token's bytes, added when new; -1 on error. */
 static int32_t rs_intern(RSKernel *k, const char *s, size_t n) {
     if ((size_t)(k->nvocab + 1) * 2 > k->tcap) { /* grow the table to keep it at most half full */
         size_t cap = k->tcap ? 2 * k->tcap : 4096;
-        VEntry *t = calloc(cap, sizeof(VEntry));
+        VSlot *t = malloc(cap * sizeof(VSlot));
         if (!t) { PyErr_NoMemory(); return -1; }
-        for (size_t i = 0; i < k->tcap; i++) {
-            VEntry *e = &k->table[i];
-            if (!e->len) continue;
-            size_t j = e->hash & (cap - 1);
-            while (t[j].len) j = (j + 1) & (cap - 1);
-            t[j] = *e;
+        memset(t, 0xff, cap * sizeof(VSlot));
+        for (int32_t id = 0; id < k->nvocab; id++) { /* rehash from the ids */
+            VInfo *v = &k->info[id];
+            uint64_t h = rs_hash(k->arena + v->off, v->len, v->p0, v->p1);
+            size_t j = rs_slot_of(h, cap);
+            while (t[j].id >= 0) j = (j + 1) & (cap - 1);
+            t[j].tag = rs_tag(h);
+            t[j].id = id;
         }
         free(k->table);
         k->table = t;
         k->tcap = cap;
     }
-    uint64_t h = rs_hash(s, n), p0, p1;
+    uint64_t p0, p1;
     rs_prefix(s, n, &p0, &p1);
-    size_t j = h & (k->tcap - 1);
+    uint64_t h = rs_hash(s, n, p0, p1);
+    uint32_t tag = rs_tag(h);
+    size_t j = rs_slot_of(h, k->tcap);
     for (;;) {
-        VEntry *e = &k->table[j];
-        if (!e->len) break;
-        if (e->hash == h && e->len == n && e->p0 == p0 && e->p1 == p1 &&
-            (n <= 16 || memcmp(k->arena + e->off + 16, s + 16, n - 16) == 0))
-            return e->id;
+        VSlot *e = &k->table[j];
+        if (e->id < 0) break;
+        if (e->tag == tag) {
+            VInfo *v = &k->info[e->id];
+            if (v->len == n && v->p0 == p0 && v->p1 == p1 &&
+                (n <= 16 || memcmp(k->arena + v->off + 16, s + 16, n - 16) == 0))
+                return e->id;
+        }
         j = (j + 1) & (k->tcap - 1);
     }
     char *a = rs_grow(k->arena, &k->acap, k->alen + n, 1);
@@ -186,9 +204,10 @@ static int32_t rs_intern(RSKernel *k, const char *s, size_t n) {
     if (rs_ids_reserve(k, (size_t)k->nvocab + 1) < 0) return -1;
     memcpy(k->arena + k->alen, s, n);
     int32_t id = k->nvocab++;
-    VEntry *e = &k->table[j];
-    e->hash = h; e->p0 = p0; e->p1 = p1; e->off = (uint32_t)k->alen; e->len = (uint32_t)n; e->id = id;
-    k->id_off[id] = (uint32_t)k->alen; k->id_len[id] = (uint32_t)n;
+    k->table[j].tag = tag;
+    k->table[j].id = id;
+    VInfo *v = &k->info[id];
+    v->p0 = p0; v->p1 = p1; v->off = k->alen; v->len = n;
     k->stem_of[id] = -2; /* not asked yet */
     k->alen += n;
     return id;
@@ -203,13 +222,170 @@ static inline int rs_valid(const char *s, Py_ssize_t n) { /* rouge-score's VALID
     return 1;
 }
 
+
+/* ------------------------------------------------------------------ NLTK's Porter stemmer
+ * nltk.stem.porter.PorterStemmer() in its default NLTK_EXTENSIONS mode (the mode
+ * rouge-score's DefaultTokenizer builds), rule for rule from NLTK 3.10's porter.py,
+ * on a lowercase ASCII word.  `w` has room for len + 8 bytes; returns the stem's
+ * length.  rouge_core/kernel.py checks it against NLTK's own stemmer on a list of
+ * probe words before using it, and falls back to calling NLTK when they differ
+ * (another NLTK version), so a stem is always NLTK's.
+ */
+static inline int pv(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
+
+static int p_cons(const char *w, int i) { /* _is_consonant */
+    if (pv(w[i])) return 0;
+    if (w[i] == 'y') {
+        int negate = 0;
+        while (i > 0 && w[i] == 'y') { negate = !negate; i--; }
+        return (!pv(w[i])) != negate;
+    }
+    return 1;
+}
+
+static int p_measure(const char *w, int n) { /* _measure: "vc" pairs of the consonant flags */
+    int m = 0, prev = -1; /* prev: flag of the previous letter (1 consonant) */
+    for (int i = 0; i < n; i++) {
+        int c = pv(w[i]) ? 0 : w[i] == 'y' ? (i == 0 ? 1 : !prev) : 1;
+        if (c && prev == 0) m++;
+        prev = c;
+    }
+    return m;
+}
+
+static int p_has_vowel(const char *w, int n) { /* _contains_vowel */
+    int prev = -1;
+    for (int i = 0; i < n; i++) {
+        int c = pv(w[i]) ? 0 : w[i] == 'y' ? (i == 0 ? 1 : !prev) : 1;
+        if (!c) return 1;
+        prev = c;
+    }
+    return 0;
+}
+
+static int p_double(const char *w, int n) { return n >= 2 && w[n - 1] == w[n - 2] && p_cons(w, n - 1); }
+
+static int p_cvc(const char *w, int n) {
+    return (n >= 3 && p_cons(w, n - 3) && !p_cons(w, n - 2) && p_cons(w, n - 1) && w[n - 1] != 'w' &&
+            w[n - 1] != 'x' && w[n - 1] != 'y') ||
+           (n == 2 && !p_cons(w, 0) && p_cons(w, 1));
+}
+
+static int p_ends(const char *w, int n, const char *s) {
+    int k = (int)strlen(s);
+    return n >= k && memcmp(w + n - k, s, (size_t)k) == 0;
+}
+
+static int p_set(char *w, int stem_len, const char *rep) { /* w[:stem_len] + rep */
+    int k = (int)strlen(rep);
+    memcpy(w + stem_len, rep, (size_t)k);
+    return stem_len + k;
+}
+
+enum { C_NONE, C_M0, C_M1, C_LOGI, C_ION };
+typedef struct { const char *suffix, *rep; int cond; } PRule;
+
+/* _apply_rule_list: the first rule whose suffix ends the word decides. */
+static int p_rules(char *w, int n, const PRule *rules, int count) {
+    for (int r = 0; r < count; r++) {
+        if (!p_ends(w, n, rules[r].suffix)) continue;
+        int stem = n - (int)strlen(rules[r].suffix), ok;
+        switch (rules[r].cond) {
+            case C_NONE: ok = 1; break;
+            case C_M0: ok = p_measure(w, stem) > 0; break;
+            case C_M1: ok = p_measure(w, stem) > 1; break;
+            case C_LOGI: ok = p_measure(w, n - 3) > 0; break; /* word[:-3] */
+            default: ok = p_measure(w, stem) > 1 && stem > 0 && (w[stem - 1] == 's' || w[stem - 1] == 't');
+        }
+        return ok ? p_set(w, stem, rules[r].rep) : n;
+    }
+    return n;
+}
+
+static const PRule STEP1A[] = {{"sses", "ss", C_NONE}, {"ies", "i", C_NONE}, {"ss", "ss", C_NONE}, {"s", "", C_NONE}};
+static const PRule STEP2[] = {
+    {"ational", "ate", C_M0}, {"tional", "tion", C_M0}, {"enci", "ence", C_M0}, {"anci", "ance", C_M0},
+    {"izer", "ize", C_M0},    {"bli", "ble", C_M0},     {"alli", "al", C_M0},    {"entli", "ent", C_M0},
+    {"eli", "e", C_M0},       {"ousli", "ous", C_M0},   {"ization", "ize", C_M0}, {"ation", "ate", C_M0},
+    {"ator", "ate", C_M0},    {"alism", "al", C_M0},    {"iveness", "ive", C_M0}, {"fulness", "ful", C_M0},
+    {"ousness", "ous", C_M0}, {"aliti", "al", C_M0},    {"iviti", "ive", C_M0},  {"biliti", "ble", C_M0},
+    {"fulli", "ful", C_M0},   {"logi", "log", C_LOGI}};
+static const PRule STEP3[] = {{"icate", "ic", C_M0}, {"ative", "", C_M0}, {"alize", "al", C_M0},
+                              {"iciti", "ic", C_M0}, {"ical", "ic", C_M0}, {"ful", "", C_M0},
+                              {"ness", "", C_M0}};
+static const PRule STEP4[] = {{"al", "", C_M1},   {"ance", "", C_M1}, {"ence", "", C_M1}, {"er", "", C_M1},
+                              {"ic", "", C_M1},   {"able", "", C_M1}, {"ible", "", C_M1}, {"ant", "", C_M1},
+                              {"ement", "", C_M1}, {"ment", "", C_M1}, {"ent", "", C_M1}, {"ion", "", C_ION},
+                              {"ou", "", C_M1},   {"ism", "", C_M1},  {"ate", "", C_M1},  {"iti", "", C_M1},
+                              {"ous", "", C_M1},  {"ive", "", C_M1},  {"ize", "", C_M1}};
+#define P_COUNT(a) ((int)(sizeof(a) / sizeof(PRule)))
+
+static const char *const POOL[][2] = {
+    {"sky", "sky"},       {"skies", "sky"},     {"dying", "die"},     {"lying", "lie"},
+    {"tying", "tie"},     {"news", "news"},     {"innings", "inning"}, {"inning", "inning"},
+    {"outings", "outing"}, {"outing", "outing"}, {"cannings", "canning"}, {"canning", "canning"},
+    {"howe", "howe"},     {"proceed", "proceed"}, {"exceed", "exceed"}, {"succeed", "succeed"}};
+
+static int p_step1b(char *w, int n) {
+    if (p_ends(w, n, "ied")) return p_set(w, n - 3, n == 4 ? "ie" : "i");
+    if (p_ends(w, n, "eed")) return p_measure(w, n - 3) > 0 ? p_set(w, n - 3, "ee") : n;
+    int stem = -1;
+    if (p_ends(w, n, "ed") && p_has_vowel(w, n - 2)) stem = n - 2;
+    else if (p_ends(w, n, "ing") && p_has_vowel(w, n - 3)) stem = n - 3;
+    if (stem < 0) return n;
+    if (p_ends(w, stem, "at")) return p_set(w, stem - 2, "ate");
+    if (p_ends(w, stem, "bl")) return p_set(w, stem - 2, "ble");
+    if (p_ends(w, stem, "iz")) return p_set(w, stem - 2, "ize");
+    if (p_double(w, stem)) {
+        char last = w[stem - 1];
+        return (last != 'l' && last != 's' && last != 'z') ? stem - 1 : stem;
+    }
+    if (p_measure(w, stem) == 1 && p_cvc(w, stem)) return p_set(w, stem, "e");
+    return stem;
+}
+
+static int p_step2(char *w, int n) {
+    while (p_ends(w, n, "alli") && p_measure(w, n - 4) > 0) n = p_set(w, n - 4, "al"); /* then step 2 again */
+    return p_rules(w, n, STEP2, P_COUNT(STEP2));
+}
+
+int rouge_score_nltk_porter(char *w, int n) {
+    for (size_t i = 0; i < sizeof(POOL) / sizeof(POOL[0]); i++)
+        if ((int)strlen(POOL[i][0]) == n && memcmp(w, POOL[i][0], (size_t)n) == 0) return p_set(w, 0, POOL[i][1]);
+    if (n <= 2) return n;
+    if (p_ends(w, n, "ies") && n == 4) n = p_set(w, 1, "ie");
+    else n = p_rules(w, n, STEP1A, P_COUNT(STEP1A));
+    n = p_step1b(w, n);
+    if (p_ends(w, n, "y") && n - 1 > 1 && p_cons(w, n - 2)) w[n - 1] = 'i'; /* step 1c */
+    n = p_step2(w, n);
+    n = p_rules(w, n, STEP3, P_COUNT(STEP3));
+    n = p_rules(w, n, STEP4, P_COUNT(STEP4));
+    if (p_ends(w, n, "e")) { /* step 5a */
+        int m = p_measure(w, n - 1);
+        if (m > 1 || (m == 1 && !p_cvc(w, n - 1))) n--;
+    }
+    if (p_ends(w, n, "ll") && p_measure(w, n - 1) > 1) n--; /* step 5b */
+    return n;
+}
+
 /* The token as scored: itself, or its stem (cached); -1 dropped, -2 error. */
 static int32_t rs_token(RSKernel *k, const char *s, size_t n) {
     int32_t id = rs_intern(k, s, n);
     if (id < 0) return -2;
-    if (!k->stem || n <= 3) return id;
+    if ((!k->stem && !k->builtin_stem) || n <= 3) return id;
     int32_t st = k->stem_of[id];
     if (st != -2) return st;
+    if (k->builtin_stem) {
+        char *b = rs_grow(k->sbuf, &k->sbcap, n + 8, 1);
+        if (!b) return -2;
+        k->sbuf = b;
+        memcpy(b, s, n);
+        int len = rouge_score_nltk_porter(b, (int)n);
+        st = rs_intern(k, b, (size_t)len);
+        if (st < 0) return -2;
+        k->stem_of[id] = st;
+        return st;
+    }
     PyObject *word = PyUnicode_FromStringAndSize(s, (Py_ssize_t)n);
     if (!word) return -2;
     PyObject *out = PyObject_CallOneArg(k->stem, word);
@@ -565,6 +741,10 @@ static PyObject *rs_result(RSKernel *k, const double *best) {
             }
             for (int f = 0; f < 6; f++) PyTuple_SET_ITEM(item, f, v[f]);
         }
+        /* Only floats and ints inside: the collector need not follow it, and the
+         * dict holding only such tuples then stays untracked too (as CPython
+         * itself untracks them lazily). */
+        if (!type->tp_dictoffset) PyObject_GC_UnTrack(item); /* no __dict__ that could hold more */
         int rc = PyDict_SetItem(dict, k->names[t], item);
         Py_DECREF(item);
         if (rc < 0) goto error;
@@ -654,10 +834,10 @@ static void RSKernel_dealloc(RSKernel *k) {
     for (int t = 0; t < k->ntypes; t++) Py_XDECREF(k->names ? k->names[t] : NULL);
     free(k->names); free(k->family); free(k->nval);
     Py_XDECREF(k->stem); Py_XDECREF(k->result_type); Py_XDECREF(k->zero);
-    free(k->table); free(k->arena); free(k->id_off); free(k->id_len); free(k->stem_of);
+    free(k->table); free(k->arena); free(k->info); free(k->stem_of);
     free(k->cnt_r); free(k->cnt_c); free(k->slot);
     free(k->cand.tok.a); free(k->cand.sent.a); free(k->ref.tok.a); free(k->ref.sent.a);
-    free(k->tbuf); free(k->masks); free(k->rows); free(k->marks);
+    free(k->tbuf); free(k->sbuf); free(k->masks); free(k->rows); free(k->marks);
     free(k->gpos); free(k->grem); free(k->ghash); free(k->best);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
@@ -682,8 +862,11 @@ static int RSKernel_init(RSKernel *k, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_ValueError, "layout must be 0 (precision, recall, fmeasure) or 1 (MetricStats)");
         return -1;
     }
-    if (stem != Py_None && !PyCallable_Check(stem)) {
-        PyErr_SetString(PyExc_TypeError, "stem must be a callable or None");
+    if (PyUnicode_Check(stem) && PyUnicode_CompareWithASCIIString(stem, "nltk-porter") == 0) {
+        k->builtin_stem = 1;
+        stem = Py_None;
+    } else if (stem != Py_None && !PyCallable_Check(stem)) {
+        PyErr_SetString(PyExc_TypeError, "stem must be a callable, \"nltk-porter\" (the compiled one) or None");
         return -1;
     }
     int nt = (int)PyList_GET_SIZE(types);
@@ -738,7 +921,35 @@ static PyTypeObject RSKernelType = {
     .tp_new = PyType_GenericNew,
 };
 
+static PyObject *rs_nltk_porter_stem(PyObject *self, PyObject *word) {
+    if (!PyUnicode_Check(word) || !PyUnicode_IS_ASCII(word)) {
+        PyErr_SetString(PyExc_TypeError, "nltk_porter_stem takes an ASCII str");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(word);
+    if (n > 1 << 20) {
+        PyErr_SetString(PyExc_ValueError, "nltk_porter_stem takes words of at most 2**20 characters");
+        return NULL;
+    }
+    char *b = malloc((size_t)n + 8);
+    if (!b) return PyErr_NoMemory();
+    memcpy(b, PyUnicode_DATA(word), (size_t)n);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (b[i] >= 'A' && b[i] <= 'Z') b[i] = (char)(b[i] + 32); /* stem(word, to_lowercase=True) */
+    int len = rouge_score_nltk_porter(b, (int)n);
+    PyObject *out = PyUnicode_FromStringAndSize(b, len);
+    free(b);
+    return out;
+}
+
+static PyMethodDef rs_functions[] = {
+    {"nltk_porter_stem", (PyCFunction)rs_nltk_porter_stem, METH_O,
+     "NLTK's PorterStemmer().stem(word) (NLTK_EXTENSIONS mode) in C, for an ASCII word."},
+    {NULL, NULL, 0, NULL},
+};
+
 int rouge_score_kernel_register(PyObject *module) {
+    if (PyModule_AddFunctions(module, rs_functions) < 0) return -1;
     if (PyType_Ready(&RSKernelType) < 0) return -1;
     Py_INCREF(&RSKernelType);
     if (PyModule_AddObject(module, "RougeScoreKernel", (PyObject *)&RSKernelType) < 0) {

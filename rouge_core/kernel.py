@@ -149,13 +149,56 @@ def rouge_score_kernel_available() -> bool:
     return _kernel is not None and hasattr(_kernel, "RougeScoreKernel")
 
 
+# Words that take every rule of NLTK's Porter stemmer (each suffix on short and long
+# stems, and NLTK's irregular forms): the compiled stemmer is used only when it gives
+# NLTK's own stem for each of them.
+_PROBE_STEMS = ("", "r", "tr", "happ", "gener", "conn", "hop", "fil", "agr", "y", "oat", "feud", "electr",
+                "sens", "contr", "bowdl", "ceas", "roll", "a1", "sky")
+_PROBE_SUFFIXES = (
+    "", "s", "sses", "ies", "ss", "ied", "eed", "ed", "ing", "ating", "bled", "izing", "lling", "ssed", "y",
+    "ational", "tional", "enci", "anci", "izer", "bli", "alli", "entli", "eli", "ousli", "ization", "ation",
+    "ator", "alism", "iveness", "fulness", "ousness", "aliti", "iviti", "biliti", "fulli", "logi", "icate",
+    "ative", "alize", "iciti", "ical", "ful", "ness", "al", "ance", "ence", "er", "ic", "able", "ible", "ant",
+    "ement", "ment", "ent", "sion", "tion", "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize", "e", "ll",
+    "ying", "yy", "ly",
+)
+_PROBE_WORDS = "sky skies dying lying tying news innings inning outings outing cannings canning howe proceed exceed succeed"
+_compiled_porter_checked: dict = {}
+
+
+def compiled_porter(stem):
+    """"nltk-porter" (the kernel's own C port of NLTK's Porter stemmer) when `stem` is
+    NLTK's `PorterStemmer().stem` in its default mode and the port gives its stems on
+    every probe word (once per process); else `stem` itself, which the kernel calls
+    once per distinct token (another NLTK version, another stemmer)."""
+    owner = getattr(stem, "__self__", None)
+    if owner is None or type(owner).__name__ != "PorterStemmer" or getattr(owner, "mode", None) != getattr(
+        owner, "NLTK_EXTENSIONS", object()
+    ):
+        return stem
+    key = type(owner).__module__
+    if key not in _compiled_porter_checked:
+        probes = [s + x for s in _PROBE_STEMS for x in _PROBE_SUFFIXES] + _PROBE_WORDS.split()
+        differing = [w for w in probes if _kernel.nltk_porter_stem(w) != stem(w)]
+        if differing:
+            _log.warning(
+                "rouge_core: the compiled Porter stemmer differs from this NLTK's on %d probe words (e.g. %r); "
+                "stemming through NLTK",
+                len(differing),
+                differing[0],
+            )
+        _compiled_porter_checked[key] = not differing
+    return "nltk-porter" if _compiled_porter_checked[key] else stem
+
+
 class CompiledRougeScore:
     """The compiled rouge_score kernel for one list of rouge types.
 
     Args:
         types: `rouge_score_preset.RougeType`s of the families in ROUGE_SCORE_FAMILIES.
-        stem: NLTK's `PorterStemmer().stem` (called once per distinct token longer
-            than 3 characters; the kernel caches the answers), or None.
+        stem: NLTK's `PorterStemmer().stem`, or None.  The kernel stems with its C
+            port of it (`compiled_porter`), or else calls it once per distinct
+            token longer than 3 characters; either way the stems are cached.
         result_type: the named tuple the results are built as.
         layout: 0 for `(precision, recall, fmeasure)` as rouge-score's `Score`, with
             its int 0s for rougeL/rougeLsum when a side has no tokens; 1 for
@@ -173,7 +216,8 @@ class CompiledRougeScore:
         if not rouge_score_kernel_available():
             raise RougeConfigError(f"the compiled rouge_score kernel is not available ({_IMPORT_ERROR or 'old build'})")
         spec = [(t.name, ROUGE_SCORE_FAMILIES[t.family], t.n) for t in types]
-        self._kernel = _kernel.RougeScoreKernel(spec, stem, result_type, layout, -1 if max_cells is None else max_cells)
+        self.stemmer = None if stem is None else compiled_porter(stem)
+        self._kernel = _kernel.RougeScoreKernel(spec, self.stemmer, result_type, layout, -1 if max_cells is None else max_cells)
         self.score = self._kernel.score
 
     def score_batch(self, pairs) -> list:

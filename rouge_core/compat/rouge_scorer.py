@@ -53,22 +53,28 @@ class RougeScorer(scoring.BaseScorer):
 
     # ------------------------------------------------------------ the compiled path
     def _compiled(self):
-        """The compiled kernel for the current rouge types, or None (score in Python)."""
-        if self._split_summaries or type(self._tokenizer) is not tokenizers.DefaultTokenizer:
+        """The compiled kernel for the current rouge types, or None (score in Python).
+
+        Built on first use and again whenever `rouge_types` or the tokenizer has
+        changed since (rouge-score reads both on every call)."""
+        tokenizer = self._tokenizer
+        if self._split_summaries or type(tokenizer) is not tokenizers.DefaultTokenizer:
             return None
+        if self._engine_for is not None and self._engine_for[0] == self.rouge_types and self._engine_for[
+            1
+        ] is tokenizer and self._engine_for[2] == tokenizer.use_stemmer:
+            return self._engine
         types = tuple(dict.fromkeys(self.rouge_types))  # a repeated type is scored once, as a dict key
-        key = (types, self._tokenizer.use_stemmer)
-        if key != self._engine_for:
-            _check_types(types)
-            self._engine = None
-            if types and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
-                self._engine = kernel_module.CompiledRougeScore(
-                    [parse_rouge_type(t) for t in types],
-                    stem=porter_stem() if self._tokenizer.use_stemmer else None,
-                    result_type=scoring.Score,
-                    layout=0,
-                )
-            self._engine_for = key
+        _check_types(types)
+        self._engine = None
+        if types and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
+            self._engine = kernel_module.CompiledRougeScore(
+                [parse_rouge_type(t) for t in types],
+                stem=porter_stem() if tokenizer.use_stemmer else None,
+                result_type=scoring.Score,
+                layout=0,
+            )
+        self._engine_for = (list(self.rouge_types), tokenizer, tokenizer.use_stemmer)
         return self._engine
 
     # ------------------------------------------------------------ rouge-score's API
