@@ -3,8 +3,9 @@
     bash benchmarks/setup_compat_peers.sh          # rouge-score, rouge-score-rs, rapidrouge, rouge-rust
     python benchmarks/bench_compat.py --out benchmarks/results
 
-Every implementation scores the same CNN/DailyMail pairs (one reference each) the
-way its users call it:
+Every implementation scores the same CNN/DailyMail pairs (by default all 45,960 of
+the four systems' test outputs in ../shared/data, one reference each) the way its
+users call it:
 
 * rouge-score 0.1.2 (Google's, pure Python) and rapidrouge 0.2.0 (pure Python,
   bit-parallel LCS): `RougeScorer(types, use_stemmer).score(target, prediction)`
@@ -24,7 +25,8 @@ and rouge1/rouge2/rougeL without.
 Speed is pairs per CPU second (the CPU time of the scoring call, every thread of
 the worker process: the machine may be shared, so CPU time, not wall time), as the
 marginal cost between two sizes (the first --small pairs and all --pairs, each in
-fresh processes, the least CPU of --runs), so that fixed costs cancel out.  Each
+fresh processes; for a compiled implementation the least CPU of --runs processes per
+size, a pure-Python one runs once per size), so that fixed costs cancel out.  Each
 process starts cold: the drop-in's stem cache and rouge-score's are empty.  Exactness is measured against
 rouge-score's own values on every pair: per type, the number of precision, recall
 and F values that are not the same float, and the largest absolute difference.
@@ -50,15 +52,15 @@ SETTINGS = {
     "stemmed rouge1/rouge2/rougeLsum": (["rouge1", "rouge2", "rougeLsum"], True),
     "unstemmed rouge1/rouge2/rougeL": (["rouge1", "rouge2", "rougeL"], False),
 }
-# (name, interpreter: "project" or "peers", what it can score)
+# (name, interpreter: "project" or "peers", compiled: timed --runs times per size, else once)
 IMPLEMENTATIONS = [
-    ("rouge_core.compat [C] score", "project"),
-    ("rouge_core.compat [C] score_batch", "project"),
-    ("rouge_core.compat [Python] score", "project"),
-    ("rouge-score-rs 0.2.1 score_batch", "peers"),
-    ("rouge-rust 0.1.12 score_batch", "peers"),
-    ("rapidrouge 0.2.0 score", "peers"),
-    ("rouge-score 0.1.2 score", "peers"),
+    ("rouge_core.compat [C] score", "project", True),
+    ("rouge_core.compat [C] score_batch", "project", True),
+    ("rouge_core.compat [Python] score", "project", False),
+    ("rouge-score-rs 0.2.1 score_batch", "peers", True),
+    ("rouge-rust 0.1.12 score_batch", "peers", True),
+    ("rapidrouge 0.2.0 score", "peers", False),
+    ("rouge-score 0.1.2 score", "peers", False),
 ]
 REFERENCE = "rouge-score 0.1.2 score"
 
@@ -153,15 +155,19 @@ def compare(values_path: Path, reference_path: Path) -> dict:
 
 # ------------------------------------------------------------------ corpus
 def write_corpus(data: Path, source: str, out: Path) -> tuple[Path, int]:
+    """The pairs of `source` (a file, or "all": every file of cnndm_test_outputs in name
+    order, as tests/core/compat reads them) as JSON lines of candidate and reference."""
+    folder = data / "cnndm_test_outputs"
+    files = sorted(folder.glob("*.jsonl.gz")) if source == "all" else [folder / source]
     path = out / "compat_pairs.jsonl"
     count = 0
-    with gzip.open(data / "cnndm_test_outputs" / source, "rt", encoding="utf-8") as fh, open(
-        path, "w", encoding="utf-8"
-    ) as dst:
-        for line in fh:
-            row = json.loads(line)
-            dst.write(json.dumps({"candidate": row["candidate"], "reference": row["references"][0]}) + "\n")
-            count += 1
+    with open(path, "w", encoding="utf-8") as dst:
+        for file in files:
+            with gzip.open(file, "rt", encoding="utf-8") as fh:
+                for line in fh:
+                    row = json.loads(line)
+                    dst.write(json.dumps({"candidate": row["candidate"], "reference": row["references"][0]}) + "\n")
+                    count += 1
     return path, count
 
 
@@ -216,13 +222,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results"))
     ap.add_argument("--data", default=os.environ.get("ROUGE_SHARED_DATA") or str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--source", default="see2017_pointer_gen_cov.jsonl.gz", help="CNN/DM file under cnndm_test_outputs")
+    ap.add_argument(
+        "--source", default="all", help="a CNN/DM file under cnndm_test_outputs, or all (the four systems' outputs)"
+    )
     ap.add_argument("--pairs", type=int, default=0, help="pairs to score (default: the whole file)")
     ap.add_argument("--small", type=int, default=0, help="the smaller size of the marginal cost (default: pairs / 4)")
     ap.add_argument("--python", default=sys.executable, help="the interpreter with rouge_core's dependencies")
     ap.add_argument("--peers-python", default=str(REPO / "benchmarks" / ".venv-peers" / "bin" / "python"))
-    ap.add_argument("--runs", type=int, default=3, help="fresh processes per size; the least CPU counts")
+    ap.add_argument(
+        "--runs", type=int, default=5, help="fresh processes per size for compiled implementations; the least CPU counts"
+    )
     ap.add_argument("--only", help="comma-separated setting names to run (default: all)")
+    ap.add_argument("--impls", help="comma-separated implementation name prefixes to run (default: all)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -235,7 +246,8 @@ def main() -> None:
     pairs = min(args.pairs or available, available)
     small = args.small or pairs // 4
     report = {
-        "corpus": f"CNN/DM test outputs, {args.source}",
+        "corpus": "CNN/DM test outputs of four systems (see2017 baseline, pointer-gen, pointer-gen + coverage; "
+        "SimCLS 2021)" if args.source == "all" else f"CNN/DM test outputs, {args.source}",
         "pairs": pairs,
         "small": small,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
@@ -248,19 +260,22 @@ def main() -> None:
         for setting, (types, stemming) in settings.items():
             rows = {}
             values = {}
-            for impl, interpreter in IMPLEMENTATIONS:
+            for impl, interpreter, compiled in IMPLEMENTATIONS:
+                runs = args.runs if compiled else 1  # a pure-Python run is long: its noise is small
+                if args.impls and not any(impl.startswith(x) for x in args.impls.split(",")):
+                    continue
                 python = args.python if interpreter == "project" else args.peers_python
                 spec = dict(impl=impl, types=types, stemming=stemming, corpus=str(corpus))
                 values[impl] = Path(tmp) / f"{len(rows)}.json"
                 large = run_worker(python, dict(spec, pairs=pairs, values=str(values[impl])))
-                if "cpu_s" in large and args.runs > 1:
-                    again = best_of(python, dict(spec, pairs=pairs), args.runs - 1)
+                if "cpu_s" in large and runs > 1:
+                    again = best_of(python, dict(spec, pairs=pairs), runs - 1)
                     large = min([large, again], key=lambda r: r.get("cpu_s", float("inf")))
                 if "cpu_s" not in large:
                     rows[impl] = large
                     print(setting, impl, large, flush=True)
                     continue
-                little = best_of(python, dict(spec, pairs=small), args.runs)
+                little = best_of(python, dict(spec, pairs=small), runs)
                 rate = (pairs - small) / max(large["cpu_s"] - little["cpu_s"], 1e-9)
                 rows[impl] = {
                     "pairs_per_cpu_s": rate,

@@ -75,12 +75,34 @@ typedef struct {
     RVec sent; /* start offsets; sent.a[nsent] == tok.n after reading */
 } RText;
 
-/* The vocabulary is an open-addressing table of small slots (a 32-bit tag of the
- * hash and the id: 8 bytes, so that the table stays in cache); per id, the token's
- * first 16 bytes inline (zero-padded), its length and where the rest lies in the
- * arena.  A token of up to 16 bytes is compared without reading the arena. */
-typedef struct { uint32_t tag; int32_t id; } VSlot; /* id -1: empty */
-typedef struct { uint64_t p0, p1; size_t off; size_t len; } VInfo;
+/* A vocabulary: token bytes -> id, an open-addressing table of small slots (a
+ * 32-bit tag of the hash and the id) and, per id, the token's first 16 bytes inline
+ * (zero-padded), its length and where it lies in the arena; a token of up to 16
+ * bytes is compared without reading the arena.  `epoch` empties it in O(1): a slot
+ * of another epoch is empty.
+ *
+ * One is kept per pair (the tokens of the candidate and its references), so that
+ * the n-gram and LCS tables are indexed by small ids that stay in cache; stems are
+ * cached across pairs in the stem cache (SSlot). */
+typedef struct { uint32_t stamp, tag; int32_t id; } VSlot;
+typedef struct { uint64_t p0, p1, h; size_t off, len; } VInfo;
+typedef struct {
+    VSlot *slots; size_t cap; uint32_t epoch;
+    VInfo *info; size_t icap; int32_t n;
+    char *arena; size_t alen, acap;
+} Vocab;
+
+/* One entry of the stem cache, 64 bytes: a hit reads one cache line.  A raw token
+ * or stem of more than 16 bytes keeps the rest in RSKernel.stext. */
+typedef struct {
+    uint64_t p0, p1;   /* the raw token's first 16 bytes, zero-padded */
+    uint64_t s0, s1;   /* its stem's first 16 bytes */
+    uint64_t raw_off;  /* where a raw token's bytes past the 16th are */
+    uint64_t stem_off; /* where a stem's bytes past the 16th are */
+    uint32_t len;      /* raw length; 0: an empty entry */
+    int32_t slen;      /* stem length; -1: dropped (not [a-z0-9]+) */
+    uint32_t tag, unused;
+} SSlot;
 
 static inline void rs_prefix(const char *s, size_t n, uint64_t *p0, uint64_t *p1) {
     char b[16] = {0};
@@ -97,17 +119,17 @@ typedef struct {
     PyObject *stem, *result_type, *zero;
     int builtin_stem; /* stem with rouge_score_nltk_porter instead of calling `stem` */
     long long max_cells; /* -1: none */
-    /* vocabulary: token bytes -> id */
-    VSlot *table; size_t tcap; /* power of two */
-    char *arena; size_t alen, acap;
-    VInfo *info; int32_t *stem_of; size_t idcap;
-    int32_t nvocab;
-    /* dense per-pair scratch over ids */
-    int32_t *cnt_r, *cnt_c, *slot; size_t dcap;
+    /* this pair's tokens (local ids) and, per local id, its stem's local id and scratch */
+    Vocab loc;
+    int32_t *lstem, *cnt_r, *cnt_c, *slot; size_t lcap;
+    /* the stem cache: raw token -> its stem, or dropped; one cache line per entry */
+    SSlot *scache; size_t scap, sn;
+    char *stext; size_t stext_len, stext_cap; /* bytes past the 16th of long tokens and stems */
     /* texts */
     RText cand, ref;
     char *tbuf; size_t tbcap;
     char *sbuf; size_t sbcap;
+    RVec raw, rawline, pending; /* one text's raw token ids, their line numbers, ids awaiting a stem */
     /* scratch */
     uint64_t *masks; size_t maskcap;
     uint64_t *rows; size_t rowcap;
@@ -130,86 +152,93 @@ static inline uint64_t rs_hash(const char *s, size_t n, uint64_t p0, uint64_t p1
     return n > 16 ? rs_mix(h) : h;
 }
 
-static void rs_vocab_clear(RSKernel *k) {
-    if (k->table) memset(k->table, 0xff, k->tcap * sizeof(VSlot));
-    k->alen = 0;
-    k->nvocab = 0;
+static void vocab_reset(Vocab *v) {
+    if (++v->epoch == 0) { /* wrapped: clear the stamps once */
+        if (v->slots) memset(v->slots, 0, v->cap * sizeof(VSlot));
+        v->epoch = 1;
+    }
+    v->n = 0;
+    v->alen = 0;
 }
 
-static int rs_ids_reserve(RSKernel *k, size_t n) {
-    if (n <= k->idcap) return 0;
-    size_t cap = k->idcap ? k->idcap : 1024;
-    while (cap < n) cap *= 2;
-    VInfo *v = realloc(k->info, cap * sizeof(VInfo));
-    if (!v) { PyErr_NoMemory(); return -1; }
-    k->info = v;
-    int32_t *s = realloc(k->stem_of, cap * sizeof(int32_t));
-    if (!s) { PyErr_NoMemory(); return -1; }
-    k->stem_of = s;
-    int32_t *a = realloc(k->cnt_r, cap * sizeof(int32_t));
-    if (!a) { PyErr_NoMemory(); return -1; }
-    k->cnt_r = a;
-    int32_t *b = realloc(k->cnt_c, cap * sizeof(int32_t));
-    if (!b) { PyErr_NoMemory(); return -1; }
-    k->cnt_c = b;
-    int32_t *c = realloc(k->slot, cap * sizeof(int32_t));
-    if (!c) { PyErr_NoMemory(); return -1; }
-    k->slot = c;
-    for (size_t i = k->idcap; i < cap; i++) { k->cnt_r[i] = 0; k->cnt_c[i] = 0; k->slot[i] = -1; }
-    k->idcap = cap;
+static void vocab_free(Vocab *v) { free(v->slots); free(v->info); free(v->arena); memset(v, 0, sizeof(*v)); }
+
+static int vocab_grow(Vocab *v) { /* keep the table at most half full */
+    size_t cap = v->cap ? 2 * v->cap : 1024;
+    VSlot *t = calloc(cap, sizeof(VSlot));
+    if (!t) { PyErr_NoMemory(); return -1; }
+    if (v->epoch == 0) v->epoch = 1;
+    for (int32_t id = 0; id < v->n; id++) { /* rehash from the ids */
+        VInfo *e = &v->info[id];
+        uint64_t h = e->h;
+        size_t j = (size_t)h & (cap - 1);
+        while (t[j].stamp == v->epoch) j = (j + 1) & (cap - 1);
+        t[j].stamp = v->epoch; t[j].tag = (uint32_t)(h >> 32); t[j].id = id;
+    }
+    free(v->slots);
+    v->slots = t;
+    v->cap = cap;
     return 0;
 }
 
-static inline size_t rs_slot_of(uint64_t h, size_t cap) { return (size_t)(h & (cap - 1)); }
-static inline uint32_t rs_tag(uint64_t h) { return (uint32_t)(h >> 32); }
-
-/* The id of a token's bytes, added when new; -1 on error. */
-static int32_t rs_intern(RSKernel *k, const char *s, size_t n) {
-    if ((size_t)(k->nvocab + 1) * 2 > k->tcap) { /* grow the table to keep it at most half full */
-        size_t cap = k->tcap ? 2 * k->tcap : 4096;
-        VSlot *t = malloc(cap * sizeof(VSlot));
-        if (!t) { PyErr_NoMemory(); return -1; }
-        memset(t, 0xff, cap * sizeof(VSlot));
-        for (int32_t id = 0; id < k->nvocab; id++) { /* rehash from the ids */
-            VInfo *v = &k->info[id];
-            uint64_t h = rs_hash(k->arena + v->off, v->len, v->p0, v->p1);
-            size_t j = rs_slot_of(h, cap);
-            while (t[j].id >= 0) j = (j + 1) & (cap - 1);
-            t[j].tag = rs_tag(h);
-            t[j].id = id;
-        }
-        free(k->table);
-        k->table = t;
-        k->tcap = cap;
-    }
+/* The id of a token's bytes, added when new (*is_new); -1 on error. */
+static int32_t vocab_id(Vocab *v, const char *s, size_t n, int *is_new) {
+    *is_new = 0;
+    if ((size_t)(v->n + 1) * 2 > v->cap && vocab_grow(v) < 0) return -1;
     uint64_t p0, p1;
     rs_prefix(s, n, &p0, &p1);
     uint64_t h = rs_hash(s, n, p0, p1);
-    uint32_t tag = rs_tag(h);
-    size_t j = rs_slot_of(h, k->tcap);
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t j = (size_t)h & (v->cap - 1);
     for (;;) {
-        VSlot *e = &k->table[j];
-        if (e->id < 0) break;
+        VSlot *e = &v->slots[j];
+        if (e->stamp != v->epoch) break;
         if (e->tag == tag) {
-            VInfo *v = &k->info[e->id];
-            if (v->len == n && v->p0 == p0 && v->p1 == p1 &&
-                (n <= 16 || memcmp(k->arena + v->off + 16, s + 16, n - 16) == 0))
+            VInfo *f = &v->info[e->id];
+            if (f->len == n && f->p0 == p0 && f->p1 == p1 &&
+                (n <= 16 || memcmp(v->arena + f->off + 16, s + 16, n - 16) == 0))
                 return e->id;
         }
-        j = (j + 1) & (k->tcap - 1);
+        j = (j + 1) & (v->cap - 1);
     }
-    char *a = rs_grow(k->arena, &k->acap, k->alen + n, 1);
+    char *a = rs_grow(v->arena, &v->acap, v->alen + n, 1);
     if (!a) return -1;
-    k->arena = a;
-    if (rs_ids_reserve(k, (size_t)k->nvocab + 1) < 0) return -1;
-    memcpy(k->arena + k->alen, s, n);
-    int32_t id = k->nvocab++;
-    k->table[j].tag = tag;
-    k->table[j].id = id;
-    VInfo *v = &k->info[id];
-    v->p0 = p0; v->p1 = p1; v->off = k->alen; v->len = n;
-    k->stem_of[id] = -2; /* not asked yet */
-    k->alen += n;
+    v->arena = a;
+    VInfo *info = rs_grow(v->info, &v->icap, (size_t)v->n + 1, sizeof(VInfo));
+    if (!info) return -1;
+    v->info = info;
+    memcpy(v->arena + v->alen, s, n);
+    int32_t id = v->n++;
+    v->slots[j].stamp = v->epoch; v->slots[j].tag = tag; v->slots[j].id = id;
+    VInfo *f = &v->info[id];
+    f->p0 = p0; f->p1 = p1; f->h = h; f->off = v->alen; f->len = n;
+    v->alen += n;
+    *is_new = 1;
+    return id;
+}
+
+/* The local id of a token's bytes, its per-id scratch set up when new; -1 on error. */
+static int32_t rs_local(RSKernel *k, const char *s, size_t n) {
+    int is_new;
+    int32_t id = vocab_id(&k->loc, s, n, &is_new);
+    if (id < 0 || !is_new) return id;
+    if ((size_t)id >= k->lcap) {
+        size_t cap = k->lcap ? 2 * k->lcap : 1024;
+        int32_t *a = realloc(k->lstem, cap * sizeof(int32_t));
+        if (!a) { PyErr_NoMemory(); return -1; }
+        k->lstem = a;
+        a = realloc(k->cnt_r, cap * sizeof(int32_t));
+        if (!a) { PyErr_NoMemory(); return -1; }
+        k->cnt_r = a;
+        a = realloc(k->cnt_c, cap * sizeof(int32_t));
+        if (!a) { PyErr_NoMemory(); return -1; }
+        k->cnt_c = a;
+        a = realloc(k->slot, cap * sizeof(int32_t));
+        if (!a) { PyErr_NoMemory(); return -1; }
+        k->slot = a;
+        k->lcap = cap;
+    }
+    k->lstem[id] = -2; k->cnt_r[id] = 0; k->cnt_c[id] = 0; k->slot[id] = -1;
     return id;
 }
 
@@ -368,58 +397,164 @@ int rouge_score_nltk_porter(char *w, int n) {
     return n;
 }
 
-/* The token as scored: itself, or its stem (cached); -1 dropped, -2 error. */
-static int32_t rs_token(RSKernel *k, const char *s, size_t n) {
-    int32_t id = rs_intern(k, s, n);
-    if (id < 0) return -2;
-    if ((!k->stem && !k->builtin_stem) || n <= 3) return id;
-    int32_t st = k->stem_of[id];
-    if (st != -2) return st;
+static int rs_stext(RSKernel *k, const char *s, size_t n, uint64_t *off) {
+    char *a = rs_grow(k->stext, &k->stext_cap, k->stext_len + n, 1);
+    if (!a) return -1;
+    k->stext = a;
+    memcpy(a + k->stext_len, s, n);
+    *off = k->stext_len;
+    k->stext_len += n;
+    return 0;
+}
+
+static int rs_scache_grow(RSKernel *k) { /* keep it at most half full */
+    size_t cap = k->scap ? 2 * k->scap : 4096;
+    SSlot *t = calloc(cap, sizeof(SSlot));
+    if (!t) { PyErr_NoMemory(); return -1; }
+    for (size_t i = 0; i < k->scap; i++) {
+        SSlot *e = &k->scache[i];
+        if (!e->len) continue;
+        uint64_t h = ((uint64_t)e->tag << 32) | e->unused; /* the hash, kept for rehashing */
+        size_t j = (size_t)h & (cap - 1);
+        while (t[j].len) j = (j + 1) & (cap - 1);
+        t[j] = *e;
+    }
+    free(k->scache);
+    k->scache = t;
+    k->scap = cap;
+    return 0;
+}
+
+/* The stem of a raw token, from the cache or computed: *out / *len (copied to
+ * k->sbuf), or *len -1 when rouge-score drops it.  Returns 0, or -1 with an
+ * exception set. */
+static int rs_stem(RSKernel *k, const char *s, size_t n, uint64_t h, const char **out, int32_t *len) {
+    if ((k->sn + 1) * 2 > k->scap && rs_scache_grow(k) < 0) return -1;
+    uint64_t p0, p1;
+    rs_prefix(s, n, &p0, &p1);
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t j = (size_t)h & (k->scap - 1);
+    char *b = rs_grow(k->sbuf, &k->sbcap, n + 32, 1); /* room for a stem of n + 1 bytes */
+    if (!b) return -1;
+    k->sbuf = b;
+    SSlot *e;
+    for (;;) {
+        e = &k->scache[j];
+        if (!e->len) break;
+        if (e->tag == tag && e->len == n && e->p0 == p0 && e->p1 == p1 &&
+            (n <= 16 || memcmp(k->stext + e->raw_off, s + 16, n - 16) == 0)) {
+            *len = e->slen;
+            if (e->slen > 0) {
+                memcpy(b, &e->s0, 8);
+                memcpy(b + 8, &e->s1, 8);
+                if (e->slen > 16) memcpy(b + 16, k->stext + e->stem_off, (size_t)e->slen - 16);
+            }
+            *out = b;
+            return 0;
+        }
+        j = (j + 1) & (k->scap - 1);
+    }
+    /* not cached: stem it */
+    const char *stem;
+    Py_ssize_t slen;
+    PyObject *res = NULL;
     if (k->builtin_stem) {
-        char *b = rs_grow(k->sbuf, &k->sbcap, n + 8, 1);
-        if (!b) return -2;
-        k->sbuf = b;
         memcpy(b, s, n);
-        int len = rouge_score_nltk_porter(b, (int)n);
-        st = rs_intern(k, b, (size_t)len);
-        if (st < 0) return -2;
-        k->stem_of[id] = st;
-        return st;
-    }
-    PyObject *word = PyUnicode_FromStringAndSize(s, (Py_ssize_t)n);
-    if (!word) return -2;
-    PyObject *out = PyObject_CallOneArg(k->stem, word);
-    Py_DECREF(word);
-    if (!out) return -2;
-    if (!PyUnicode_Check(out)) {
-        PyErr_Format(PyExc_TypeError, "the stemmer returned %.80s, not a str", Py_TYPE(out)->tp_name);
-        Py_DECREF(out);
-        return -2;
-    }
-    Py_ssize_t len;
-    const char *u = PyUnicode_AsUTF8AndSize(out, &len);
-    if (!u) { Py_DECREF(out); return -2; }
-    if (rs_valid(u, len)) {
-        st = rs_intern(k, u, (size_t)len);
-        if (st < 0) { Py_DECREF(out); return -2; }
+        slen = rouge_score_nltk_porter(b, (int)n);
+        stem = b;
     } else {
-        st = -1;
+        PyObject *word = PyUnicode_FromStringAndSize(s, (Py_ssize_t)n);
+        if (!word) return -1;
+        res = PyObject_CallOneArg(k->stem, word);
+        Py_DECREF(word);
+        if (!res) return -1;
+        if (!PyUnicode_Check(res)) {
+            PyErr_Format(PyExc_TypeError, "the stemmer returned %.80s, not a str", Py_TYPE(res)->tp_name);
+            Py_DECREF(res);
+            return -1;
+        }
+        stem = PyUnicode_AsUTF8AndSize(res, &slen);
+        if (!stem) { Py_DECREF(res); return -1; }
     }
-    Py_DECREF(out);
-    k->stem_of[id] = st; /* rs_intern may have moved stem_of: index again */
-    return st;
+    SSlot fresh = {0};
+    fresh.p0 = p0; fresh.p1 = p1; fresh.len = (uint32_t)n; fresh.tag = tag; fresh.unused = (uint32_t)h;
+    if (n > 16 && rs_stext(k, s + 16, n - 16, &fresh.raw_off) < 0) { Py_XDECREF(res); return -1; }
+    if (rs_valid(stem, slen)) {
+        fresh.slen = (int32_t)slen;
+        rs_prefix(stem, (size_t)slen, &fresh.s0, &fresh.s1);
+        if (slen > 16 && rs_stext(k, stem + 16, (size_t)slen - 16, &fresh.stem_off) < 0) {
+            Py_XDECREF(res);
+            return -1;
+        }
+    } else {
+        fresh.slen = -1;
+    }
+    if (res) { /* NLTK's stem, in res's buffer: copy it to sbuf (the builtin one is there already) */
+        char *o = rs_grow(k->sbuf, &k->sbcap, (size_t)slen + 1, 1);
+        if (!o) { Py_DECREF(res); return -1; }
+        k->sbuf = o;
+        memcpy(o, stem, (size_t)slen);
+    }
+    Py_XDECREF(res);
+    *e = fresh;
+    k->sn++;
+    *len = fresh.slen;
+    *out = k->sbuf;
+    return 0;
+}
+
+/* Stems for the raw tokens of one text (k->raw): first the stem cache entries of
+ * every distinct new token are prefetched, then looked up (their cache misses
+ * overlap instead of queueing).  lstem[id]: -2 not asked, -3 pending, -1 dropped,
+ * else the local id of the stem. */
+static int rs_resolve_stems(RSKernel *k) {
+    k->pending.n = 0;
+    for (Py_ssize_t i = 0; i < k->raw.n; i++) {
+        int32_t id = k->raw.a[i];
+        if (k->lstem[id] != -2 || k->loc.info[id].len <= 3) continue;
+        k->lstem[id] = -3;
+        if (rvec_push(&k->pending, id) < 0) return -1;
+        if (k->scap) __builtin_prefetch(&k->scache[(size_t)k->loc.info[id].h & (k->scap - 1)]);
+    }
+    for (Py_ssize_t i = 0; i < k->pending.n; i++) {
+        int32_t id = k->pending.a[i];
+        const char *stem;
+        int32_t len;
+        VInfo *v = &k->loc.info[id];
+        if (rs_stem(k, k->loc.arena + v->off, v->len, v->h, &stem, &len) < 0) return -1;
+        int32_t st = -1;
+        if (len >= 0 && (st = rs_local(k, stem, (size_t)len)) < 0) return -1;
+        k->lstem[id] = st;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ reading */
+/* A character's token byte: [a-z0-9] as itself, [A-Z] lowercased, else 0 (a separator). */
+static char RS_CHAR[128];
+
+static void rs_init_chars(void) {
+    for (int c = 0; c < 128; c++)
+        RS_CHAR[c] = (char)((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : (c >= 'A' && c <= 'Z') ? c + 32 : 0);
+}
+
+static int rvec_reserve(RVec *v, Py_ssize_t need) {
+    if (need <= v->cap) return 0;
+    Py_ssize_t cap = v->cap ? v->cap : 256;
+    while (cap < need) cap *= 2;
+    int32_t *a = realloc(v->a, (size_t)cap * sizeof(int32_t));
+    if (!a) { PyErr_NoMemory(); return -1; }
+    v->a = a;
+    v->cap = cap;
+    return 0;
+}
+
 #define RS_READ(TYPE)                                                                              \
     do {                                                                                           \
         const TYPE *d = (const TYPE *)data;                                                        \
         for (Py_ssize_t i = 0; i <= n; i++) {                                                      \
             Py_UCS4 c = i < n ? d[i] : ' ';                                                        \
-            char t = 0;                                                                            \
-            if (c >= 'a' && c <= 'z') t = (char)c;                                                 \
-            else if (c >= '0' && c <= '9') t = (char)c;                                            \
-            else if (c >= 'A' && c <= 'Z') t = (char)(c + 32);                                     \
+            char t = c < 128 ? RS_CHAR[c] : 0;                                                     \
             if (t) {                                                                               \
                 if (tlen + 1 > k->tbcap) {                                                         \
                     char *b = rs_grow(k->tbuf, &k->tbcap, tlen + 1, 1);                            \
@@ -430,15 +565,10 @@ static int32_t rs_token(RSKernel *k, const char *s, size_t n) {
                 continue;                                                                          \
             }                                                                                      \
             if (tlen) {                                                                            \
-                int32_t id = rs_token(k, k->tbuf, tlen);                                           \
-                if (id == -2) goto error;                                                          \
-                if (id >= 0) {                                                                     \
-                    if (line != last_line) {                                                       \
-                        if (rvec_push(&out->sent, (int32_t)out->tok.n) < 0) goto error;            \
-                        last_line = line;                                                          \
-                    }                                                                              \
-                    if (rvec_push(&out->tok, id) < 0) goto error;                                  \
-                }                                                                                  \
+                int32_t id = rs_local(k, k->tbuf, tlen);                                           \
+                if (id < 0) goto error;                                                            \
+                k->raw.a[k->raw.n++] = id; /* room reserved: a text of n characters has at most */ \
+                k->rawline.a[k->rawline.n++] = (int32_t)line; /* n / 2 + 1 tokens */               \
                 tlen = 0;                                                                          \
             }                                                                                      \
             if (c == '\n') line++;                                                                 \
@@ -457,13 +587,33 @@ static int rs_read(RSKernel *k, PyObject *text, RText *out) {
     }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text), line = 0, last_line = -1;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), line = 0;
     size_t tlen = 0;
+    k->raw.n = 0;
+    k->rawline.n = 0;
+    if (rvec_reserve(&k->raw, n / 2 + 2) < 0 || rvec_reserve(&k->rawline, n / 2 + 2) < 0 ||
+        rvec_reserve(&out->tok, n / 2 + 2) < 0 || rvec_reserve(&out->sent, n / 2 + 3) < 0)
+        goto error;
     if (kind == PyUnicode_1BYTE_KIND) RS_READ(Py_UCS1);
     else if (kind == PyUnicode_2BYTE_KIND) RS_READ(Py_UCS2);
     else RS_READ(Py_UCS4);
-    Py_XDECREF(lowered);
-    return rvec_push(&out->sent, (int32_t)out->tok.n);
+    Py_CLEAR(lowered);
+    int stemming = k->stem || k->builtin_stem;
+    if (stemming && rs_resolve_stems(k) < 0) return -1;
+    /* the tokens as scored (stems; dropped ones left out), a sentence per line with tokens */
+    int32_t last_line = -1;
+    for (Py_ssize_t i = 0; i < k->raw.n; i++) {
+        int32_t id = k->raw.a[i];
+        if (stemming && k->loc.info[id].len > 3) id = k->lstem[id];
+        if (id < 0) continue;
+        if (k->rawline.a[i] != last_line) {
+            out->sent.a[out->sent.n++] = (int32_t)out->tok.n;
+            last_line = k->rawline.a[i];
+        }
+        out->tok.a[out->tok.n++] = id;
+    }
+    out->sent.a[out->sent.n++] = (int32_t)out->tok.n;
+    return 0;
 error:
     Py_XDECREF(lowered);
     return -1;
@@ -509,6 +659,35 @@ static int rs_ngram_hits(RSKernel *k, const RText *c, const RText *r, int n, int
     uint64_t *hs = k->ghash;
     for (size_t i = 0; i < cap; i++) pos[i] = -1;
     const int32_t *rt = r->tok.a, *ct = c->tok.a;
+    int bits = 64 / n;
+    if (bits < 31 ? (uint64_t)k->loc.n < (1ULL << bits) : 1) {
+        /* every n-gram packed exactly into 64 bits (local ids are small): compare keys only */
+        for (Py_ssize_t i = 0; i < rn; i++) {
+            uint64_t key = 0;
+            for (int g = 0; g < n; g++) key = (key << bits) | (uint32_t)rt[i + g];
+            size_t j = (size_t)rs_mix(key) & (cap - 1);
+            for (;;) {
+                if (pos[j] < 0) { pos[j] = 0; rem[j] = 1; hs[j] = key; break; }
+                if (hs[j] == key) { rem[j]++; break; }
+                j = (j + 1) & (cap - 1);
+            }
+        }
+        int64_t total = 0;
+        for (Py_ssize_t i = 0; i < cn; i++) {
+            uint64_t key = 0;
+            for (int g = 0; g < n; g++) key = (key << bits) | (uint32_t)ct[i + g];
+            size_t j = (size_t)rs_mix(key) & (cap - 1);
+            while (pos[j] >= 0) {
+                if (hs[j] == key) {
+                    if (rem[j] > 0) { rem[j]--; total++; }
+                    break;
+                }
+                j = (j + 1) & (cap - 1);
+            }
+        }
+        *hits = total;
+        return 0;
+    }
     for (Py_ssize_t i = 0; i < rn; i++) {
         uint64_t h = gram_hash(rt + i, n);
         size_t j = h & (cap - 1);
@@ -570,10 +749,21 @@ static inline void rs_row(uint64_t *V, const uint64_t *M, Py_ssize_t W, uint64_t
     V[W - 1] &= top;
 }
 
+static inline int rs_popcount(uint64_t x) {
+#if defined(__POPCNT__) || !defined(__GNUC__)
+    return __builtin_popcountll(x);
+#else /* without -mpopcnt GCC calls libgcc for __builtin_popcountll: count inline */
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 static inline Py_ssize_t popcount_prefix(const uint64_t *V, Py_ssize_t j) { /* set bits among 0..j-1 */
     Py_ssize_t c = 0, w = 0;
-    for (; (w + 1) * 64 <= j; w++) c += __builtin_popcountll(V[w]);
-    if (j & 63) c += __builtin_popcountll(V[w] & ((1ULL << (j & 63)) - 1));
+    for (; (w + 1) * 64 <= j; w++) c += rs_popcount(V[w]);
+    if (j & 63) c += rs_popcount(V[w] & ((1ULL << (j & 63)) - 1));
     return c;
 }
 
@@ -763,7 +953,12 @@ static PyObject *rs_pair(RSKernel *k, PyObject *candidate, PyObject *references)
     if (nrefs == 0) Py_RETURN_NONE;
     for (Py_ssize_t i = 0; i < nrefs; i++)
         if (!PyUnicode_Check(refs[i])) Py_RETURN_NONE;
-    if (k->nvocab > RS_VOCAB_LIMIT) rs_vocab_clear(k);
+    if (k->sn > RS_VOCAB_LIMIT) { /* the stem cache starts afresh */
+        memset(k->scache, 0, k->scap * sizeof(SSlot));
+        k->sn = 0;
+        k->stext_len = 0;
+    }
+    vocab_reset(&k->loc);
     size_t need = (size_t)k->ntypes * B_N * 2 + 1;
     double *best = rs_grow(k->best, &k->bestcap, need, sizeof(double));
     if (!best) return NULL;
@@ -826,7 +1021,7 @@ static PyObject *RSKernel_score_batch(RSKernel *k, PyObject *pairs) {
 }
 
 static PyObject *RSKernel_vocabulary_size(RSKernel *k, PyObject *unused) {
-    return PyLong_FromLong(k->nvocab);
+    return PyLong_FromSize_t(k->sn);
 }
 
 /* ------------------------------------------------------------------ type */
@@ -834,10 +1029,11 @@ static void RSKernel_dealloc(RSKernel *k) {
     for (int t = 0; t < k->ntypes; t++) Py_XDECREF(k->names ? k->names[t] : NULL);
     free(k->names); free(k->family); free(k->nval);
     Py_XDECREF(k->stem); Py_XDECREF(k->result_type); Py_XDECREF(k->zero);
-    free(k->table); free(k->arena); free(k->info); free(k->stem_of);
-    free(k->cnt_r); free(k->cnt_c); free(k->slot);
+    vocab_free(&k->loc);
+    free(k->lstem); free(k->cnt_r); free(k->cnt_c); free(k->slot);
+    free(k->scache); free(k->stext);
     free(k->cand.tok.a); free(k->cand.sent.a); free(k->ref.tok.a); free(k->ref.sent.a);
-    free(k->tbuf); free(k->sbuf); free(k->masks); free(k->rows); free(k->marks);
+    free(k->tbuf); free(k->sbuf); free(k->raw.a); free(k->rawline.a); free(k->pending.a); free(k->masks); free(k->rows); free(k->marks);
     free(k->gpos); free(k->grem); free(k->ghash); free(k->best);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
@@ -906,7 +1102,7 @@ static PyMethodDef RSKernel_methods[] = {
     {"score_batch", (PyCFunction)RSKernel_score_batch, METH_O,
      "score_batch([(candidate, references), ...]) -> [score(...) of each pair]"},
     {"vocabulary_size", (PyCFunction)RSKernel_vocabulary_size, METH_NOARGS,
-     "Distinct tokens and stems remembered (the stem cache is per token id)."},
+     "Distinct raw tokens in the stem cache."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -949,6 +1145,7 @@ static PyMethodDef rs_functions[] = {
 };
 
 int rouge_score_kernel_register(PyObject *module) {
+    rs_init_chars();
     if (PyModule_AddFunctions(module, rs_functions) < 0) return -1;
     if (PyType_Ready(&RSKernelType) < 0) return -1;
     Py_INCREF(&RSKernelType);

@@ -60,3 +60,25 @@ def test_examples_of_the_porter_paper_as_nltk_stems_them():
              "dying": "die", "innings": "inning", "controlling": "control"}
     for word, stem in cases.items():
         assert kernel._kernel.nltk_porter_stem(word) == stem, word
+
+
+def test_the_kernel_calls_a_python_stemmer_when_given_one(nltk_stem):
+    # A stemmer that is not NLTK's bound method is called from C (once per distinct
+    # token, cached): the same scores as the compiled port on messy text.
+    from rouge_core.compat import scoring
+    from rouge_core.rouge_score_preset import parse_rouge_type
+    from tests.core.test_rouge_score_preset import messy_pairs
+
+    types = [parse_rouge_type(t) for t in ("rouge1", "rouge2", "rougeL", "rougeLsum")]
+    calls = []
+
+    def stem(word):
+        calls.append(word)
+        return nltk_stem(word)
+
+    through_python = kernel.CompiledRougeScore(types, stem=stem, result_type=scoring.Score, layout=0)
+    compiled = kernel.CompiledRougeScore(types, stem=nltk_stem, result_type=scoring.Score, layout=0)
+    assert (through_python.stemmer, compiled.stemmer) == (stem, "nltk-porter")
+    pairs = list(messy_pairs(41, 400))
+    assert through_python.score_batch(pairs) == compiled.score_batch(pairs)
+    assert calls and len(calls) == len(set(calls))  # each distinct token stemmed once
