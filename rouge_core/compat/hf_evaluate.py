@@ -12,11 +12,19 @@ does (`Rouge._compute`); `compute` runs the same steps on this package's drop-in
   same on every run, where evaluate's changes from run to run; `seed=None` draws
   unseeded, as evaluate does;
 * `tokenizer`: a callable text -> tokens, replacing rouge-score's tokenizer.
+
+Beyond evaluate: `flags` (ROUGE-1.5.5 command-line flags) and `preset` (`rouge155`,
+the default with flags, or `unicode`) score with this package's presets instead:
+`use_aggregator=True` gives each metric's official `Average_F` (the average
+ROUGE-1.5.5 prints, as a float), `use_aggregator=False` the per-pair F it stores
+(rounded to 5 decimals, as the script does).
 """
 
 from __future__ import annotations
 
+from rouge_core import RougeConfigError, RougeInputError, RougeScorer, RougeSettings
 from rouge_core.compat import rouge_scorer, scoring
+from rouge_core.report import system_averages
 
 DEFAULT_ROUGE_TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
 
@@ -40,6 +48,8 @@ def compute(
     use_stemmer=False,
     tokenizer=None,
     seed: int | None = scoring.DEFAULT_SEED,
+    preset: str | None = None,
+    flags: str | None = None,
 ):
     """ROUGE of predictions against references, as evaluate's rouge metric returns it.
 
@@ -51,6 +61,8 @@ def compute(
         >>> compute(predictions=["the cat sat"], references=[["a cat sat", "the dog"]],
         ...         rouge_types=["rouge1"], use_aggregator=False)
         {'rouge1': [0.6666666666666666]}
+        >>> compute(predictions=["the cat sat"], references=["a cat sat"], flags="-n 1 -m")
+        {'ROUGE-1': 0.66667, 'ROUGE-L': 0.66667}
     """
     predictions, references = list(predictions), list(references)
     if len(predictions) != len(references):
@@ -60,9 +72,12 @@ def compute(
         )
     if not predictions:
         raise ValueError("compute needs at least one prediction")
+    multi_ref = isinstance(references[0], (list, tuple))
+    if flags is not None or preset not in (None, "rouge_score"):
+        return _compute_with_flags(predictions, references, multi_ref, use_aggregator, preset, flags, rouge_types,
+                                   use_stemmer, tokenizer)
     if rouge_types is None:
         rouge_types = list(DEFAULT_ROUGE_TYPES)
-    multi_ref = isinstance(references[0], (list, tuple))
     if tokenizer is not None:
         tokenizer = Tokenizer(tokenizer)
     scorer = rouge_scorer.RougeScorer(rouge_types=rouge_types, use_stemmer=use_stemmer, tokenizer=tokenizer)
@@ -82,3 +97,28 @@ def compute(
             result[key] = result[key].mid.fmeasure
         return result
     return {key: [score[key].fmeasure for score in scores] for key in scores[0]}
+
+
+def _compute_with_flags(predictions, references, multi_ref, use_aggregator, preset, flags, rouge_types, use_stemmer,
+                        tokenizer):
+    """compute() under a preset with ROUGE-1.5.5 flags: the official averages."""
+    if rouge_types is not None:
+        raise RougeConfigError("rouge_types applies to the rouge_score preset; with flags the metrics come from them")
+    if use_stemmer:
+        raise RougeConfigError("use_stemmer applies to the rouge_score preset; with flags, stem with -m")
+    options = {} if tokenizer is None else {"tokenizer": tokenizer}
+    settings = RougeSettings.from_preset(preset or "rouge155", flags, **options)
+    if settings.counting == 2:
+        raise RougeConfigError("-t 2 prints counts, not averages: use use_aggregator=False for per-pair scores")
+    scorer = RougeScorer(settings)
+    pairs = [(p, list(r) if multi_ref else [r]) for p, r in zip(predictions, references)]
+    results = scorer.score_batch(pairs)
+    for i, result in enumerate(results):
+        if isinstance(result, RougeInputError):
+            raise RougeInputError(f"prediction {i}: {result}", reason=result.reason)
+    tags = settings.metric_tags()
+    if not use_aggregator:
+        return {tag: [result[tag].f_measure for result in results] for tag in tags}
+    # Documents named by their position, as one system: the script's instance order.
+    averages = system_averages("A", {str(i): result for i, result in enumerate(results)}, settings)
+    return {tag: float(averages[tag][2].average) for tag in tags}

@@ -124,3 +124,37 @@ def test_evaluate_docstring_example():
 def test_mismatched_lengths_are_an_error():
     with pytest.raises(ValueError, match="same length; got 2 predictions and 1 references"):
         compute(predictions=["a", "b"], references=["a"])
+
+
+# ---------------------------------------------------------------- beyond evaluate: ROUGE-1.5.5 flags
+def test_flags_give_the_official_scripts_averages_and_per_pair_scores():
+    import re
+
+    from tests.oracle import find_rouge155_home, run_rouge155
+
+    home = find_rouge155_home()
+    if home is None:
+        pytest.skip("the ROUGE-1.5.5 oracle is not installed (scripts/install_oracle.sh)")
+    flags = "-c 95 -r 1000 -n 2 -m"
+    pairs = cnndm_pairs(40)
+    predictions = [p for _, p in pairs] + [c for c, _ in messy_pairs(51, 20)]
+    references = [[t] for t, _ in pairs] + [refs for _, refs in messy_pairs(51, 20)]
+    cases = [dict(system="A", doc_id=str(i), candidate=p, references=r)
+             for i, (p, r) in enumerate(zip(predictions, references))]
+    code, out, err = run_rouge155(cases, flags + " -d", home)
+    assert code == 0, err
+    averages = {m[0]: float(m[1]) for m in re.findall(r"^A (ROUGE-\w+) Average_F: ([0-9.]+)", out, re.M)}
+    per_pair = {}
+    for tag, doc, f in re.findall(r"^A (ROUGE-\w+) Eval (\d+)\.A R:[0-9.]+ P:[0-9.]+ F:([0-9.]+)", out, re.M):
+        per_pair.setdefault(tag, {})[int(doc)] = float(f)
+    assert sorted(averages) == ["ROUGE-1", "ROUGE-2", "ROUGE-L"]
+    assert compute(predictions=predictions, references=references, flags=flags) == averages
+    got = compute(predictions=predictions, references=references, flags=flags, use_aggregator=False)
+    assert got == {tag: [docs[i] for i in range(len(cases))] for tag, docs in per_pair.items()}
+
+
+def test_flags_refuse_the_rouge_score_options():
+    with pytest.raises(ValueError, match="use_stemmer applies to the rouge_score preset"):
+        compute(predictions=["a"], references=["a"], flags="-n 2", use_stemmer=True)
+    with pytest.raises(ValueError, match="rouge_types applies to the rouge_score preset"):
+        compute(predictions=["a"], references=["a"], flags="-n 2", rouge_types=["rouge1"])
