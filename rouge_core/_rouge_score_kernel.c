@@ -181,12 +181,11 @@ static int vocab_grow(Vocab *v) { /* keep the table at most half full */
     return 0;
 }
 
-/* The id of a token's bytes, added when new (*is_new); -1 on error. */
-static int32_t vocab_id(Vocab *v, const char *s, size_t n, int *is_new) {
+/* The id of a token's bytes (p0, p1: its first 16 bytes, from rs_prefix), added
+ * when new (*is_new); -1 on error. */
+static int32_t vocab_id(Vocab *v, const char *s, size_t n, uint64_t p0, uint64_t p1, int *is_new) {
     *is_new = 0;
     if ((size_t)(v->n + 1) * 2 > v->cap && vocab_grow(v) < 0) return -1;
-    uint64_t p0, p1;
-    rs_prefix(s, n, &p0, &p1);
     uint64_t h = rs_hash(s, n, p0, p1);
     uint32_t tag = (uint32_t)(h >> 32);
     size_t j = (size_t)h & (v->cap - 1);
@@ -218,9 +217,9 @@ static int32_t vocab_id(Vocab *v, const char *s, size_t n, int *is_new) {
 }
 
 /* The local id of a token's bytes, its per-id scratch set up when new; -1 on error. */
-static int32_t rs_local(RSKernel *k, const char *s, size_t n) {
+static int32_t rs_local(RSKernel *k, const char *s, size_t n, uint64_t p0, uint64_t p1) {
     int is_new;
-    int32_t id = vocab_id(&k->loc, s, n, &is_new);
+    int32_t id = vocab_id(&k->loc, s, n, p0, p1, &is_new);
     if (id < 0 || !is_new) return id;
     if ((size_t)id >= k->lcap) {
         size_t cap = k->lcap ? 2 * k->lcap : 1024;
@@ -428,7 +427,8 @@ static int rs_scache_grow(RSKernel *k) { /* keep it at most half full */
 /* The stem of a raw token, from the cache or computed: *out / *len (copied to
  * k->sbuf), or *len -1 when rouge-score drops it.  Returns 0, or -1 with an
  * exception set. */
-static int rs_stem(RSKernel *k, const char *s, size_t n, uint64_t h, const char **out, int32_t *len) {
+static int rs_stem(RSKernel *k, const char *s, size_t n, uint64_t h, const char **out, int32_t *len,
+                   uint64_t *q0, uint64_t *q1) {
     if ((k->sn + 1) * 2 > k->scap && rs_scache_grow(k) < 0) return -1;
     uint64_t p0, p1;
     rs_prefix(s, n, &p0, &p1);
@@ -444,6 +444,8 @@ static int rs_stem(RSKernel *k, const char *s, size_t n, uint64_t h, const char 
         if (e->tag == tag && e->len == n && e->p0 == p0 && e->p1 == p1 &&
             (n <= 16 || memcmp(k->stext + e->raw_off, s + 16, n - 16) == 0)) {
             *len = e->slen;
+            *q0 = e->s0;
+            *q1 = e->s1;
             if (e->slen > 0) {
                 memcpy(b, &e->s0, 8);
                 memcpy(b + 8, &e->s1, 8);
@@ -499,6 +501,8 @@ static int rs_stem(RSKernel *k, const char *s, size_t n, uint64_t h, const char 
     *e = fresh;
     k->sn++;
     *len = fresh.slen;
+    *q0 = fresh.s0;
+    *q1 = fresh.s1;
     *out = k->sbuf;
     return 0;
 }
@@ -521,9 +525,10 @@ static int rs_resolve_stems(RSKernel *k) {
         const char *stem;
         int32_t len;
         VInfo *v = &k->loc.info[id];
-        if (rs_stem(k, k->loc.arena + v->off, v->len, v->h, &stem, &len) < 0) return -1;
+        uint64_t q0, q1;
+        if (rs_stem(k, k->loc.arena + v->off, v->len, v->h, &stem, &len, &q0, &q1) < 0) return -1;
         int32_t st = -1;
-        if (len >= 0 && (st = rs_local(k, stem, (size_t)len)) < 0) return -1;
+        if (len >= 0 && (st = rs_local(k, stem, (size_t)len, q0, q1)) < 0) return -1;
         k->lstem[id] = st;
     }
     return 0;
@@ -561,11 +566,14 @@ static int rvec_reserve(RVec *v, Py_ssize_t need) {
                     if (!b) goto error;                                                            \
                     k->tbuf = b;                                                                   \
                 }                                                                                  \
+                if (tlen < 8) q0 |= (uint64_t)(uint8_t)t << (8 * tlen);                            \
+                else if (tlen < 16) q1 |= (uint64_t)(uint8_t)t << (8 * (tlen - 8));                \
                 k->tbuf[tlen++] = t;                                                               \
                 continue;                                                                          \
             }                                                                                      \
             if (tlen) {                                                                            \
-                int32_t id = rs_local(k, k->tbuf, tlen);                                           \
+                int32_t id = rs_local(k, k->tbuf, tlen, q0, q1);                                   \
+                q0 = q1 = 0;                                                                       \
                 if (id < 0) goto error;                                                            \
                 k->raw.a[k->raw.n++] = id; /* room reserved: a text of n characters has at most */ \
                 k->rawline.a[k->rawline.n++] = (int32_t)line; /* n / 2 + 1 tokens */               \
@@ -589,6 +597,7 @@ static int rs_read(RSKernel *k, PyObject *text, RText *out) {
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), line = 0;
     size_t tlen = 0;
+    uint64_t q0 = 0, q1 = 0; /* the token's first 16 bytes, as rs_prefix packs them */
     k->raw.n = 0;
     k->rawline.n = 0;
     if (rvec_reserve(&k->raw, n / 2 + 2) < 0 || rvec_reserve(&k->rawline, n / 2 + 2) < 0 ||
@@ -939,6 +948,9 @@ static PyObject *rs_result(RSKernel *k, const double *best) {
         Py_DECREF(item);
         if (rc < 0) goto error;
     }
+    /* str keys and untracked tuples only: untrack the dict too, as CPython's collector
+     * would on its next pass (a container stored into it later tracks it again). */
+    if (!type->tp_dictoffset && PyObject_GC_IsTracked(dict)) PyObject_GC_UnTrack(dict);
     return dict;
 error:
     Py_DECREF(dict);
