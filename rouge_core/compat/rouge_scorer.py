@@ -65,6 +65,8 @@ class RougeScorer(scoring.BaseScorer):
         ] is tokenizer and self._engine_for[2] == tokenizer.use_stemmer:
             return self._engine
         types = tuple(dict.fromkeys(self.rouge_types))  # a repeated type is scored once, as a dict key
+        if not all(isinstance(t, str) for t in types):
+            return None  # rouge-score's own TypeError, from the Python path
         _check_types(types)
         self._engine = None
         if types and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
@@ -177,7 +179,7 @@ def _check_types(types) -> None:
     for rouge_type in types:
         if rouge_type in ("rougeL", "rougeLsum"):
             continue
-        if not isinstance(rouge_type, str) or not _ROUGE_N.match(rouge_type):
+        if not _ROUGE_N.match(rouge_type):
             raise ValueError("Invalid rouge type: %s" % (rouge_type,))
         if int(rouge_type[5:]) <= 0:
             raise ValueError("rougen requires positive n: %s" % rouge_type)

@@ -106,5 +106,10 @@ def test_errors_as_rouge_score(scoring_path):
         theirs.score_multi([], "a")
     with pytest.raises(ValueError):
         ours.score_multi([], "a")
+    for types in (["rouge1", None], ["rouge1", 2]):  # not a str: rouge-score's re.match raises TypeError
+        with pytest.raises(TypeError):
+            google.RougeScorer(types).score("a", "a")
+        with pytest.raises(TypeError):
+            rouge_scorer.RougeScorer(types).score("a", "a")
     with pytest.raises(ValueError, match="Invalid rouge type: rougeW"):
         rouge_scorer.RougeScorer(["rouge1", "rougeW"]).score("a", "a")
