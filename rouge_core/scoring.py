@@ -74,7 +74,9 @@ class RougeScorer:
         # semantics in Python, for the presets it scores (`Preset.uses_kernel`).
         self._kernel_request = kernel
         self.kernel = kernel_module.choose(kernel) if preset.uses_kernel else "python"
-        self._compiled = kernel_module.CompiledScorer(self) if self.kernel == "c" else None
+        self._compiled = preset.compiled(self) if self.kernel == "c" else None
+        if self._compiled is None:
+            self.kernel = "python"
 
     def __getstate__(self) -> dict:
         # Pickled (e.g. inside a Beam DoFn) without its caches and compiled kernel,

@@ -85,6 +85,11 @@ class Preset:
     def metrics(self, settings) -> Metrics:
         raise NotImplementedError
 
+    def compiled(self, scorer):
+        """The compiled kernel's scorer for `scorer` (with `score_batch(pairs)`), or
+        None where this preset's settings are scored in Python."""
+        return None
+
     def signature_fields(self, settings, common: dict[str, str]) -> list[tuple[str, str]]:
         """The signature's fields after the preset's name and before the version,
         from the fields every preset shares (`common`: n, L, W, S, limit, mref,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rouge_core import kernel as kernel_module
 from rouge_core import lcs, names, ngram, skip_bigram
 from rouge_core.perl_numbers import (
     integer_exponent,
@@ -160,6 +161,9 @@ class Rouge155(Preset):
 
     def metrics(self, settings):
         return Rouge155Metrics(settings)
+
+    def compiled(self, scorer):
+        return kernel_module.CompiledScorer(scorer)
 
     def signature_fields(self, settings, common):
         return flag_fields(settings, common, "porter155+wn2.0", "smart")

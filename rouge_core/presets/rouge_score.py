@@ -38,6 +38,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from rouge_core import kernel as kernel_module
 from rouge_core import lcs, names, ngram, skip_bigram
 from rouge_core.errors import RougeConfigError
 from rouge_core.names import MetricName
@@ -70,10 +71,17 @@ def parse_rouge_type(name: str) -> MetricName:
 
 
 @lru_cache(maxsize=1)
-def _porter():
+def porter_stem():
+    """NLTK's `PorterStemmer().stem`, as rouge-score's DefaultTokenizer builds it
+    (`porter.PorterStemmer()`: NLTK's default NLTK_EXTENSIONS mode)."""
     from nltk.stem import porter
 
-    return lru_cache(maxsize=1 << 16)(porter.PorterStemmer().stem)
+    return porter.PorterStemmer().stem
+
+
+@lru_cache(maxsize=1)
+def _porter():
+    return lru_cache(maxsize=1 << 16)(porter_stem())
 
 
 def tokenize(sentence: str, stemming: bool = False) -> list[str]:
@@ -193,6 +201,7 @@ def _counts(kind: MetricName, cand: PreparedText, ref: PreparedText) -> tuple:
 class RougeScore(Preset):
     name = "rouge_score"
     default_multi_reference = "best"
+    uses_kernel = True
 
     def resolve(self, settings):
         refuse(settings, "language", "tokenizer")
@@ -236,6 +245,25 @@ class RougeScore(Preset):
 
     def metrics(self, settings):
         return RougeScoreMetrics(settings)
+
+    def compiled(self, scorer):
+        """rougeN / rougeL / rougeLsum under score_multi's best F run in C
+        (rouge_core/_rouge_score_kernel.c); this module's Python is the reference it
+        equals, and scores what the kernel hands back (other families and modes,
+        texts given as lists of sentences, bad input, pairs over the limits)."""
+        settings = scorer.settings
+        types = [parse_rouge_type(tag) for tag in scorer.tags]
+        if settings.multi_reference != "best" or not all(kernel_module.rouge_score_family(t) for t in types):
+            return None
+        if not kernel_module.rouge_score_kernel_available():
+            return None
+        return kernel_module.CompiledRougeScore(
+            types,
+            stem=porter_stem() if settings.stemming else None,
+            result_type=MetricStats,
+            layout=1,
+            max_cells=64 * scorer.max_lcs_cells if settings.rouge_l else None,
+        )
 
     def signature_fields(self, settings, common):
         stem = f"nltk-porter@{package_version('nltk')}" if settings.stemming else "no"
