@@ -1513,6 +1513,9 @@ static struct PyModuleDef kernel_module = {PyModuleDef_HEAD_INIT, "_kernel",
                                            "The compiled kernel behind rouge_core.RougeScorer.score_batch.", -1,
                                            NULL};
 
+/* rouge_core/_rouge_score_kernel.c: the rouge_score preset's RougeScoreKernel. */
+int rouge_score_kernel_register(PyObject *module);
+
 PyMODINIT_FUNC PyInit__kernel(void) {
     init_classes();
     if (PyType_Ready(&KernelType) < 0) return NULL;
@@ -1521,6 +1524,10 @@ PyMODINIT_FUNC PyInit__kernel(void) {
     Py_INCREF(&KernelType);
     if (PyModule_AddObject(m, "Kernel", (PyObject *)&KernelType) < 0) {
         Py_DECREF(&KernelType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (rouge_score_kernel_register(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

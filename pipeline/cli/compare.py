@@ -13,7 +13,7 @@ from pipeline.io.document_texts import find_texts, input_files
 from pipeline.io.publish import publish_files
 from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, table_files
 from pipeline.progress import Progress
-from pipeline.records import MEASURES
+from rouge_core.types import MEASURES
 from pipeline.render.compare import markdown_report, moved_markdown, page_context, terminal_text, verdict
 from pipeline.render.html import render_comparison_page
 from rouge_core.errors import RougeConfigError

@@ -14,7 +14,7 @@ from pipeline.io.text_files import is_text_file, line_aligned_rows
 from pipeline.progress import Progress
 from pipeline.render import tables as views
 from pipeline.score import LocalScores, StrictStop, score_files, score_rows, system_rows
-from rouge_core import RougeConfigError, RougeInputError, render_report
+from rouge_core import RougeConfigError, RougeInputError, names, render_report
 from rouge_core.report import evaluation_ids
 
 
@@ -183,10 +183,10 @@ def _input_mode(args: argparse.Namespace) -> str:
 def _checked_sort(args: argparse.Namespace, settings) -> str | None:
     if args.sort is None:
         return None
-    try:
-        return views.find_metric(args.sort, settings.metric_tags())
-    except ValueError as err:
-        raise RougeConfigError(f"--sort: {err}") from None
+    try:  # the project's one grammar of metric names: rouge2, ROUGE-2, rougeLsum, ROUGE-L, ROUGE-su4 ...
+        return names.find(args.sort, settings.metric_tags())
+    except RougeConfigError as err:
+        raise RougeConfigError(f"--sort {args.sort}: {err}") from None
 
 
 def score_command(args: argparse.Namespace) -> int:

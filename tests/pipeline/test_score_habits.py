@@ -110,8 +110,9 @@ def test_measure_in_any_case(texts):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["{cand}", "{ref}", "--sort", "rougeL"], "use --sort rougeLsum or --sort ROUGE-L"),
-        (["{cand}", "{ref}", "--sort", "BLEU"], "no metric 'BLEU' in this run; the metrics are ROUGE-1"),
+        (["{cand}", "{ref}", "--sort", "rougeL"], "--sort rougeL: rougeL is rouge-score's LCS of the whole text"),
+        (["{cand}", "{ref}", "--sort", "BLEU"], "--sort BLEU: unknown metric name 'BLEU'"),
+        (["{cand}", "{ref}", "--sort", "ROUGE-3", "--rouge-args", "-n 2"], "--sort ROUGE-3: no metric ROUGE-3 among"),
         (["{cand}"], "needs its references: rouge-pipeline score {cand} REF.txt"),
         (["{cand}", "--references", "{ref}"], "without --references"),
         (["--candidates", "{cand}"], "--candidates needs --references"),
