@@ -142,7 +142,7 @@ class Stage:
         else:
             text = f"{count(self.done)} {self.unit}"
         text += f", {per_second(rate)}"
-        if self.total and 0 < self.done < self.total and rate > 0:
+        if self.total and self.total / 100 <= self.done < self.total and rate > 0:  # under 1%: too early to tell
             text += f", about {duration((self.total - self.done) / rate)} left"
         return text + f" ({duration(elapsed)} so far)"
 
