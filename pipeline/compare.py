@@ -2,9 +2,10 @@
 
 For every (system, metric) of either run: the old and new mean of a measure,
 and on the documents both runs scored a paired test of new against old
-(`rouge_core.significance`: bootstrap interval of the change, approximate
-randomization p-value, Holm-adjusted across all the (system, metric) pairs
-compared, since one exit status answers for all of them); systems added or
+(`rouge_core.significance`: the sign-flip test, exact up to 20 documents and by
+Student's t beyond, with the t interval of the change; Holm-adjusted across all
+the (system, metric) pairs compared, since one exit status answers for all of
+them); systems added or
 removed; the documents whose scores moved most.  Runs with different
 signatures are not comparable: the differing settings are named and nothing
 else is computed.
@@ -27,7 +28,7 @@ from collections import defaultdict
 from pipeline.config import DEFAULT_PROFILE
 from pipeline.io import files
 from rouge_core.resampling import SCORE_UNITS, to_units
-from rouge_core.significance import holm, paired_sums, paired_test
+from rouge_core.significance import holm, paired_significance
 
 EXIT_OK, EXIT_DROP, EXIT_USAGE, EXIT_NOT_COMPARABLE = 0, 1, 2, 3
 LEVEL = 0.05  # a drop counts when its Holm-adjusted p-value is below this
@@ -120,13 +121,10 @@ def compare_runs(
     *,
     measure: str,
     fail_on_drop: float,
-    replicates: int,
-    seed: int,
     confidence: float,
 ) -> tuple[list[dict], list[dict]]:
     """(comparison rows, most-moved document rows), sorted by system and metric."""
     rows, moved = [], []
-    by_documents = defaultdict(list)  # shared doc_ids -> [(row, new scores, old scores)]
     for system, metric in sorted(old.scores.keys() | new.scores.keys()):
         before, after = old.scores.get((system, metric), {}), new.scores.get((system, metric), {})
         row = {
@@ -146,8 +144,9 @@ def compare_runs(
                     "delta_points",
                     "ci_low_points",
                     "ci_high_points",
-                    "p_bootstrap",
-                    "p_permutation",
+                    "p_value",
+                    "p_floor",
+                    "method",
                     "p_adjusted",
                 ]
             )
@@ -155,7 +154,18 @@ def compare_runs(
         rows.append(row)
         shared = tuple(sorted(before.keys() & after.keys()))
         if shared:
-            by_documents[shared].append((row, after, before))
+            result = paired_significance(
+                shared, [after[d] for d in shared], [before[d] for d in shared], confidence=confidence
+            )
+            row.update(
+                documents=result.documents,
+                delta_points=100 * result.difference,
+                ci_low_points=None if result.ci_low is None else 100 * result.ci_low,
+                ci_high_points=None if result.ci_high is None else 100 * result.ci_high,
+                p_value=result.p_value,
+                p_floor=result.p_floor,
+                method=result.method,
+            )
             change = {d: to_units(after[d]) - to_units(before[d]) for d in shared}
             largest = sorted(shared, key=lambda d: (-abs(change[d]), d))[:MOVED]
             moved += [
@@ -171,24 +181,8 @@ def compare_runs(
                 for d in largest
                 if change[d]
             ]
-    # The weights and signs of a document are drawn once for every comparison over the same documents.
-    for shared, tests in by_documents.items():
-        columns = [
-            ([to_units(after[d]) for d in shared], [to_units(before[d]) for d in shared])
-            for _, after, before in tests
-        ]
-        for (row, _, _), sums in zip(tests, paired_sums(list(shared), columns, replicates, seed)):
-            result = paired_test(sums, confidence)
-            row.update(
-                documents=result.documents,
-                delta_points=100 * result.difference,
-                ci_low_points=None if result.ci_low is None else 100 * result.ci_low,
-                ci_high_points=None if result.ci_high is None else 100 * result.ci_high,
-                p_bootstrap=result.p_bootstrap,
-                p_permutation=result.p_permutation,
-            )
-    tested = [r for r in rows if r["p_permutation"] is not None]
-    for row, p in zip(tested, holm(r["p_permutation"] for r in tested)):
+    tested = [r for r in rows if r["p_value"] is not None]
+    for row, p in zip(tested, holm(r["p_value"] for r in tested)):
         row["p_adjusted"] = p
     for row in rows:
         if row["status"] != "both":

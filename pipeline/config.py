@@ -39,8 +39,6 @@ Every section and key, with its default:
     [significance]                  # paired tests between systems (runs with two or more)
     enabled = true
     baseline = ""                   # "": every pair of systems; else each system against this one
-    replicates = 1000               # bootstrap replicates = sign-flip permutations (2 to 100,000)
-    seed = 0                        # 0 to 2**63-1
     adjust = "holm"                 # "holm" (family-wise error) or "bh" (Benjamini-Hochberg)
 
     [human]                         # Lin (2004) 2.1: how good is a human summary by this metric
@@ -70,6 +68,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rouge_core import RougeConfigError, RougeSettings
+from rouge_core.significance import SIGNIFICANCE_METHOD
 
 
 @dataclass(frozen=True)
@@ -137,14 +136,12 @@ class StatisticsConfig:
 class SignificanceConfig:
     enabled: bool = True
     baseline: str = ""
-    replicates: int = 1000
-    seed: int = 0
     adjust: str = "holm"
 
     def signature(self) -> str:
         """What changes the significance table's numbers, for run.json and the tables."""
         pairs = f"baseline={self.baseline}" if self.baseline else "all"
-        return f"paired|pairs:{pairs}|R:{self.replicates}|seed:{self.seed}|adjust:{self.adjust}"
+        return f"{SIGNIFICANCE_METHOD}|pairs:{pairs}|adjust:{self.adjust}"
 
 
 @dataclass(frozen=True)
@@ -245,8 +242,6 @@ class RunConfig:
             ("statistics.bootstrap_replicates", self.statistics.bootstrap_replicates, 2, 100_000),
             ("statistics.bootstrap_seed", self.statistics.bootstrap_seed, 0, (1 << 63) - 1),
             ("statistics.jackknife_buckets", self.statistics.jackknife_buckets, 2, 10_000),
-            ("significance.replicates", self.significance.replicates, 2, 100_000),
-            ("significance.seed", self.significance.seed, 0, (1 << 63) - 1),
             ("output.per_document_shards", self.output.per_document_shards, 0, 10_000),
             ("run.progress_seconds", self.run.progress_seconds, 0.1, 86_400),
         ):

@@ -15,7 +15,6 @@ from rouge_core.types import MEASURES
 from pipeline.render.compare import markdown_report, moved_markdown, signed
 from pipeline.render.html import Section, render_report
 from rouge_core.errors import RougeConfigError
-from rouge_core.significance import check_replicates
 
 
 def output_is_empty(path: str) -> bool:
@@ -64,7 +63,6 @@ example (nightly, after tonight's run):
 
 def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
     try:
-        check_replicates(args.replicates)
         if not 0 < args.confidence < 100:
             raise RougeConfigError(f"--confidence must be between 0 and 100, got {args.confidence}")
         if args.fail_on_drop < 0:
@@ -93,14 +91,12 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
         new,
         measure=args.measure,
         fail_on_drop=args.fail_on_drop,
-        replicates=args.replicates,
-        seed=args.seed,
         confidence=args.confidence,
     )
     options = (
         f"Measure: {args.measure}; change = new - old on the documents both runs scored, with its "
-        f"{args.confidence:g}% bootstrap interval; p adjusted: approximate randomization "
-        f"({args.replicates} sign flips, seed {args.seed}), Holm across the {sum(r['status'] == 'both' for r in rows)} "
+        f"{args.confidence:g}% t interval; p: paired sign-flip test (exact up to 20 documents, Student's t "
+        f"beyond); p adjusted: Holm across the {sum(r['status'] == 'both' for r in rows)} "
         f"comparisons; fail on a significant drop of more than {args.fail_on_drop:g} points."
     )
     if args.output:
@@ -153,13 +149,6 @@ def register(subparsers) -> argparse.ArgumentParser:
         "(x 100 scale; default 0: any significant drop)",
     )
     parser.add_argument("--measure", choices=MEASURES, default="f_measure", help="default: f_measure")
-    parser.add_argument(
-        "--replicates",
-        type=int,
-        default=10_000,
-        help="bootstrap replicates and sign flips, at most 100,000 (default 10,000)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the counter-based draws (default 0)")
     parser.add_argument(
         "--confidence", type=float, default=95.0, help="of the interval, percent (default 95)"
     )

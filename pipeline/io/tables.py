@@ -68,10 +68,13 @@ SIGNIFICANCE_COLUMNS = [
     ("mean_a", "float64"),
     ("mean_b", "float64"),
     ("difference", "float64"),
-    ("ci_low", "float64"),
+    ("ci_low", "float64"),  # the t interval of the difference
     ("ci_high", "float64"),
-    ("p_bootstrap", "float64"),
-    ("p_permutation", "float64"),
+    ("effect_size", "float64"),  # d_z: the difference over the sd of the per-document differences
+    ("statistic", "float64"),  # t
+    ("p_value", "float64"),  # the paired sign-flip test (rouge_core.significance)
+    ("p_floor", "float64"),  # the smallest p that any data on these documents could give
+    ("method", "string"),  # "exact sign-flip" (n <= 20) or "t"
     ("p_adjusted", "float64"),
 ]
 COMPARISON_COLUMNS = [
@@ -87,8 +90,9 @@ COMPARISON_COLUMNS = [
     ("delta_points", "float64"),  # 100 x (new - old) on the shared documents
     ("ci_low_points", "float64"),
     ("ci_high_points", "float64"),
-    ("p_bootstrap", "float64"),
-    ("p_permutation", "float64"),
+    ("p_value", "float64"),  # the paired sign-flip test (rouge_core.significance)
+    ("p_floor", "float64"),
+    ("method", "string"),
     ("p_adjusted", "float64"),  # Holm across every row with status "both"
     ("verdict", "string"),  # better, worse, no significant change, added, removed
     ("fails", "bool"),  # worse by more than --fail-on-drop points

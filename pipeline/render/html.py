@@ -96,8 +96,8 @@ def render_report(
 
     system_rows: the per-system table (pipeline.tables.SYSTEM_COLUMNS), any order.
     significance_rows: metric, measure, system_a, system_b, documents, mean_a,
-    mean_b, difference, ci_low, ci_high, p_bootstrap, p_permutation, p_adjusted
-    (empty when there is one system or significance was not asked for).
+    mean_b, difference, ci_low, ci_high, effect_size, statistic, p_value, p_floor,
+    method, p_adjusted (empty when there is one system or significance was not asked for).
     errors_by_reason: error rows per reason code (pipeline.records.REASONS).
     run_record: run.json (signature, counts, versions, ...); missing keys are shown as absent.
     """
@@ -384,8 +384,8 @@ def _pair_cell(a: str, b: str, pair: dict, sign: int) -> dict:
         tone = ("better" if difference > 0 else "worse") + str(len(stars))
     title = (
         f"{a} \u2212 {b}: {_pct(difference, True)} ({_pct(low, True)} to {_pct(high, True)}); "
-        f"adjusted p {_cell(p) or 'n/a'}, bootstrap p {_cell(_number(pair.get('p_bootstrap'))) or 'n/a'}, "
-        f"permutation p {_cell(_number(pair.get('p_permutation'))) or 'n/a'}; "
+        f"adjusted p {_cell(p) or 'n/a'}, p {_cell(_number(pair.get('p_value'))) or 'n/a'} "
+        f"({_cell(pair.get('method')) or 'n/a'}), effect size d_z {_cell(_number(pair.get('effect_size'))) or 'n/a'}; "
         f"{_cell(pair.get('documents'))} documents"
     )
     return {"text": _pct(difference, True), "stars": stars, "tone": tone, "title": title}
