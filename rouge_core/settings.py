@@ -349,11 +349,11 @@ FLAG_LIMITS = (
     ("max_ngram", "-n", 0, MAX_NGRAM, "n-grams longer than 100 words are not a measure of anything"),
     ("word_limit", "-l", 1, (1 << 63) - 1, "a 64-bit count"),
     ("byte_limit", "-b", 1, (1 << 63) - 1, "a 64-bit count"),
-    # Lin (2004) 3.2: the weighting f(x) = x**w must reward consecutive matches,
-    # f(x+y) >= f(x)+f(y), so w >= 1 (below 1 a recall exceeds 1); ROUGE-1.5.5
-    # computes f(f(x)) = x**(w*w) of a reference's length (l.2450), which overflows
-    # a double past w = 5 for texts of about 10**12 words.
-    ("wlcs_weight", "-w", 1, 5, "f(x) = x**w must reward consecutive matches, and x**(w*w) must stay finite"),
+    # ROUGE-1.5.5 computes f(f(x)) = x**(w*w) of a reference's length (l.2450):
+    # with w <= 6 it stays finite for texts of up to 10**8.5 words, more than
+    # input.max_text_bytes (256 MiB at most) can hold; and x**(1/w), finite for w >= 0.01.  (Lin 2004 3.2 means w > 1; the script
+    # accepts w < 1, where a ROUGE-W recall can exceed 1, and so does this package.)
+    ("wlcs_weight", "-w", 0.01, 6, "ROUGE-W raises lengths to the powers w*w and 1/w"),
     # Any gap at least a text's length means "no limit"; the kernel holds the gap
     # in a C long.  Negative values mean no limit and are not bounded.
     ("skip_distance", "-2", None, 1_000_000_000, "a gap beyond any text's length"),

@@ -29,7 +29,8 @@ def score_all_kernels(flags: str):
         results.append(scorer.score(candidate=CANDIDATE, references=REFERENCES))
     for scores in results:
         for stats in scores.values():
-            assert 0 <= stats.f_measure <= 1 and math.isfinite(stats.recall), (flags, stats)
+            # finite numbers (a ROUGE-W recall exceeds 1 for w < 1, in ROUGE-1.5.5 as here)
+            assert all(math.isfinite(v) and v >= 0 for v in stats), (flags, stats)
     assert results[0] == results[1], flags
     return results[0]
 
@@ -45,9 +46,9 @@ def test_both_ends_of_every_range_are_scored(field, flag, low, high, why):
 @pytest.mark.parametrize(
     "flags, stated",
     [
-        ("-w 100", "-w must be from 1 to 5"),
-        ("-w 1e300", "-w must be from 1 to 5"),
-        ("-w 0.5", "-w must be from 1 to 5"),
+        ("-w 100", "-w must be from 0.01 to 6"),
+        ("-w 1e300", "-w must be from 0.01 to 6"),
+        ("-w 0.001", "-w must be from 0.01 to 6"),
         ("-2 99999999999999999999", "-2 must be a negative number (no limit) or from 0 to 1,000,000,000"),
         ("-2 1000000001", "from 0 to 1,000,000,000"),
         ("-l 99999999999999999999", "-l must be from 1 to 9,223,372,036,854,775,807"),
