@@ -3,7 +3,6 @@ result folder atomically with its run record."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -22,7 +21,7 @@ from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
-from pipeline.io.tables import read_json
+from pipeline.io.tables import FINGERPRINTS, read_fingerprints, read_json
 from pipeline.render.html import write_run_report
 from rouge_core import RougeConfigError, __version__, kernel_info
 
@@ -42,21 +41,22 @@ def resolve_inputs(config: RunConfig) -> dict:
     references, missing_refs, reference_size = expand_globs(config.input.references)
     if missing + missing_refs:
         raise RougeConfigError("; ".join(e.message for e in missing + missing_refs))
+    for path in candidates + references:
+        kind = files.special_kind(path)
+        if kind:
+            raise RougeConfigError(
+                f"input {path} is {kind}, which can be read only once; `run` reads each input in a Beam "
+                "worker that may read it again (a retry). Save it to a file first, or score it with "
+                "`rouge-pipeline score`, which reads every input exactly once"
+            )
     return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
-def fingerprint(path: str) -> dict:
-    """Size and SHA-256 of an input file (read once more)."""
-    digest = hashlib.sha256()
-    size = 0
-    try:
-        with files.open_read(path) as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
-                size += len(chunk)
-    except OSError as err:  # the errors table already says the file could not be read
-        return {"path": path, "error": str(err)}
-    return {"path": path, "bytes": size, "sha256": digest.hexdigest()}
+def fingerprints(folder: str, paths: list[str]) -> list[dict]:
+    """Each input's size and SHA-256, as its reader hashed it while reading: the bytes
+    that were scored, even if the file changed after (pipeline.io.rows.HashingReader)."""
+    read = read_fingerprints(folder)
+    return [read.get(path, {"path": path, "error": "not read"}) for path in paths]
 
 
 def check_counts(counts: dict, strict: bool) -> None:
@@ -124,8 +124,8 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "config": config.to_dict(),
             "config_file": config.source,
             "inputs": {
-                "candidates": [fingerprint(p) for p in inputs["candidates"]],
-                "references": [fingerprint(p) for p in inputs["references"]],
+                "candidates": fingerprints(folder, inputs["candidates"]),
+                "references": fingerprints(folder, inputs["references"]),
             },
             "counts": counts,
             "runner": options.view_as(StandardOptions).runner,
@@ -135,7 +135,9 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "seconds": round(time.time() - started, 3),
         }
-        files.delete([files.join(folder, "_counts.json")])
+        files.delete([files.join(folder, "_counts.json")] + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
+        if is_local(folder):
+            os.rmdir(os.path.join(folder, FINGERPRINTS))
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )

@@ -110,9 +110,12 @@ def register(commands) -> argparse.ArgumentParser:
     )
     run.add_argument("--config", help="TOML run configuration (see configs/)")
     io_group = run.add_argument_group("input and output (override the config)")
-    io_group.add_argument("--input", action="append", metavar="GLOB", help="candidate files (repeatable)")
+    # nargs="+": `--input dir/*.jsonl` expanded by the shell gives every file to --input
+    io_group.add_argument("--input", nargs="+", action="extend", metavar="GLOB",
+                          help="candidate files or globs (several values; repeatable)")
     io_group.add_argument(
-        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
+        "--references", nargs="+", action="extend", metavar="GLOB",
+        help="reference files or globs, split form (several values; repeatable)",
     )
     io_group.add_argument("--output", metavar="DIR", help="result folder")
     io_group.add_argument(

@@ -10,7 +10,10 @@ from __future__ import annotations
 import codecs
 import contextlib
 import gzip
+import hashlib
+import io
 import json
+import os
 import re
 import sys
 import zlib
@@ -50,7 +53,20 @@ def read_lines(fh, limit: int):
     """
     pending = bytearray()
     overflow = False
-    while chunk := fh.read(1 << 16):
+    # read1: what is decoded so far, never more; a damaged .gz raises on the call
+    # after the last good bytes, so every row before the damage is kept.
+    read = getattr(fh, "read1", fh.read)
+    while True:
+        try:
+            chunk = read(1 << 16)
+        except (OSError, EOFError, zlib.error):
+            # The last line before the damage, cut or whole, is still a row to
+            # account for (a cut JSON line becomes an invalid_json error row).
+            if pending and not overflow:
+                yield from _cr_lines(bytes(pending))
+            raise
+        if not chunk:
+            break
         start = 0
         while (end := chunk.find(b"\n", start)) != -1:
             if overflow:
@@ -103,13 +119,80 @@ def _sniff(fh) -> bytes:
     return head
 
 
-def iter_rows(path: str, config: InputConfig, fields: frozenset[str]):
+class HashingReader:
+    """A binary file read once, front to back, hashing every byte as it goes: the
+    run record's fingerprint is of the bytes that were parsed, not of the file as
+    it is after the run (which may have changed, or be a pipe that is gone)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+        self._head = b""
+
+    def _take(self, data: bytes) -> bytes:
+        self.sha256.update(data)
+        self.size += len(data)
+        return data
+
+    def peek(self, n: int = 1) -> bytes:
+        """The next bytes without consuming them (read once from the file, kept)."""
+        if len(self._head) < n:
+            self._head += self._take(self.raw.read(n - len(self._head)))
+        return self._head
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            head, self._head = (self._head, b"") if n < 0 or n >= len(self._head) else (self._head[:n], self._head[n:])
+            if n < 0:
+                return head + self._take(self.raw.read())
+            return head
+        return self._take(self.raw.read(n))
+
+    read1 = read
+
+    def readable(self) -> bool:
+        return True
+
+    def drain(self) -> None:
+        """Hash what is left unread (after a damaged block), so the digest is the file's."""
+        self._head = b""
+        while self._take(self.raw.read(1 << 20)):
+            pass
+
+    def digest(self) -> dict:
+        return {"bytes": self.size, "sha256": self.sha256.hexdigest()}
+
+
+def _parquet_digest(raw_file) -> tuple[dict, Optional[tuple]]:
+    """A Parquet file is read by seeking (footer first), so it is hashed in one pass
+    through the same open file first; its (size, mtime) is returned to tell, after
+    parsing, whether it changed in between."""
+    reader = HashingReader(raw_file)
+    reader.drain()
+    raw_file.seek(0)
+    return reader.digest(), _stat_of(raw_file)
+
+
+def _stat_of(raw_file) -> Optional[tuple]:
+    try:
+        st = os.fstat(raw_file.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Optional[dict] = None):
     """Every row of one file, as a `SourceRow` holding only `fields`, or an
     `ErrorRecord`; a file that cannot be read ends with one `unreadable_file` error.
 
     The format comes from the extension (any case: `.parquet`, `.jsonl`, `.json`,
     `.gz`) and, for gzip, from the file's first bytes.  `run` (one call per file,
     in a Beam worker) and `score` read through this same function.
+
+    `digest`, when given, is filled with {"bytes", "sha256"} of the bytes read
+    (the file is opened once and read once; JSON Lines are hashed as they are
+    parsed), or {"error": ...} when the file could not be opened.
     """
     rows = 0
     try:
@@ -118,17 +201,34 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str]):
             return
         with files.open_read(path) as raw_file:
             if path.lower().endswith(".parquet"):
+                before = (None, None)
+                if digest is not None:
+                    before = _parquet_digest(raw_file)
+                    digest.update(before[0])
                 read = _parquet_rows(raw_file, path, config, fields)
+                reader = None
             else:
-                read = _jsonl_rows(raw_file, path, config, fields)
-            for item in read:
-                rows += 1
-                yield item
+                reader = HashingReader(raw_file)
+                read = _jsonl_rows(reader, path, config, fields)
+            try:
+                for item in read:
+                    rows += 1
+                    yield item
+            finally:
+                if reader is not None and digest is not None:
+                    reader.drain()
+                    digest.update(reader.digest())
+            if reader is None and before[1] is not None and _stat_of(raw_file) != before[1]:
+                raise OSError(f"{path} changed while it was being read; its rows may mix two versions")
     except (OSError, EOFError, zlib.error) as err:  # EOFError, zlib.error: a truncated or corrupt .gz
+        if digest is not None and not digest:
+            digest["error"] = str(err)
         yield ErrorRecord(
             None, None, path, None, "unreadable_file", f"cannot read {path} after {rows} rows: {err}"
         )
     except Exception as err:  # the last resort: the file stops here, and says so
+        if digest is not None and not digest:
+            digest["error"] = f"{type(err).__name__}: {err}"
         yield ErrorRecord(
             None, None, path, None, "unreadable_file",
             f"unexpected {type(err).__name__} reading {path} after {rows} rows: {str(err)[:300]!r}",

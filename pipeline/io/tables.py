@@ -263,6 +263,27 @@ class ErrorFileWriter:
             self.parquet_file.close()
 
 
+FINGERPRINTS = "_fingerprints"
+
+
+def write_fingerprint(staging: str, path: str, digest: dict) -> None:
+    """`_fingerprints/file-<hash of path>.json`: the size and SHA-256 of the bytes a
+    reader read from `path` (hashed while reading), for run.json; a retried read
+    rewrites it."""
+    name = files.join(staging, FINGERPRINTS, f"file-{stable_hash(path):016x}.json")
+    files.write_bytes(name, json.dumps({"path": path, **digest}, sort_keys=True).encode("utf-8"))
+
+
+def read_fingerprints(staging: str) -> dict[str, dict]:
+    """{path: fingerprint} of every `write_fingerprint` in `staging`."""
+    found = files.match(files.join(staging, FINGERPRINTS, "file-*.json"))
+    out = {}
+    for name in found:
+        record = json.loads(files.read_bytes(name).decode("utf-8"))
+        out[record["path"]] = record
+    return out
+
+
 def errors_writer(staging: str):
     """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: the rows that failed after reading
     (grouping, scoring), sorted by source and position within each shard.  (Rows that
