@@ -20,6 +20,7 @@ from pipeline.beam.options import choose_runner
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
+from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
 from pipeline.io.tables import FINGERPRINTS, read_fingerprints, read_json
 from pipeline.render.html import write_run_report
@@ -74,9 +75,90 @@ def check_counts(counts: dict, strict: bool) -> None:
             f"({row_errors}) + reference rows ({counts['reference_rows'] - reported_references}): rows were lost"
         )
     if strict and counts["errors"]:
-        raise RunFailed(f"strict mode: {counts['errors']} error rows ({by_reason}); see errors/")
+        raise RunFailed(f"strict mode: {counts['errors']} error rows")
     if counts["scored"] == 0:
-        raise RunFailed("nothing was scored; see errors/")
+        raise RunFailed(f"nothing was scored ({counts['rows_read']} rows read)")
+
+
+def check_names(counts: dict, human: Optional[str]) -> None:
+    """Systems are compared as people see them (pipeline.io.names): two that print
+    alike are refused, and so is a submitted system named like the human
+    pseudo-system, which would silently take its place."""
+    systems = counts["documents_by_system"]
+    groups = clashes(systems)
+    if groups:
+        raise RunFailed(describe_clashes("systems", groups))
+    if human:
+        alike = [s for s in systems if seen_as(s) == seen_as(human) and s != human]
+        submitted = systems.get(human, 0) - counts.get("human_documents", 0)
+        if alike or submitted > 0:
+            name = alike[0] if alike else human
+            raise RunFailed(
+                f"a submitted system is named {spelled(name)}, like the human pseudo-system {spelled(human)} "
+                "(human.name): it would replace the human upper bound; rename the system or set human.name"
+            )
+
+
+def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool) -> str:
+    """The first reasons, with their counts, and the first error rows, for the
+    terminal; the errors table is kept (moved to `<output>.failed-<run id>/errors`
+    for a local output) and named."""
+    lines = []
+    if counts:
+        by_reason = sorted(counts["errors_by_reason"].items(), key=lambda kv: (-kv[1], kv[0]))
+        if by_reason:
+            lines.append(
+                "error rows by reason: " + ", ".join(f"{reason} {n}" for reason, n in by_reason[:5])
+                + (f" and {len(by_reason) - 5} more reasons" if len(by_reason) > 5 else "")
+            )
+    errors = sorted(files.match(files.join(folder, "errors", "*.jsonl")))
+    first = []
+    for name in errors:
+        for line in files.read_bytes(name).decode("utf-8", "replace").splitlines():
+            if len(first) == 5:
+                break
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            where = str(row.get("source")) + (f":{row['position']}" if row.get("position") is not None else "")
+            first.append(f"  {shown(where)}: {row.get('reason')}: {shown(str(row.get('message')))[:300]}")
+    if first:
+        lines.append("first error rows:")
+        lines += first
+    if errors and keep and is_local(folder):
+        kept = f"{final}.failed-{run_id}"
+        os.makedirs(kept)
+        os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
+        if counts:
+            with open(os.path.join(kept, "counts.json"), "w", encoding="utf-8") as fh:
+                json.dump(counts, fh, indent=1)
+        lines.append(f"the errors table is kept in {kept}/errors/ (delete the folder when done)")
+    elif errors:
+        lines.append(f"the errors table is in {files.join(folder, 'errors')}/")
+    else:
+        lines.append("no error rows were written")
+    return "\n".join(lines)
+
+
+def resolve_output(path: str) -> str:
+    """The output folder as the system resolves it, never simplified as text:
+    `dl/../out` with `dl` a symlink is the folder beside dl's target, as a shell's
+    `ls dl/../out` shows, and `nonexist/../out` names nothing (refused).  The last
+    name is kept as given (a symlink there is refused by check_output)."""
+    parts = path.split(os.sep)
+    for i, part in enumerate(parts):
+        if part == ".." and i:
+            prefix = os.sep.join(parts[:i]) or os.sep
+            if not os.path.isdir(prefix):
+                raise OutputError(
+                    f"output {path}: {prefix} is not an existing folder, so {prefix}{os.sep}.. names "
+                    "nothing; give the output without '..'"
+                )
+    head, name = os.path.split(path.rstrip(os.sep) or os.sep)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(head or "."), name)
 
 
 def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None) -> dict:
@@ -87,7 +169,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     inputs = inputs or resolve_inputs(config)
     staging = None
     if is_local(final):
-        final = os.path.abspath(final)
+        final = resolve_output(final)
         replaces = check_output(final, config.output.overwrite, inputs["candidates"] + inputs["references"])
         staging = Staging(final, replaces).create()
         folder, run_id = staging.path, staging.run_id
@@ -103,11 +185,13 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         runner_note,
     )
     options = PipelineOptions(args)
+    counts = None
     try:
         with beam.Pipeline(options=options) as p:
             build_pipeline(p, config, inputs, folder)
         counts = read_json(files.join(folder, "_counts.json"))
         check_counts(counts, config.run.strict)
+        check_names(counts, config.human.name if config.human.enabled else None)
         record = {
             "signature": profiles_signature(profiles),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,
@@ -134,6 +218,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "run_id": run_id,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "seconds": round(time.time() - started, 3),
+            "output": final,
         }
         files.delete([files.join(folder, "_counts.json")] + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
         if is_local(folder):
@@ -145,6 +230,11 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         _write_text(files.join(folder, "_SUCCESS"), "")
         if staging is not None:
             staging.publish()
+    except RunFailed as err:
+        explained = explain_failure(folder, final, run_id, counts, keep=staging is not None)
+        if staging is not None:
+            staging.discard()
+        raise RunFailed(f"{err}\n{explained}") from None
     except BaseException:
         if staging is not None:
             staging.discard()

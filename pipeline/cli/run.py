@@ -7,7 +7,7 @@ import sys
 
 from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
-from pipeline.beam.run import RunFailed, resolve_inputs, run
+from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
 from pipeline.cli.common import add_rouge_options, print_signature
 from pipeline.io.tables import read_system_rows
 from pipeline.render import tables as views
@@ -76,14 +76,15 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
                 print(f"{kind[:-1]}: {path}")
-        print(f"output: {config.output.folder}")
+        folder = config.output.folder
+        print(f"output: {resolve_output(folder) if '://' not in folder else folder}")
         return 0
     try:
         record = run(config, beam_args, inputs)
     except RunFailed as err:
         print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
         return 1
-    folder = config.output.folder
+    folder = record.get("output") or config.output.folder  # the output as the system resolved it
     print()
     print(views.profiles_text(read_system_rows(folder), profiles))
     counts = record["counts"]
