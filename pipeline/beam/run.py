@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
+from pipeline.beam.faults import watch_workers
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
 from pipeline.config import RunConfig, profiles_signature
@@ -187,7 +188,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     options = PipelineOptions(args)
     counts = None
     try:
-        with beam.Pipeline(options=options) as p:
+        with watch_workers(), beam.Pipeline(options=options) as p:
             build_pipeline(p, config, inputs, folder)
         counts = read_json(files.join(folder, "_counts.json"))
         check_counts(counts, config.run.strict)
