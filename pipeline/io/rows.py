@@ -271,60 +271,114 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
 
 # A Parquet batch is made to hold about this many bytes of used columns.
 _BATCH_BYTES = 32 << 20
+# What one leaf value costs in memory beyond its text (offsets, validity, an index):
+# counted against a row's max_text_bytes, so that a run-length encoded list of a
+# hundred million empty strings is refused from the metadata, before it is decoded.
+_VALUE_OVERHEAD = 16
+# Arrow decodes a list column (references) a whole row group at a time, whatever
+# the batch size: a row group whose list column would decode to more than this
+# (its uncompressed bytes plus _VALUE_OVERHEAD a value) is refused unread.
+_NESTED_GROUP_BYTES = 1 << 30
 
 
 def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
     """Rows of a Parquet file, reading only the used columns, one row group at a
-    time, in batches that shrink for wide rows.  Cell sizes are checked on the
-    Arrow arrays before any Python string is made; a row group whose column
-    chunk is too large to hold one value within `max_text_bytes` is refused from
-    its metadata alone, without being read."""
+    time, in batches that shrink for wide rows.
+
+    Memory is bounded by what is decoded, for every encoding.  Text columns are
+    read dictionary-encoded (`read_dictionary`), so a dictionary page of one large
+    text repeated in every row stays one text; each row's decoded size is computed
+    from the dictionary's value lengths (or the plain values' lengths) before any
+    Python string is made, and a row over `max_text_bytes` is an error row naming
+    the file (its source) and the column.  From the metadata alone, before reading,
+    a row group is refused whose column chunk could not hold one row within
+    `max_text_bytes`: by its uncompressed size (compressed pages) or by its number
+    of values (run-length encoded nested lists); and so is a row group whose list
+    column, which Arrow decodes whole, is over _NESTED_GROUP_BYTES.  (A list column
+    that is dictionary-encoded is decoded whole by Arrow too, and its decoded size
+    is not in the metadata: that case is bounded by the row group's size only.)"""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     number = 0
     try:
-        parquet = pq.ParquetFile(raw_file)
-        columns = [name for name in parquet.schema_arrow.names if name in fields]
+        probe = pq.ParquetFile(raw_file)
+        columns = [name for name in probe.schema_arrow.names if name in fields]
+        text_leaves = [
+            probe.schema.column(i).path
+            for i in range(len(probe.schema))
+            if probe.schema.column(i).path.split(".")[0] in columns
+            and probe.schema.column(i).physical_type == "BYTE_ARRAY"
+        ]
+        list_columns = {
+            field.name for field in probe.schema_arrow
+            if field.name in columns and (pa.types.is_list(field.type) or pa.types.is_large_list(field.type))
+        }
+        raw_file.seek(0)
+        parquet = pq.ParquetFile(raw_file, read_dictionary=text_leaves)
         for group in range(parquet.num_row_groups):
             meta = parquet.metadata.row_group(group)
             rows = meta.num_rows
             # Column chunks by leaf path: a list column has several leaves under one name.
-            sizes = {}
+            sizes, values_of = {}, {}
             for i in range(meta.num_columns):
                 chunk = meta.column(i)
                 top = chunk.path_in_schema.split(".")[0]
                 sizes[top] = sizes.get(top, 0) + chunk.total_uncompressed_size
-            used_bytes = sum(sizes.get(name, 0) for name in columns)
-            largest = max((sizes.get(name, 0) for name in columns), default=0)
-            if rows and largest > 4 * config.max_text_bytes and largest / rows > config.max_text_bytes:
+                values_of[top] = values_of.get(top, 0) + chunk.num_values
+            cost = {name: sizes.get(name, 0) + _VALUE_OVERHEAD * values_of.get(name, 0) for name in columns}
+            used_bytes = sum(cost.values())
+            worst = max(columns, key=lambda name: cost[name], default=None)
+            if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
                 for _ in range(rows):
                     number += 1
                     yield row_error(
                         path,
                         number,
                         "text_too_long",
-                        f"row group {group} holds {largest} bytes in one column for {rows} row(s), over "
-                        f"input.max_text_bytes ({config.max_text_bytes}) a row; not read",
+                        f"row group {group} holds {sizes.get(worst, 0)} bytes in {values_of.get(worst, 0)} value(s) "
+                        f"of column {worst!r} for {rows} row(s), over input.max_text_bytes "
+                        f"({config.max_text_bytes}) a row; not read",
+                    )
+                continue
+            nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
+            if rows and nested:
+                for _ in range(rows):
+                    number += 1
+                    yield row_error(
+                        path,
+                        number,
+                        "text_too_long",
+                        f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "
+                        f"bytes, of list column {nested[0]!r} for {rows} row(s): Arrow decodes a list column a row "
+                        f"group at a time, and this one is over the reader's bound of {_NESTED_GROUP_BYTES >> 20} MiB; "
+                        "not read (write the file with smaller row groups)",
                     )
                 continue
             batch_rows = max(1, min(4096, int(_BATCH_BYTES * rows / max(used_bytes, 1))))
+            dictionaries: dict = {}
             for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns):
-                sizes = [_cell_bytes(batch.column(i), pa) for i in range(batch.num_columns)]
-                values = [_as_binary(batch.column(i), pa).to_pylist() for i in range(batch.num_columns)]
+                arrays = [batch.column(i) for i in range(batch.num_columns)]
+                cell_sizes = [_cell_bytes(array, pa) for array in arrays]
+                values = [_batch_values(array, pa, dictionaries, i) for i, array in enumerate(arrays)]
                 for r in range(batch.num_rows):
                     number += 1
-                    too_long = [columns[i] for i in range(len(columns)) if sizes[i][r] > config.max_text_bytes]
+                    too_long = [columns[i] for i in range(len(columns)) if cell_sizes[i][r] > config.max_text_bytes]
                     if too_long:
+                        size = max(cell_sizes[i][r] for i in range(len(columns)))
                         yield row_error(
                             path,
                             number,
                             "text_too_long",
-                            f"field {too_long[0]!r} is over input.max_text_bytes ({config.max_text_bytes})",
+                            f"field {too_long[0]!r} decodes to {size} bytes, over input.max_text_bytes "
+                            f"({config.max_text_bytes}); not decoded",
                         )
                         continue
                     try:
-                        row = {columns[i]: _decode(values[i][r], config.invalid_utf8) for i in range(len(columns))}
+                        row = {
+                            columns[i]: _decode(values[i][r], config.invalid_utf8)
+                            for i in range(len(columns))
+                        }
                     except UnicodeDecodeError as err:
                         yield row_error(path, number, "undecodable", f"a cell is not valid UTF-8 at byte {err.start}")
                         continue
@@ -333,37 +387,62 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
         yield row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
 
 
-def _as_binary(array, pa):
-    """The same array with every string type as binary, so a cell with invalid UTF-8
-    fails alone (when it is decoded) instead of failing its whole batch."""
-    return array.cast(_binary_type(array.type, pa))
-
-
-def _binary_type(kind, pa):
+def _batch_values(array, pa, dictionaries: dict, key) -> list:
+    """An Arrow array as Python values, text as bytes (so that a cell with invalid
+    UTF-8 fails alone, when it is decoded).  A dictionary's values are converted
+    once per row group and shared by the rows that use them, never copied."""
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        known = _dictionary_values(array.dictionary, pa, dictionaries, key)
+        return [None if i is None else known[i] for i in array.indices.to_pylist()]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        offsets = array.offsets.to_pylist()
+        base = offsets[0]
+        inner = _batch_values(array.values.slice(base, offsets[-1] - base), pa, dictionaries, (key, "item"))
+        valid = array.is_valid().to_pylist()
+        return [inner[a - base : b - base] if ok else None for a, b, ok in zip(offsets, offsets[1:], valid)]
     if pa.types.is_string(kind):
-        return pa.binary()
+        return array.cast(pa.binary()).to_pylist()
     if pa.types.is_large_string(kind):
-        return pa.large_binary()
-    if pa.types.is_list(kind):
-        return pa.list_(_binary_type(kind.value_type, pa))
-    if pa.types.is_large_list(kind):
-        return pa.large_list(_binary_type(kind.value_type, pa))
-    return kind
+        return array.cast(pa.large_binary()).to_pylist()
+    return array.to_pylist()
+
+
+def _dictionary_values(dictionary, pa, cache: dict, key) -> list:
+    address = dictionary.buffers()[-1].address if dictionary.buffers()[-1] is not None else 0
+    cached = cache.get(key)
+    if cached is None or cached[0] != (address, len(dictionary)):
+        kind = dictionary.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            dictionary = dictionary.cast(pa.large_binary() if pa.types.is_large_string(kind) else pa.binary())
+        cached = ((address, len(dictionary)), dictionary.to_pylist())
+        cache[key] = cached
+    return cached[1]
 
 
 def _cell_bytes(array, pa) -> list[int]:
-    """Per row, the bytes of string data in the cell (nested lists summed)."""
+    """Per row, the bytes of string data the cell decodes to (nested lists summed;
+    a dictionary-encoded cell counts its value's length, without decoding it)."""
     import pyarrow.compute as pc
 
     kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+    if pa.types.is_dictionary(kind):
+        lengths = pc.binary_length(array.dictionary) if _is_text_type(kind.value_type, pa) else pa.array(
+            [0] * len(array.dictionary), pa.int64()
+        )
+        return [n or 0 for n in pc.take(lengths, array.indices).to_pylist()]
+    if _is_text_type(kind, pa):
         return [n or 0 for n in pc.binary_length(array).to_pylist()]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        inner = _cell_bytes(array.flatten(), pa)
         offsets = array.offsets.to_pylist()
         base = offsets[0]
+        inner = _cell_bytes(array.values.slice(base, offsets[-1] - base), pa)
         return [sum(inner[a - base : b - base]) for a, b in zip(offsets, offsets[1:])]
     return [0] * len(array)
+
+
+def _is_text_type(kind, pa) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
 
 
 def _decode(value, invalid_utf8: str):
