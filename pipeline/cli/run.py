@@ -9,6 +9,7 @@ from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
 from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
 from pipeline.cli.common import add_rouge_options, print_signature
+from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
 from pipeline.render import tables as views
 from rouge_core import RougeConfigError
@@ -75,7 +76,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     if args.dry_run:
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
-                print(f"{kind[:-1]}: {path}")
+                print(f"{kind[:-1]}: {shown(path)}")
         folder = config.output.folder
         print(f"output: {resolve_output(folder) if '://' not in folder else folder}")
         return 0

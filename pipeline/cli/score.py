@@ -8,7 +8,7 @@ import sys
 
 from pipeline.cli.common import PYROUGE_DEFAULTS, add_rouge_options, print_signature, settings_from_args
 from pipeline.config import InputConfig
-from pipeline.io.names import clashes, describe_clashes
+from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.tables import csv_text
 from pipeline.io.text_files import line_aligned_rows
 from pipeline.render import tables as views
@@ -22,7 +22,7 @@ def print_errors(scores: LocalScores, limit: int = 10, file=sys.stderr) -> None:
     print(scores.summary(), file=file)
     for error in scores.errors[:limit]:
         where = error.source + (f":{error.position}" if error.position is not None else "")
-        print(f"  {where}: {error.reason}: {error.message}", file=file)
+        print(f"  {shown(where)}: {error.reason}: {shown(error.message)}", file=file)
     if len(scores.errors) > limit:
         print(f"  ... and {len(scores.errors) - limit} more", file=file)
 

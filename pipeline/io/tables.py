@@ -16,6 +16,7 @@ from typing import Optional
 
 from pipeline.config import Profile
 from pipeline.io import files
+from pipeline.io.names import shown
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core.resampling import stable_hash
 
@@ -147,14 +148,15 @@ def csv_text(rows: list[dict], names: Optional[list[str]] = None, decimals: Opti
 
 def csv_cell(value, decimals: Optional[int] = 6) -> str:
     """A CSV cell that a spreadsheet cannot run: text starting with = + - @ tab or CR
-    gets a leading apostrophe (OWASP's advice on CSV injection); numbers stay numbers."""
+    gets a leading apostrophe (OWASP's advice on CSV injection), control characters
+    are written as escapes (`\\x1b`); numbers stay numbers."""
     if value is None:
         return ""
     if isinstance(value, float):
         return repr(value) if decimals is None else f"{value:.{decimals}f}"
     if isinstance(value, int):
         return str(value)
-    text = str(value)
+    text = shown(str(value))  # control characters as visible escapes (pipeline.io.names)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
