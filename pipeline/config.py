@@ -60,6 +60,7 @@ Every section and key, with its default:
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import re
 import tomllib
@@ -378,18 +379,22 @@ def load_config(path: str | None) -> RunConfig:
     base = Path(path).resolve().parent
     sections["input"] = dataclasses.replace(
         sections["input"],
-        candidates=tuple(_relative_to(base, p) for p in sections["input"].candidates),
-        references=tuple(_relative_to(base, p) for p in sections["input"].references),
+        candidates=tuple(_relative_to(base, p, pattern=True) for p in sections["input"].candidates),
+        references=tuple(_relative_to(base, p, pattern=True) for p in sections["input"].references),
     )
     sections["output"] = dataclasses.replace(sections["output"], folder=_relative_to(base, sections["output"].folder))
     profiles = _profiles(data.get("profiles", {}), path)
     return RunConfig(**sections, profiles=profiles, source=str(Path(path)))
 
 
-def _relative_to(base: Path, path: str) -> str:
+def _relative_to(base: Path, path: str, pattern: bool = False) -> str:
+    """`path` relative to the config's folder `base`.  For a glob, `base` is escaped:
+    a folder named `runs[1]` must not turn `*.jsonl` into a pattern that matches
+    files of `runs1`.  Joined as text, without simplifying `..` (the system resolves
+    it, through symlinks)."""
     if "://" in path or Path(path).is_absolute():
         return path
-    return os.path.normpath(base / path)
+    return os.path.join(glob.escape(str(base)) if pattern else str(base), path)
 
 
 def with_overrides(config: RunConfig, **overrides: Any) -> RunConfig:

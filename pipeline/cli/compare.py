@@ -4,17 +4,20 @@ publishes, and its exit status (the comparison itself: pipeline/compare.py)."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
 from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE, ResultFolder, UsageError, compare_runs, settings_differences
+from pipeline.cli import one_line
 from pipeline.io import files
+from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.publish import publish_files
 from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, names, read_parquet_rows, read_system_rows, table_files
 from rouge_core.types import MEASURES
 from pipeline.render.compare import markdown_report, moved_markdown, signed
 from pipeline.render.html import Section, render_report
-from rouge_core.errors import RougeConfigError
+from rouge_core.errors import RougeConfigError, RougeInputError
 
 
 def output_is_empty(path: str) -> bool:
@@ -52,7 +55,9 @@ EPILOG = """\
 exit status:
   0  no significant drop of more than --fail-on-drop points
   1  a significant drop (Holm-adjusted p < 0.05) of more than --fail-on-drop points
-  2  usage error: a folder is missing or not a result folder, or --output is not empty
+  2  the runs could not be compared: a folder is missing, not a result folder or holds
+     a value that is not a score (the file, row and column are named), an option is out
+     of range, --output is not empty, or any other failure
   3  not comparable: the runs' signatures differ (the differing settings are named)
 
 example (nightly, after tonight's run):
@@ -61,18 +66,39 @@ example (nightly, after tonight's run):
 """
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Every numeric option in its range (NaN and infinities refused)."""
+    if not (math.isfinite(args.confidence) and 0 < args.confidence < 100):
+        raise RougeConfigError(f"--confidence must be a number between 0 and 100 (exclusive), got {args.confidence}")
+    if not (math.isfinite(args.fail_on_drop) and 0 <= args.fail_on_drop <= 100):
+        raise RougeConfigError(f"--fail-on-drop must be a number of points from 0 to 100, got {args.fail_on_drop}")
+
+
 def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
+    """Exit 1 means only "a significant drop": any failure to compare is 2, in one line."""
     try:
-        if not 0 < args.confidence < 100:
-            raise RougeConfigError(f"--confidence must be between 0 and 100, got {args.confidence}")
-        if args.fail_on_drop < 0:
-            raise RougeConfigError(f"--fail-on-drop must be at least 0 points, got {args.fail_on_drop}")
+        return _compare_command(args, extra)
+    except (UsageError, RougeConfigError, RougeInputError) as err:
+        print(f"rouge-pipeline compare: error: {shown(str(err))}", file=sys.stderr)
+    except Exception as err:  # a folder that breaks the comparison in a way not checked above
+        print(f"rouge-pipeline compare: error: {shown(one_line(err))}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
+    try:
+        check_options(args)
         if args.output and not output_is_empty(args.output):
             raise UsageError(f"output folder {args.output} exists and is not empty; choose another --output")
         old = ResultFolder(args.old_run, args.measure)
         new = ResultFolder(args.new_run, args.measure)
+        for what, names in (("systems", {k[0] for k in old.scores} | {k[0] for k in new.scores}),
+                            ("metrics", {k[1] for k in old.scores} | {k[1] for k in new.scores})):
+            groups = clashes(names)
+            if groups:
+                raise UsageError(f"{args.old_run} and {args.new_run}: {describe_clashes(what, groups)}")
     except (UsageError, RougeConfigError) as err:
-        print(f"rouge-pipeline compare: error: {err}", file=sys.stderr)
+        print(f"rouge-pipeline compare: error: {shown(str(err))}", file=sys.stderr)
         return EXIT_USAGE
 
     differences = settings_differences(old.signature, new.signature)

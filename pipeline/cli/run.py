@@ -7,8 +7,9 @@ import sys
 
 from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
-from pipeline.beam.run import RunFailed, resolve_inputs, run
+from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
 from pipeline.cli.common import add_rouge_options, print_signature
+from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
 from pipeline.render import tables as views
 from rouge_core import RougeConfigError
@@ -75,15 +76,16 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     if args.dry_run:
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
-                print(f"{kind[:-1]}: {path}")
-        print(f"output: {config.output.folder}")
+                print(f"{kind[:-1]}: {shown(path)}")
+        folder = config.output.folder
+        print(f"output: {resolve_output(folder) if '://' not in folder else folder}")
         return 0
     try:
         record = run(config, beam_args, inputs)
     except RunFailed as err:
         print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
         return 1
-    folder = config.output.folder
+    folder = record.get("output") or config.output.folder  # the output as the system resolved it
     print()
     print(views.profiles_text(read_system_rows(folder), profiles))
     counts = record["counts"]
@@ -110,9 +112,12 @@ def register(commands) -> argparse.ArgumentParser:
     )
     run.add_argument("--config", help="TOML run configuration (see configs/)")
     io_group = run.add_argument_group("input and output (override the config)")
-    io_group.add_argument("--input", action="append", metavar="GLOB", help="candidate files (repeatable)")
+    # nargs="+": `--input dir/*.jsonl` expanded by the shell gives every file to --input
+    io_group.add_argument("--input", nargs="+", action="extend", metavar="GLOB",
+                          help="candidate files or globs (several values; repeatable)")
     io_group.add_argument(
-        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
+        "--references", nargs="+", action="extend", metavar="GLOB",
+        help="reference files or globs, split form (several values; repeatable)",
     )
     io_group.add_argument("--output", metavar="DIR", help="result folder")
     io_group.add_argument(

@@ -8,6 +8,7 @@ import sys
 
 from pipeline.cli.common import PYROUGE_DEFAULTS, add_rouge_options, print_signature, settings_from_args
 from pipeline.config import InputConfig
+from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.tables import csv_text
 from pipeline.io.text_files import line_aligned_rows
 from pipeline.render import tables as views
@@ -21,7 +22,7 @@ def print_errors(scores: LocalScores, limit: int = 10, file=sys.stderr) -> None:
     print(scores.summary(), file=file)
     for error in scores.errors[:limit]:
         where = error.source + (f":{error.position}" if error.position is not None else "")
-        print(f"  {where}: {error.reason}: {error.message}", file=file)
+        print(f"  {shown(where)}: {error.reason}: {shown(error.message)}", file=file)
     if len(scores.errors) > limit:
         print(f"  ... and {len(scores.errors) - limit} more", file=file)
 
@@ -114,6 +115,9 @@ def score_command(args: argparse.Namespace) -> int:
     if not scores.scored:
         print("rouge-pipeline: error: nothing was scored", file=sys.stderr)
         return 1
+    groups = clashes(scores.results)
+    if groups:  # two systems that print alike would be two rows a reader cannot tell apart
+        raise RougeInputError(describe_clashes("systems", groups))
     form = args.format or ("table" if sys.stdout.isatty() else "report")
     ids = evaluation_ids((d for docs in scores.results.values() for d in docs), args.eval_ids)
     if form == "report":

@@ -16,6 +16,7 @@ from typing import Optional
 
 from pipeline.config import Profile
 from pipeline.io import files
+from pipeline.io.names import shown
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core.resampling import stable_hash
 
@@ -151,14 +152,15 @@ def csv_text(rows: list[dict], names: Optional[list[str]] = None, decimals: Opti
 
 def csv_cell(value, decimals: Optional[int] = 6) -> str:
     """A CSV cell that a spreadsheet cannot run: text starting with = + - @ tab or CR
-    gets a leading apostrophe (OWASP's advice on CSV injection); numbers stay numbers."""
+    gets a leading apostrophe (OWASP's advice on CSV injection), control characters
+    are written as escapes (`\\x1b`); numbers stay numbers."""
     if value is None:
         return ""
     if isinstance(value, float):
         return repr(value) if decimals is None else f"{value:.{decimals}f}"
     if isinstance(value, int):
         return str(value)
-    text = str(value)
+    text = shown(str(value))  # control characters as visible escapes (pipeline.io.names)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
@@ -265,6 +267,27 @@ class ErrorFileWriter:
             self.jsonl.close()
             self.parquet.close()
             self.parquet_file.close()
+
+
+FINGERPRINTS = "_fingerprints"
+
+
+def write_fingerprint(staging: str, path: str, digest: dict) -> None:
+    """`_fingerprints/file-<hash of path>.json`: the size and SHA-256 of the bytes a
+    reader read from `path` (hashed while reading), for run.json; a retried read
+    rewrites it."""
+    name = files.join(staging, FINGERPRINTS, f"file-{stable_hash(path):016x}.json")
+    files.write_bytes(name, json.dumps({"path": path, **digest}, sort_keys=True).encode("utf-8"))
+
+
+def read_fingerprints(staging: str) -> dict[str, dict]:
+    """{path: fingerprint} of every `write_fingerprint` in `staging`."""
+    found = files.match(files.join(staging, FINGERPRINTS, "file-*.json"))
+    out = {}
+    for name in found:
+        record = json.loads(files.read_bytes(name).decode("utf-8"))
+        out[record["path"]] = record
+    return out
 
 
 def errors_writer(staging: str):
