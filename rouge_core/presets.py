@@ -9,7 +9,7 @@ only picks them.
 =============  ====================================  =====================================  ==============================
                rouge155 (default)                    rouge_score                            unicode
 =============  ====================================  =====================================  ==============================
-sentences      non-empty `\\n` lines                  non-empty `\\n` lines (rougeLsum only)   non-empty `\\n` lines
+sentences      non-empty `\\n` lines (sentence_split)  non-empty `\\n` lines (rougeLsum only)   non-empty `\\n` lines
 normalisation  ASCII A-Z lowercased                  `str.lower()`                          NFKC, casefold, NFKC
 tokens         runs of `[a-z0-9]`                    runs of `[a-z0-9]`                     letters/marks/digits of every
                                                                                             script; CJK/Thai per character
@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Protocol
 
 from rouge_core.errors import RougeConfigError
+from rouge_core.sentence_split import splitter
 from rouge_core.stem import morph_stem
 from rouge_core.stopwords import smart_stopwords, stopwords_for
 from rouge_core.text import Text, sentences, tokenize
@@ -98,7 +99,7 @@ class Preset:
 
     def signature_parts(self, settings: RougeSettings, common: dict[str, str]) -> list[str]:
         """The signature after the preset's name, from the parts every preset
-        shares (`common`: n, L, W, S, limit, mref, alpha, t, ci, v)."""
+        shares (`common`: n, L, W, S, limit, sent, mref, alpha, t, ci, v)."""
         raise NotImplementedError
 
     @staticmethod
@@ -109,7 +110,7 @@ class Preset:
         parts = [f"{key}:{common[key]}" for key in ("n", "L", "W", "S")]
         parts += [f"stem:{stemmer if settings.stemming else 'no'}"]
         parts += [f"stop:{stopwords if settings.remove_stopwords else 'no'}"]
-        return parts + [f"{key}:{common[key]}" for key in ("limit", "mref", "alpha", "t", "ci", "v")]
+        return parts + [f"{key}:{common[key]}" for key in ("limit", "sent", "mref", "alpha", "t", "ci", "v")]
 
 
 class Rouge155(Preset):
@@ -122,7 +123,7 @@ class Rouge155(Preset):
     def analyzer(self, settings):
         # ROUGE-1.5.5's reading (`rouge_core.text`), SMART stopwords (-s), its stemmer (-m).
         return WordAnalyzer(
-            sentences,
+            partial(sentences, split=splitter(settings.sentence_split)),
             tokenize,
             smart_stopwords() if settings.remove_stopwords else frozenset(),
             morph_stem if settings.stemming else None,
@@ -177,7 +178,7 @@ class RougeScore(Preset):
     def analyzer(self, settings):
         from rouge_core.rouge_score_preset import RougeScoreAnalyzer
 
-        return RougeScoreAnalyzer(stemming=settings.stemming)
+        return RougeScoreAnalyzer(stemming=settings.stemming, split=splitter(settings.sentence_split))
 
     def scorer_class(self):
         from rouge_core.rouge_score_preset import RougeScoreScorer
@@ -192,7 +193,7 @@ class RougeScore(Preset):
             f"types:{','.join(settings.rouge_types)}",
             f"tok:{TOKENIZER_VERSION}",
             f"stem:{stem}",
-            "lsum:newline",
+            f"lsum:{common['sent']}",
         ]
         return parts + [f"{key}:{common[key]}" for key in ("mref", "t", "ci", "v")]
 
@@ -219,7 +220,7 @@ class Unicode(Preset):
         from rouge_core import unicode_text
 
         return WordAnalyzer(
-            unicode_text.sentences,
+            partial(unicode_text.sentences, split=splitter(settings.sentence_split, settings.language)),
             settings.tokenizer or unicode_text.tokenize,
             stopwords_for(settings.language) if settings.remove_stopwords else frozenset(),
             unicode_text.snowball_stemmer(settings.language) if settings.stemming else None,

@@ -43,7 +43,7 @@ from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import sequential_sum
 from rouge_core.scoring import MetricStats, PreparedText, ReferenceCounts, RougeScorer, _best
-from rouge_core.text import Text, lines
+from rouge_core.text import Splitter, Text, lines
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 TOKENIZER_VERSION = "rouge_score-0.1.2"
@@ -115,19 +115,20 @@ def tokenize(sentence: str, stemming: bool = False) -> list[str]:
 class RougeScoreAnalyzer:
     """Sentences and tokens as rouge-score reads them."""
 
-    def __init__(self, *, stemming: bool) -> None:
+    def __init__(self, *, stemming: bool, split: Splitter = None) -> None:
         self._stemming = stemming
+        self._split = split
 
-    @staticmethod
-    def sentences(text: Text) -> list[str]:
-        """The non-empty lines (rougeLsum's sentences); the other metrics see
-        their tokens joined, which are the tokens of the whole text.
+    def sentences(self, text: Text) -> list[str]:
+        """The non-empty lines, cut further by the sentence_split rule when set
+        (rougeLsum's sentences); the other metrics see their tokens joined, which
+        are the tokens of the whole text.
 
         Example:
-            >>> RougeScoreAnalyzer.sentences("One.\\n\\nTwo  ")
+            >>> RougeScoreAnalyzer(stemming=False).sentences("One.\\n\\nTwo  ")
             ['One.', 'Two  ']
         """
-        return lines(text)
+        return lines(text, self._split)
 
     def tokens(self, sentence: str) -> list[str]:
         return tokenize(sentence, self._stemming)

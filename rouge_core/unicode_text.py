@@ -41,7 +41,7 @@ from functools import cache, lru_cache
 import regex
 
 from rouge_core.errors import RougeConfigError
-from rouge_core.text import Text, lines
+from rouge_core.text import Splitter, Text, lines
 
 NO_SPACE_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar")
 _IN_NO_SPACE_SCRIPT = "".join(rf"\p{{scx={script}}}" for script in NO_SPACE_SCRIPTS)
@@ -81,14 +81,15 @@ def tokenize(sentence: str) -> list[str]:
     return _TOKEN.findall(sentence)
 
 
-def sentences(text: Text) -> list[str]:
-    """The non-empty lines of a text, normalised.
+def sentences(text: Text, split: Splitter = None) -> list[str]:
+    """The non-empty lines of a text (cut further by `split`, the sentence_split
+    setting's function), normalised.
 
     Example:
         >>> sentences("Éte\\n\\nÜBER")
         ['éte', 'über']
     """
-    return [normalize(line) for line in lines(text)]
+    return [normalize(line) for line in lines(text, split)]
 
 
 @cache

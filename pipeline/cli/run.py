@@ -40,8 +40,8 @@ succeeded.
 
 def run_command(args: argparse.Namespace, beam_args: list[str], our_options: list[str]) -> int:
     config = run_config.load_config(args.config)
-    given = [f"--{name.replace('_', '-')}" for name in ("rouge_args", "preset", "rouge_types", "stem", "language", "multi_ref")
-             if getattr(args, name) is not None]
+    rouge_options = ("rouge_args", "preset", "rouge_types", "stem", "language", "multi_ref", "sentence_split")
+    given = [f"--{name.replace('_', '-')}" for name in rouge_options if getattr(args, name) is not None]
     if config.profiles and given:
         raise RougeConfigError(
             f"{', '.join(given)} set [rouge], but {config.source} scores with its [profiles]; "
@@ -59,6 +59,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         rouge_stem=args.stem,
         rouge_language=args.language,
         rouge_multi_reference=args.multi_ref,
+        rouge_sentence_split=args.sentence_split,
         rouge_eval_ids=args.eval_ids,
         run_strict=True if args.strict else None,
         significance_baseline=args.baseline,

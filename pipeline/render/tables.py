@@ -13,6 +13,8 @@ import re
 import textwrap
 from typing import Optional, Sequence
 
+from rouge_core import sentence_split
+
 MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
 
@@ -101,6 +103,8 @@ def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interva
         "; ".join(parts) + ".",
         f"R = matches / reference size, P = matches / candidate size, F = RP / ((1-a)P + aR) with a = {alpha}.",
     ]
+    if hasattr(settings, "sentence_split"):
+        lines.append(sentence_split.legend(settings.sentence_split))
     return "\n".join(textwrap.fill(line, 100) for line in lines)
 
 
