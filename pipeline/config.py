@@ -56,6 +56,8 @@ Every section and key, with its default:
 
     [run]
     strict = false                  # any bad row fails the run
+    max_rejected = 0.01             # more rejected rows than this share (of all rows, or of one
+                                    # system's documents): results written, warning, exit status 3
     progress_seconds = 30.0         # each worker prints its progress this often (0.1 to 86,400)
     beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
@@ -166,6 +168,7 @@ class OutputConfig:
 @dataclass(frozen=True)
 class RunOptions:
     strict: bool = False
+    max_rejected: float = 0.01
     progress_seconds: float = 30.0
     beam_args: tuple[str, ...] = ()
 
@@ -253,6 +256,7 @@ class RunConfig:
             ("significance.seed", self.significance.seed, 0, (1 << 63) - 1),
             ("output.per_document_shards", self.output.per_document_shards, 0, 10_000),
             ("run.progress_seconds", self.run.progress_seconds, 0.1, 86_400),
+            ("run.max_rejected", self.run.max_rejected, 0, 1),
         ):
             if not low <= value <= high:
                 fail(key, value, f"between {low:,} and {high:,}")

@@ -48,7 +48,9 @@ def pct(x: Optional[float]) -> str:
 
 def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measure", sort_by: Optional[str] = None):
     """(metrics, [(rank, system, documents, {metric: (value, low, high)})]), ranked by
-    `sort_by` (default: the first metric), best first, ties by system name."""
+    `sort_by` (default: the first metric), best first, ties by system name.
+    `documents` is the docs cell: "scored/had" when the rows carry `documents_had`
+    (the documents a system had, scored or rejected), else the documents scored."""
     metrics = [m for m in metric_order if any(r["metric"] == m for r in rows)]
     if sort_by is None:
         sort_by = metrics[0] if metrics else None
@@ -56,16 +58,20 @@ def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measur
         raise ValueError(f"cannot sort by {sort_by!r}: the metrics are {', '.join(metrics)}")
     systems: dict[str, dict] = {}
     documents: dict[str, int] = {}
+    had: dict[str, int] = {}
     for r in rows:
         systems.setdefault(r["system"], {})[r["metric"]] = _value(r, measure)
         documents[r["system"]] = max(documents.get(r["system"], 0), r.get("documents") or 0)
+        if r.get("documents_had") is not None:
+            had[r["system"]] = max(had.get(r["system"], 0), r["documents_had"])
 
     def key(system):
         value = systems[system].get(sort_by, (None,))[0]
         return (value is None, -(value or 0.0), system)
 
     ranked = sorted(systems, key=key)
-    return metrics, [(i, s, documents[s], systems[s]) for i, s in enumerate(ranked, 1)]
+    cells = {s: f"{documents[s]}/{had[s]}" if s in had else str(documents[s]) for s in systems}
+    return metrics, [(i, s, cells[s], systems[s]) for i, s in enumerate(ranked, 1)]
 
 
 def _cell(value_low_high) -> str:
@@ -124,10 +130,11 @@ def markdown(
     tags, signature = (profile.tags, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
     metrics, ranked = wide(rows, tags, measure, sort_by)
     lines = [f"Signature: `{signature}`", ""]
-    lines.append("| # | system | docs | " + " | ".join(metrics) + " |")
+    docs = "docs (scored/had)" if any(r.get("documents_had") is not None for r in rows) else "docs"
+    lines.append(f"| # | system | {docs} | " + " | ".join(metrics) + " |")
     lines.append("|---:|---|---:|" + "---:|" * len(metrics))
     for rank, system, docs, values in ranked:
-        cells = [str(rank), markdown_cell(system), str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
+        cells = [str(rank), markdown_cell(system), docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
     return "\n".join(lines) + "\n"
@@ -136,8 +143,9 @@ def markdown(
 def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None) -> str:
     """The wide table as aligned plain text, for a terminal."""
     metrics, ranked = wide(rows, profile.tags if profile else settings.metric_tags(), measure, sort_by)
-    head = ["#", "system", "docs"] + list(metrics)
-    body = [[str(rank), system, str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
+    docs_head = "docs (scored/had)" if any(r.get("documents_had") is not None for r in rows) else "docs"
+    head = ["#", "system", docs_head] + list(metrics)
+    body = [[str(rank), system, docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
     widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
 
     def fmt(row):
