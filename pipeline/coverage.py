@@ -85,11 +85,26 @@ class Coverage:
         return {s: self.documents - n for s, n in sorted(self.scored.items()) if n < self.documents}
 
 
-def rejected_warning(problems: list[str], max_rejected: float, errors_hint: str) -> str:
-    """The warning that heads a table or report whose rows were rejected past the threshold."""
+# What to do about the most common reason for rejected rows, where an option helps.
+REASON_HINTS = {
+    "conflicting_references": "Rows of one doc_id carry different references (a system released with its own "
+    "copy): --conflicting-references keep (input.conflicting_references = \"keep\") scores each row against "
+    "its own references.",
+    "no_references": "No reference row has these doc_ids: check --references and the doc_id field.",
+    "duplicate_key": "A (system, doc_id) appears more than once: every copy is rejected.",
+}
+
+
+def rejected_warning(problems: list[str], max_rejected: float, errors_hint: str, by_reason: dict | None = None) -> str:
+    """The warning that heads a table or report whose rows were rejected past the
+    threshold: what was lost, the most common reason's fix, where the rows are."""
+    hint = ""
+    if by_reason:
+        top = max(sorted(by_reason), key=lambda reason: by_reason[reason])
+        hint = f" Most were {top} ({by_reason[top]:,})." + (f" {REASON_HINTS[top]}" if top in REASON_HINTS else "")
     return (
         f"WARNING: these numbers rest on part of the input: {'; '.join(problems)} "
-        f"(threshold {_share_text(max_rejected)}, --max-rejected). {errors_hint} "
+        f"(threshold {_share_text(max_rejected)}, --max-rejected).{hint} {errors_hint} "
         f"Exit status {EXIT_REJECTED}."
     )
 
@@ -98,9 +113,9 @@ def document_sets_warning(missing: dict[str, int], documents: int) -> list[str]:
     return [f"warning: {system} has no score for {n:,} of the {documents:,} documents" for system, n in missing.items()]
 
 
-def docs_cell(scored: int, had: int | None) -> str:
-    """A table's docs cell: "scored/had", or "scored" when the two are equal or had is unknown."""
-    return str(scored) if had is None or had == scored else f"{scored}/{had}"
+def docs_cell(scored, had) -> str:
+    """A table's docs cell: "scored/had", or "scored" when had is unknown."""
+    return str(scored) if had is None else f"{scored}/{had}"
 
 
 def _share(part: int, whole: int) -> str:

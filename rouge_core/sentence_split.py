@@ -12,9 +12,10 @@ signature and the table legend:
   the list items when a text is a list of sentences, as ROUGE-1.5.5 and
   rouge-score read them.  Nothing else is split.
 * ``"sep:STR"``: each of those lines is cut again at every occurrence of STR (not
-  kept), e.g. ``"sep: . "`` for PTB-tokenized text such as SimCLS's outputs, or
-  ``"sep:<q>"`` for the CNN/DM preprocessing of BertSum/PreSumm (files2rouge's
-  ``--sentence-sep``).
+  kept), e.g. ``"sep:<q>"`` for the CNN/DM preprocessing of BertSum/PreSumm
+  (files2rouge's ``--sentence-sep``).  Several separators are joined with
+  ``|``: ``"sep: . | ? | ! "`` cuts PTB-tokenized text (such as SimCLS's
+  outputs) after every sentence-final token.
 * ``"sentencex"``: each line is cut by the `sentencex` sentence segmenter
   (Wikimedia; rule-based, about 300 languages, no model download), in English,
   or in the unicode preset's language.
@@ -26,6 +27,7 @@ empty pieces are dropped (ROUGE-1.5.5's `-l` counts a leading space as a word).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import cache, lru_cache
 from importlib.metadata import version
@@ -58,10 +60,12 @@ def check(rule: object) -> str:
     if isinstance(rule, str) and rule.startswith(SEPARATOR_PREFIX) and len(rule) > len(SEPARATOR_PREFIX):
         if "\n" in rule:
             raise RougeConfigError("sentence_split 'sep:STR': STR cannot hold a newline (lines are sentences already)")
+        if not separators(rule):
+            raise RougeConfigError(f"sentence_split {rule!r} names no separator")
         return rule
     raise RougeConfigError(
         'sentence_split must be "newline" (sentences as given, one per line), "sep:STR" '
-        '(also split at every STR, e.g. "sep: . ") or "sentencex" (a sentence segmenter); '
+        '(also split at every STR; several as "sep: . | ? "), or "sentencex" (a sentence segmenter); '
         f"got {rule!r}"
     )
 
@@ -72,12 +76,27 @@ def describe(rule: str) -> str:
     Example:
         >>> describe("sep: . ")
         'sep:" . "'
+        >>> describe("sep: . | ? ")
+        'sep:[" . ", " ? "]'
     """
     if rule == SENTENCEX:
         return f"sentencex@{version('sentencex')}"
     if rule.startswith(SEPARATOR_PREFIX):
-        return "sep:" + json.dumps(rule[len(SEPARATOR_PREFIX):], ensure_ascii=False)
+        # JSON; several separators as a list, so no "|" (it separates the signature's parts).
+        seps = separators(rule)
+        shown = seps[0] if len(seps) == 1 else seps
+        return "sep:" + json.dumps(shown, ensure_ascii=False)
     return rule
+
+
+def separators(rule: str) -> list[str]:
+    """The separators of a "sep:" rule.
+
+    Example:
+        >>> separators("sep: . | ? ")
+        [' . ', ' ? ']
+    """
+    return [sep for sep in rule[len(SEPARATOR_PREFIX):].split("|") if sep]
 
 
 def legend(rule: str) -> str:
@@ -85,8 +104,8 @@ def legend(rule: str) -> str:
     if rule == SENTENCEX:
         return "Sentences: each line split by the sentencex segmenter (--sentence-split sentencex)."
     if rule.startswith(SEPARATOR_PREFIX):
-        sep = json.dumps(rule[len(SEPARATOR_PREFIX):], ensure_ascii=False)
-        return f"Sentences: each line split at {sep} (--sentence-split 'sep:...')."
+        seps = " or ".join(json.dumps(sep, ensure_ascii=False) for sep in separators(rule))
+        return f"Sentences: each line also split at {seps} (--sentence-split '{rule}')."
     return "Sentences: as given, one per line (--sentence-split newline)."
 
 
@@ -96,6 +115,8 @@ def splitter(rule: str, language: str | None = None) -> Callable[[str], list[str
     Example:
         >>> splitter("sep: . ")("a b . c d .")
         ['a b', 'c d .']
+        >>> splitter("sep: . | ? ")("a ? b . c")
+        ['a', 'b', 'c']
         >>> splitter("sentencex")("He came. She left.")
         ['He came.', 'She left.']
     """
@@ -104,10 +125,10 @@ def splitter(rule: str, language: str | None = None) -> Callable[[str], list[str
         return None
     if rule == SENTENCEX:
         return _sentencex(_LANGUAGE_CODES.get(language or "english", "en"))
-    sep = rule[len(SEPARATOR_PREFIX):]
+    pattern = re.compile("|".join(re.escape(sep) for sep in sorted(separators(rule), key=len, reverse=True)))
 
     def at_separator(line: str) -> list[str]:
-        return [piece.strip() for piece in line.split(sep) if piece.strip()]
+        return [piece.strip() for piece in pattern.split(line) if piece.strip()]
 
     return at_separator
 

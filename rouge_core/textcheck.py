@@ -30,7 +30,7 @@ KEPT_LETTERS = 0.5  # fewer kept letters than this share: unreadable
 
 FIXES = {
     UNREADABLE: "--preset unicode (tokens in every script)",
-    ONE_SENTENCE: '--sentence-split sentencex (or "sep: . " for PTB-tokenized text)',
+    ONE_SENTENCE: '--sentence-split sentencex (or "sep: . | ? | ! " for PTB-tokenized text)',
 }
 _INNER_END = re.compile(r"(?<!\b[A-Za-z])[.!?]['\")\]]*\s+\S")
 

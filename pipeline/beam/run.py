@@ -22,7 +22,9 @@ from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
-from pipeline.io.tables import read_json
+from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
+from pipeline.io.tables import read_json, read_system_rows
+from pipeline.render import tables as views
 from pipeline.render.html import write_run_report
 from rouge_core import RougeConfigError, __version__, kernel_info
 
@@ -135,6 +137,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "seconds": round(time.time() - started, 3),
         }
+        record["rejected"] = _coverage(folder, counts, config, profiles)
         files.delete([files.join(folder, "_counts.json")])
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
@@ -148,6 +151,24 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             staging.discard()
         raise
     return record
+
+
+def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
+    """The rejected share against run.max_rejected (pipeline.coverage), for run.json;
+    system_scores.md written again with docs as scored/had, headed by the warning
+    when the share is past the threshold (the run still publishes)."""
+    coverage = Coverage.from_counts(counts)
+    problems = coverage.problems(config.run.max_rejected)
+    warning = (
+        rejected_warning(problems, config.run.max_rejected, "The rejected rows are in errors/.", counts["errors_by_reason"])
+        if problems
+        else None
+    )
+    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
+    table = views.profiles_markdown(rows, profiles)
+    _write_text(files.join(folder, "system_scores.md"), (f"**{warning}**\n\n" if warning else "") + table)
+    return {"max_rejected": config.run.max_rejected, "problems": problems, "warning": warning,
+            "exit_status": EXIT_REJECTED if problems else 0}
 
 
 def _flags_or_none(settings):

@@ -45,7 +45,8 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
         "--sentence-split",
         metavar="RULE",
         help='how texts are cut into sentences, which summary-level ROUGE-L/W and rougeLsum depend on: '
-        '"newline" (as given, one per line; the default), "sep:STR" (also at every STR, e.g. "sep: . ") '
+        '"newline" (as given, one per line; the default), "sep:STR" (also at every STR; several joined by |, e.g. "sep: . | ? | ! " '
+        'for PTB-tokenized text) '
         'or "sentencex" (a sentence segmenter)',
     )
     group.add_argument(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import sys
 
 import dataclasses
@@ -182,7 +183,9 @@ def score_command(args: argparse.Namespace) -> int:
     ):
         print(line, file=sys.stderr)
     problems = coverage.problems(run.run.max_rejected)
-    warning = rejected_warning(problems, run.run.max_rejected, "The rejected rows are listed above.") if problems else ""
+    by_reason = dict(Counter(e.reason for e in scores.errors))
+    warning = rejected_warning(problems, run.run.max_rejected, "The first rejected rows are listed on stderr.",
+                               by_reason) if problems else ""
     if warning:  # the table a person reads starts with it; machine formats keep stdout clean
         print(warning + ("\n" if form == "table" else ""), file=sys.stdout if form == "table" else sys.stderr)
     if form == "report":

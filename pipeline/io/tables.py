@@ -289,6 +289,8 @@ def write_counts(
     human_documents: int,
     documents: int,
     documents_by_system: list,
+    errors_by_system: list = (),
+    text_checks: list = (),
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
     are listed: their averages are over different document sets."""
@@ -306,6 +308,9 @@ def write_counts(
         "documents": documents,
         "documents_by_system": by_system,
         "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
+        "errors_by_system": dict(sorted(errors_by_system)),
+        # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
+        "text_checks": _text_checks(text_checks),
     }
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
@@ -324,6 +329,13 @@ def read_system_rows(folder: str) -> list[dict]:
 
 def read_json(path: str) -> Optional[dict]:
     return json.loads(files.read_bytes(path).decode("utf-8"))
+
+
+def _text_checks(tallies) -> dict:
+    out: dict = {}
+    for (owner, kind), (n, example) in sorted(tallies):
+        out.setdefault(owner, {})[kind] = {"texts": n, "example": example}
+    return out
 
 
 def merge_read_counts(counts) -> tuple:

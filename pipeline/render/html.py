@@ -25,6 +25,7 @@ import re
 from typing import Optional, Sequence
 
 from pipeline.io import files
+from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
 from pipeline.records import REASONS
 
@@ -103,7 +104,8 @@ def render_report(
     """
     signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
     confidence = _confidence(signature)
-    metrics = _metric_views(system_rows)
+    coverage = Coverage.from_counts(run_record.get("counts") or {})
+    metrics = _metric_views([dict(r, documents_had=coverage.had(r["system"])) for r in system_rows])
     rank = {m["metric"]: [s["system"] for s in m["systems"]] for m in metrics}
     significance = _significance_views(significance_rows, rank)
     counts = run_record.get("counts") or {}
@@ -122,6 +124,8 @@ def render_report(
         "errors": _error_views(errors_by_reason),
         "errors_total": sum(errors_by_reason.values()),
         "missing_documents": sorted((counts.get("systems_missing_documents") or {}).items()),
+        "rejected_warning": (run_record.get("rejected") or {}).get("warning"),
+        "text_warnings": [line.removeprefix("warning: ") for line in text_warnings(counts.get("text_checks") or {})],
         "run": _run_view(run_record),
         "sections": [_section_view(s) for s in extra_sections or ()],
     }
@@ -247,7 +251,7 @@ def _metric_views(system_rows: list[dict]) -> list[dict]:
         systems = [
             {
                 "system": r["system"],
-                "documents": r.get("documents"),
+                "documents": docs_cell(r.get("documents"), r.get("documents_had") or None),
                 "recall": r.get(prefix + "recall"),
                 "precision": r.get(prefix + "precision"),
                 "f": _number(r.get(prefix + "f_measure")),
