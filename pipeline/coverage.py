@@ -26,13 +26,6 @@ _NOT_CANDIDATE_ROWS = ("duplicate_reference", "missing_path", "unreadable_file")
 REFERENCES = "(references)"  # the owner of reference texts in the text checks
 
 
-def check_max_rejected(value: float) -> float:
-    """The threshold, or ValueError saying the allowed range."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-        raise ValueError(f"max_rejected must be a share between 0 and 1 (e.g. 0.01 for 1%); got {value!r}")
-    return float(value)
-
-
 @dataclass
 class Coverage:
     """Counts of one run or `score` call.

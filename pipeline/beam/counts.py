@@ -46,7 +46,7 @@ class CountRows(beam.PTransform):
                 "ErrorSystem", lambda e: e.system,
             ),
             "text_checks": c["text_checks"]
-            | "KeyTextCheck" >> beam.Map(lambda t: ((t[0], t[1]), (1, t[2])))
+            | "KeyTextCheck" >> beam.Map(lambda t: ((t[1], t[0]), (1, t[2])))  # (kind, owner, doc_id) in
             | "TallyTextChecks" >> beam.CombinePerKey(lambda found: (sum(n for n, _ in found), min(d for _, d in found)))
             | "TextChecksToList" >> beam.combiners.ToList(),
         }
