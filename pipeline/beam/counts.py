@@ -29,6 +29,8 @@ class CountRows(beam.PTransform):
 
     def expand(self, c):
         first = self.first
+        # Texts the settings read badly, (kind, owner, doc_id) (optional: none when not given).
+        text_checks = c.get("text_checks") or (c["read_counts"].pipeline | "NoTextChecks" >> beam.Create([]))
         counts = {
             "read_counts": c["read_counts"] | "SumReadCounts" >> beam.CombineGlobally(merge_read_counts),
             "scored": _count(c["scored"], "Scored", first),
@@ -45,7 +47,7 @@ class CountRows(beam.PTransform):
                 c["errors"] | "CandidateErrors" >> beam.Filter(lambda e: e.system is not None and e.reason != "duplicate_reference"),
                 "ErrorSystem", lambda e: e.system,
             ),
-            "text_checks": c["text_checks"]
+            "text_checks": text_checks
             | "KeyTextCheck" >> beam.Map(lambda t: ((t[1], t[0]), (1, t[2])))  # (kind, owner, doc_id) in
             | "TallyTextChecks" >> beam.CombinePerKey(lambda found: (sum(n for n, _ in found), min(d for _, d in found)))
             | "TextChecksToList" >> beam.combiners.ToList(),

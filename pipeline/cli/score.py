@@ -202,8 +202,7 @@ def score_command(args: argparse.Namespace) -> int:
         had = {s: coverage.had(s) for s in coverage.systems()}
         rows = system_rows(scores.results, settings, ids, run.statistics, had)
         if form == "csv":
-            names = [name for name, _ in SYSTEM_COLUMNS if not rows or name in rows[0]]
-            names.insert(names.index("documents") + 1, "documents_had")
+            names = [name for name, _ in SYSTEM_COLUMNS if not rows or name in rows[0]] + ["documents_had"]
             sys.stdout.write(csv_text(rows, names))
         else:
             sys.stdout.write(views.text(rows, settings, views.MEASURES[args.measure], args.sort))

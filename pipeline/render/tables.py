@@ -81,7 +81,11 @@ def _cell(value_low_high) -> str:
     return pct(value) + (f" ({pct(low)}-{pct(high)})" if low is not None and high is not None else "")
 
 
-def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interval: str) -> str:
+def _had(rows: list[dict]) -> bool:
+    return any(r.get("documents_had") is not None for r in rows)
+
+
+def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interval: str, had: bool = False) -> str:
     """What the numbers are, in a few lines."""
     parts = []
     names = {
@@ -109,6 +113,8 @@ def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interva
         "; ".join(parts) + ".",
         f"R = matches / reference size, P = matches / candidate size, F = RP / ((1-a)P + aR) with a = {alpha}.",
     ]
+    if had:
+        lines.append("docs: documents scored / documents the system had (the others were rejected: see the errors).")
     if hasattr(settings, "sentence_split"):
         lines.append(sentence_split.legend(settings.sentence_split))
     return "\n".join(textwrap.fill(line, 100) for line in lines)
@@ -116,9 +122,15 @@ def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interva
 
 def interval_name(rows: list[dict], settings, measure: str) -> str:
     if any(r.get(f"rouge155_{measure}") is not None for r in rows):
-        return f"ROUGE-1.5.5's average with its {settings.confidence}% bootstrap interval ({settings.resamples} resamples)"
+        return (
+            f"ROUGE-1.5.5's average with its {settings.confidence}% bootstrap interval ({settings.resamples} "
+            "resamples), the number papers quote from ROUGE-1.5.5 and pyrouge"
+        )
     if any(r.get(f"bootstrap_{measure}_low") is not None for r in rows):
-        return "mean over documents with its Poisson bootstrap interval"
+        return (
+            "mean over documents (rouge-score's and HF evaluate's number) with its seeded Poisson bootstrap "
+            f"{getattr(settings, 'confidence', '95')}% interval"
+        )
     return "mean over documents"
 
 
@@ -130,21 +142,19 @@ def markdown(
     tags, signature = (profile.tags, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
     metrics, ranked = wide(rows, tags, measure, sort_by)
     lines = [f"Signature: `{signature}`", ""]
-    docs = "docs (scored/had)" if any(r.get("documents_had") is not None for r in rows) else "docs"
-    lines.append(f"| # | system | {docs} | " + " | ".join(metrics) + " |")
+    lines.append("| # | system | docs | " + " | ".join(metrics) + " |")
     lines.append("|---:|---|---:|" + "---:|" * len(metrics))
     for rank, system, docs, values in ranked:
         cells = [str(rank), markdown_cell(system), docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
+    lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
     return "\n".join(lines) + "\n"
 
 
 def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None) -> str:
     """The wide table as aligned plain text, for a terminal."""
     metrics, ranked = wide(rows, profile.tags if profile else settings.metric_tags(), measure, sort_by)
-    docs_head = "docs (scored/had)" if any(r.get("documents_had") is not None for r in rows) else "docs"
-    head = ["#", "system", docs_head] + list(metrics)
+    head = ["#", "system", "docs"] + list(metrics)
     body = [[str(rank), system, docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
     widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
 
@@ -152,7 +162,7 @@ def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Option
         return "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
 
     out = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
-    out += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
+    out += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
     return "\n".join(out) + "\n"
 
 

@@ -51,7 +51,7 @@ def test_score_past_the_threshold_writes_the_table_headed_by_the_warning_and_exi
     assert "abs was scored on 2 of its 3 documents" in first and "lead was scored on 2 of its 3 documents" in first
     assert "--conflicting-references keep" in first and "Exit status 3." in first
     body = "\n".join(table_lines(result)[1:])
-    assert "docs (scored/had)" in body and " 2/3 " in body  # the table itself says it
+    assert " 2/3 " in body and "docs: documents scored / documents the system had" in body  # the table says it
     assert "conflicting_references: 2" in result.stderr
 
 
@@ -179,7 +179,7 @@ def test_run_past_the_threshold_publishes_headed_by_the_warning_and_exits_3(tmp_
     result = cli("run", "--input", data, "--output", out, "--runner", "FnApiRunner", *FLAGS)
     assert result.returncode == EXIT_REJECTED, result.stderr
     assert "WARNING: these numbers rest on part of the input: 2 of 7 input rows (28.6%) were rejected" in result.stdout
-    assert result.stdout.index("WARNING") < result.stdout.index("docs (scored/had)")
+    assert result.stdout.index("WARNING") < result.stdout.index("#  system  docs")
     assert "warning: 1 texts of ru have letters the preset's tokenizer drops" in result.stdout
     assert (out / "_SUCCESS").exists()  # still published
     record = json.loads((out / "run.json").read_text())
