@@ -1,4 +1,4 @@
-"""The elements that flow through the pipeline, and the schemas of its tables.
+"""The elements that flow through the pipeline, its reason codes and measures.
 
 Plain tuples and dicts with `str` keys keep Beam's coders deterministic and
 make the elements cheap to pickle between worker processes.

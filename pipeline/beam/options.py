@@ -8,6 +8,9 @@ import difflib
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from apache_beam.options import pipeline_options
+from apache_beam.options.pipeline_options import StandardOptions
+
 from rouge_core import RougeConfigError
 
 # The embedded default: every local core, in separate worker processes.  The
@@ -23,8 +26,6 @@ IN_PROCESS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 @lru_cache(maxsize=1)
 def beam_option_names() -> frozenset[str]:
     """Every `--flag` of every registered Beam PipelineOptions class."""
-    from apache_beam.options import pipeline_options
-
     def subclasses(cls):
         for sub in cls.__subclasses__():
             yield sub
@@ -41,8 +42,6 @@ def beam_option_names() -> frozenset[str]:
 
 def check_beam_args(args: Sequence[str], ours: Iterable[str]) -> None:
     """Refuse an option that is neither ours nor Beam's, and an unknown runner."""
-    from apache_beam.options.pipeline_options import StandardOptions
-
     known = beam_option_names()
     ours = set(ours)
     for i, arg in enumerate(args):

@@ -11,6 +11,7 @@ import platform
 import sys
 import time
 import uuid
+from importlib.metadata import PackageNotFoundError, version
 from typing import Optional, Sequence
 
 import apache_beam as beam
@@ -185,8 +186,6 @@ def _write_text(path: str, text: str) -> None:
 def _versions() -> dict:
     """Versions of what can change a number or a byte, read from the installed
     packages' metadata (importing nltk alone costs seconds)."""
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 (only when a run ends)
-
     def of(package: str):
         try:
             return version(package)

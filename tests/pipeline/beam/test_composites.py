@@ -1,0 +1,111 @@
+"""Each composite transform of the graph (pipeline/beam/graph.py) alone, with
+Beam's TestPipeline and assert_that, on inputs small enough to score by hand."""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline.beam.counts import CountRows
+from pipeline.beam.documents import GroupDocuments, ScoreDocuments
+from pipeline.beam.read import ReadSummaries
+from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile
+from pipeline.records import Candidate, ReferenceRow
+from rouge_core import RougeSettings
+
+# "a cat sat" against "the cat sat": 2 of 3 unigrams match (R = P = F = 2/3), and
+# 1 of 2 bigrams ("cat sat").
+PROFILE = Profile(DEFAULT_PROFILE, (RougeSettings.from_flags("-n 2"),))
+
+
+class Doc(NamedTuple):
+    system: str
+    profile: str = DEFAULT_PROFILE
+
+
+def candidate(system, doc_id, text, references=None, position=1):
+    return Candidate(system, doc_id, text, references, "c.jsonl", position)
+
+
+def test_group_documents_joins_split_form_and_reports_what_it_cannot_use():
+    with TestPipeline() as p:
+        candidates = p | "C" >> beam.Create(
+            [candidate("A", "d1", "a cat sat"), candidate("B", "d1", "x"), candidate("A", "d2", "y", position=2),
+             candidate("A", "d2", "y", position=3)]
+        )
+        references = p | "R" >> beam.Create(
+            [ReferenceRow("d1", ["the cat sat"], None, "r.jsonl", 1), ReferenceRow("d9", ["z"], None, "r.jsonl", 2)]
+        )
+        out = (candidates, references) | GroupDocuments()
+        assert_that(
+            out["documents"] | beam.Map(lambda g: (g.doc_id, [(c.system, refs) for c, refs in g.candidates])),
+            equal_to([("d1", [("A", ["the cat sat"]), ("B", ["the cat sat"])])]),
+            label="documents",
+        )
+        # d2: no references for either copy (reported once each, not as duplicates of each other)
+        assert_that(out["errors"] | beam.Map(lambda e: (e.doc_id, e.reason, e.position)),
+                    equal_to([("d2", "no_references", 2), ("d2", "no_references", 3)]), label="errors")
+        assert_that(out["unused"], equal_to([1]), label="unused")  # d9's one row
+
+
+def test_score_documents_scores_each_candidate_and_the_human_pseudo_system():
+    refs = ["the cat sat", "a dog sat"]
+    with TestPipeline() as p:
+        candidates = p | "C" >> beam.Create([candidate("A", "d1", "a cat sat", refs)])
+        references = p | "R" >> beam.Create([])
+        grouped = (candidates, references) | GroupDocuments()
+        out = grouped["documents"] | ScoreDocuments([PROFILE], progress_seconds=3600, human="[human]")
+        values = out["scored"] | beam.Map(lambda d: (d.system, d.doc_id, [round(x, 5) for x in d.array[:, 3]]))
+        # R against each reference, averaged (-f A): ROUGE-1 (2/3 + 2/3) / 2; ROUGE-2 (1/2 + 0/2) / 2;
+        # ROUGE-L ("cat sat", "a sat": 2 of 3 each) 2/3
+        assert_that(values, equal_to([("A", "d1", [0.66667, 0.25, 0.66667])]), label="scored")
+        human = out["human"] | beam.Map(lambda d: d.system)
+        assert_that(human, equal_to(["[human]"]), label="human")
+        assert_that(out["errors"], equal_to([]), label="errors")
+
+
+def test_read_summaries_counts_every_row_once(tmp_path):
+    rows = [
+        {"system": "A", "doc_id": "d1", "candidate": "a cat sat", "references": ["the cat sat"]},
+        {"system": "A", "doc_id": 7, "candidate": "x", "references": ["y"]},  # wrong_type
+    ]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{oops\n")
+    with TestPipeline() as p:
+        out = p | ReadSummaries(InputConfig(), [str(path)], [], str(tmp_path / "staging"))
+        assert_that(out["candidates"] | beam.Map(lambda c: (c.system, c.doc_id)), equal_to([("A", "d1")]), label="c")
+        assert_that(out["counts"], equal_to([(3, {"wrong_type": 1, "invalid_json": 1})]), label="n")
+    errors = [json.loads(line) for f in (tmp_path / "staging" / "errors").glob("*.jsonl") for line in f.open()]
+    assert sorted(e["reason"] for e in errors) == ["invalid_json", "wrong_type"]
+
+
+def test_count_rows_writes_the_run_counts(tmp_path):
+    with TestPipeline() as p:
+        pc = lambda label, items: p | label >> beam.Create(items)  # noqa: E731
+        {
+            "read_counts": pc("Reads", [(3, {"invalid_json": 1}), (2, {})]),
+            "references": pc("Refs", []),
+            "unused": pc("Unused", [4]),
+            "scored": pc("Scored", [Doc("A"), Doc("A"), Doc("B"), Doc("A", "other")]),
+            "human": pc("Human", [Doc("[human]")]),
+            "documents": pc("Docs", [Doc("A"), Doc("A"), Doc("B"), Doc("[human]")]),
+            "errors": pc("Errors", []),
+            "eval_ids": pc("Ids", [{"d1": "d1", "d2": "d2"}]),
+        } | CountRows(str(tmp_path), DEFAULT_PROFILE)
+    counts = json.loads((tmp_path / "_counts.json").read_text())
+    assert counts["rows_read"] == 5 and counts["scored"] == 3 and counts["human_documents"] == 1
+    assert counts["errors_by_reason"] == {"invalid_json": 1} and counts["reference_rows_unused"] == 4
+    assert counts["documents_by_system"] == {"A": 2, "B": 1, "[human]": 1}
+    assert counts["systems_missing_documents"] == {"B": 1, "[human]": 1}
+
+
+def test_group_documents_conflicting_references_are_errors_unless_kept():
+    rows = [candidate("A", "d", "x", ["r1"]), candidate("B", "d", "x", ["r2"])]
+    for keep, expected in ((False, ["conflicting_references"] * 2), (True, [])):
+        with TestPipeline() as p:
+            out = (p | "C" >> beam.Create(rows), p | "R" >> beam.Create([])) | GroupDocuments(keep)
+            assert_that(out["errors"] | beam.Map(lambda e: e.reason), equal_to(expected))
