@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rouge_core.textcheck import FIXES, ONE_SENTENCE, UNREADABLE
+
 EXIT_REJECTED = 3  # results written, but more rows were rejected than the threshold allows
 DEFAULT_MAX_REJECTED = 0.01  # a share of the rows, or of any one system's documents
 
@@ -142,8 +144,6 @@ class TextTally:
 
 def text_warnings(checks: dict) -> list[str]:
     """One line per owner and kind of problem, naming the count, an example and the fix."""
-    from rouge_core.textcheck import FIXES, ONE_SENTENCE, UNREADABLE
-
     what = {
         UNREADABLE: "have letters the preset's tokenizer drops (no tokens, or most letters lost): they score near 0",
         ONE_SENTENCE: "were scored as one sentence but hold several sentences: summary-level ROUGE-L/W and "
