@@ -28,6 +28,7 @@ from pipeline.io import files
 from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
 from pipeline.records import REASONS
+from pipeline.render.tables import pct
 
 REPORT_NAME = "report.html"
 # The one colour of the chart's dots and whiskers (the report test looks for it).
@@ -211,7 +212,7 @@ def _pct(value, signed: bool = False) -> str:
     value = _number(value)
     if value is None:
         return "\u2013"
-    return ("%+.2f" if signed else "%.2f") % (100 * value)
+    return pct(value, signed)  # rounded half up, as papers round the script's digits
 
 
 def _cell(value) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Optional, Sequence
 
 from rouge_core import sentence_split
@@ -42,8 +43,19 @@ def _value(row: dict, measure: str):
     return row.get(measure), low, high
 
 
-def pct(x: Optional[float]) -> str:
-    return "" if x is None else f"{100 * x:.2f}"
+def pct(x: Optional[float], signed: bool = False) -> str:
+    """A 0-1 score x 100 with two decimals, rounded half up from its shortest decimal
+    form, as papers round ROUGE-1.5.5's printed 0.49065 to 49.07 (binary floating
+    point would give 49.06: 100 * 0.49065 is 49.064999...).
+
+    Example:
+        >>> pct(0.49065), pct(0.31335), pct(0.2), pct(-0.00125, signed=True)
+        ('49.07', '31.34', '20.00', '-0.13')
+    """
+    if x is None:
+        return ""
+    value = (Decimal(repr(float(x))) * 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
 
 
 def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measure", sort_by: Optional[str] = None):

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections import deque
+from decimal import ROUND_HALF_UP, Decimal
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -162,7 +163,10 @@ def official_averages():
     pattern = r"^(\S+) (\S+) Average_([RPF]): ([0-9.]+) \(95%-conf\.int\. ([0-9.]+) - ([0-9.]+)\)$"
     for line in OFFICIAL.read_text().splitlines():
         if m := re.match(pattern, line):
-            found["sys" + m[1], m[2], m[3]] = tuple("%.2f" % (100 * float(v)) for v in m.group(4, 5, 6))
+            # x100 from the printed digits, rounded half up as a paper rounds 0.27465 to 27.47
+            found["sys" + m[1], m[2], m[3]] = tuple(
+                str((Decimal(v) * 100).quantize(Decimal("0.01"), ROUND_HALF_UP)) for v in m.group(4, 5, 6)
+            )
     return found
 
 
