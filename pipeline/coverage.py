@@ -144,17 +144,22 @@ class TextTally:
 
 def text_warnings(checks: dict) -> list[str]:
     """One line per owner and kind of problem, naming the count, an example and the fix."""
-    what = {
-        UNREADABLE: "have letters the preset's tokenizer drops (no tokens, or most letters lost): they score near 0",
-        ONE_SENTENCE: "were scored as one sentence but hold several sentences: summary-level ROUGE-L/W and "
-        "rougeLsum see one sentence",
+    what = {  # (one text, several texts)
+        UNREADABLE: ("has", "have", "letters the preset's tokenizer drops (no tokens, or most letters lost): "
+                     "{they} near 0"),
+        ONE_SENTENCE: ("was", "were", "scored as one sentence but {hold} several sentences: summary-level "
+                       "ROUGE-L/W and rougeLsum see one sentence"),
     }
     lines = []
     for owner, kinds in sorted(checks.items()):
         for kind, found in sorted(kinds.items()):
-            whose = "reference texts" if owner == REFERENCES else f"texts of {owner}"
+            n = found["texts"]
+            one, many, rest = what[kind]
+            noun = ("reference text" if owner == REFERENCES else "text") + ("" if n == 1 else "s")
+            whose = "" if owner == REFERENCES else f" of {owner}"
+            rest = rest.format(they="it scores" if n == 1 else "they score", hold="holds" if n == 1 else "hold")
             lines.append(
-                f"warning: {found['texts']:,} {whose} {what[kind]} (e.g. doc_id {found['example']}); "
-                f"use {FIXES[kind]}"
+                f"warning: {n:,} {noun}{whose} {one if n == 1 else many} {rest} "
+                f"(e.g. doc_id {found['example']}); use {FIXES[kind]}"
             )
     return lines

@@ -67,7 +67,7 @@ def test_text_tally_counts_and_keeps_the_smallest_doc_id_as_example():
         REFERENCES: {"one_sentence": {"texts": 1, "example": "d9"}},
     }
     lines = text_warnings(found)
-    assert lines[0].startswith("warning: 1 reference texts were scored as one sentence")
+    assert lines[0].startswith("warning: 1 reference text was scored as one sentence")
     assert "--sentence-split" in lines[0]
     assert lines[1].startswith("warning: 3 texts of sysA have letters the preset's tokenizer drops")
     assert "(e.g. doc_id d1)" in lines[1] and "--preset unicode" in lines[1]

@@ -134,7 +134,7 @@ def test_one_sentence_texts_are_reported_and_the_split_option_changes_rouge_l_on
     ]
     data = write_jsonl(tmp_path / "ptb.jsonl", docs)
     given = cli("score", data, "--format", "csv", *FLAGS)
-    assert "warning: 1 texts of s were scored as one sentence but hold several sentences" in given.stderr
+    assert "warning: 1 text of s was scored as one sentence but holds several sentences" in given.stderr
     assert '--sentence-split sentencex (or "sep: . | ? | ! " for PTB-tokenized text)' in given.stderr
     split = cli("score", data, "--format", "csv", *FLAGS, "--sentence-split", "sep: . ")
     assert "scored as one sentence" not in split.stderr
@@ -180,7 +180,7 @@ def test_run_past_the_threshold_publishes_headed_by_the_warning_and_exits_3(tmp_
     assert result.returncode == EXIT_REJECTED, result.stderr
     assert "WARNING: these numbers rest on part of the input: 2 of 7 input rows (28.6%) were rejected" in result.stdout
     assert result.stdout.index("WARNING") < result.stdout.index("#  system  docs")
-    assert "warning: 1 texts of ru have letters the preset's tokenizer drops" in result.stdout
+    assert "warning: 1 text of ru has letters the preset's tokenizer drops" in result.stdout
     assert (out / "_SUCCESS").exists()  # still published
     record = json.loads((out / "run.json").read_text())
     assert record["rejected"]["exit_status"] == 3 and record["rejected"]["max_rejected"] == 0.01
