@@ -199,3 +199,31 @@ def test_run_past_the_threshold_publishes_headed_by_the_warning_and_exits_3(tmp_
             assert r[column] == theirs[column], (r["system"], r["metric"], column)
     lenient = cli("run", "--input", data, "--output", tmp_path / "ok", "--runner", "FnApiRunner", "--max-rejected", "0.5", *FLAGS)
     assert lenient.returncode == 0, lenient.stderr
+
+
+# ------------------------------------------------------------- one option everywhere
+def test_the_sentence_split_is_one_option_for_run_score_configs_and_profiles(tmp_path):
+    from pipeline.config import load_config
+    from rouge_core import RougeConfigError
+
+    config = tmp_path / "split.toml"
+    config.write_text(
+        '[input]\ncandidates = ["in.jsonl"]\n[rouge]\nargs = "-n 2"\nsentence_split = "sep: . | ? | ! "\n'
+        '[profiles]\ngiven = { sentence_split = "newline" }\ninherited = "-n 1"\n'
+    )
+    loaded = load_config(str(config)).validate()
+    assert loaded.settings().sentence_split == "sep: . | ? | ! "
+    by_name = {p.name: p.settings[0].sentence_split for p in loaded.profile_list()}
+    assert by_name == {"given": "newline", "inherited": "sep: . | ? | ! "}
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[input]\ncandidates = ["in.jsonl"]\n[rouge]\nsentence_split = "nltk"\n')
+    with pytest.raises(RougeConfigError, match=r"sentence_split must be .* got 'nltk' \(rouge in "):
+        load_config(str(bad)).validate()
+    data = write_jsonl(tmp_path / "in.jsonl", rows())
+    dry = cli("run", "--input", data, "--output", tmp_path / "out", "--dry-run", "--sentence-split", "sentencex")
+    assert dry.returncode == 0, dry.stderr
+    assert "|sent:sentencex@" in dry.stdout
+    score = cli("score", data, "--format", "csv", "--sentence-split", "sentencex", *FLAGS)
+    assert "|sent:sentencex@" in score.stderr
+    nonsense = cli("score", data, "--sentence-split", "nltk", *FLAGS)
+    assert nonsense.returncode == 2 and "sentence_split must be" in nonsense.stderr
