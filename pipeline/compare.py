@@ -102,7 +102,13 @@ def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str 
 
     a, b = fields(old), fields(new)
     keys = list(a) + [k for k in b if k not in a]
-    return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
+    # A key added to the signature later stands for its default in an older run's signature.
+    value = lambda f, k: f.get(k, _ADDED_LATER.get(k))  # noqa: E731
+    return [(k, a.get(k), b.get(k)) for k in keys if value(a, k) != value(b, k)]
+
+
+# Signature keys added after runs were published, with the value such a run had.
+_ADDED_LATER = {"sent": "newline"}
 
 
 # ------------------------------------------------------------------ comparing

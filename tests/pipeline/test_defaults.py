@@ -227,3 +227,13 @@ def test_the_sentence_split_is_one_option_for_run_score_configs_and_profiles(tmp
     assert "|sent:sentencex@" in score.stderr
     nonsense = cli("score", data, "--sentence-split", "nltk", *FLAGS)
     assert nonsense.returncode == 2 and "sentence_split must be" in nonsense.stderr
+
+
+def test_a_run_from_before_the_sentence_split_key_compares_with_a_newline_run():
+    from pipeline.compare import settings_differences
+
+    old = "rouge155|n:2|limit:none|mref:average|v:0.1.0"
+    assert settings_differences(old, "rouge155|n:2|limit:none|sent:newline|mref:average|v:0.1.0") == []
+    assert settings_differences(old, 'rouge155|n:2|limit:none|sent:sep:" . "|mref:average|v:0.1.0') == [
+        ("sent", None, 'sep:" . "')
+    ]
