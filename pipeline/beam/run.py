@@ -24,7 +24,7 @@ from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
 from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
-from pipeline.io.tables import read_json, read_system_rows
+from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes, read_json, read_system_rows
 from pipeline.render import tables as views
 from pipeline.render.html import write_run_report
 from rouge_core import RougeConfigError, __version__, kernel_info
@@ -156,8 +156,8 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
 
 def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
     """The rejected share against run.max_rejected (pipeline.coverage), for run.json;
-    system_scores.md written again with docs as scored/had, headed by the warning
-    when the share is past the threshold (the run still publishes)."""
+    system_scores.{parquet,csv,md} written again with `documents_had` (the .md headed
+    by the warning when the share is past the threshold: the run still publishes)."""
     coverage = Coverage.from_counts(counts)
     problems = coverage.problems(config.run.max_rejected)
     warning = (
@@ -166,6 +166,9 @@ def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
         else None
     )
     rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
+    metadata = {"signature": profiles_signature(profiles)}
+    files.write_bytes(files.join(folder, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
+    files.write_bytes(files.join(folder, "system_scores.csv"), csv_text(rows).encode("utf-8"))
     table = views.profiles_markdown(rows, profiles)
     _write_text(files.join(folder, "system_scores.md"), (f"**{warning}**\n\n" if warning else "") + table)
     return {"max_rejected": config.run.max_rejected, "problems": problems, "warning": warning,

@@ -18,7 +18,7 @@ from pipeline.coverage import (
     rejected_warning,
     text_warnings,
 )
-from pipeline.io.tables import SYSTEM_COLUMNS, csv_text
+from pipeline.io.tables import csv_text
 from pipeline.io.text_files import line_aligned_rows
 from pipeline.render import tables as views
 from pipeline.score import LocalScores, StrictStop, score_files, score_rows, system_rows
@@ -202,8 +202,7 @@ def score_command(args: argparse.Namespace) -> int:
         had = {s: coverage.had(s) for s in coverage.systems()}
         rows = system_rows(scores.results, settings, ids, run.statistics, had)
         if form == "csv":
-            names = [name for name, _ in SYSTEM_COLUMNS if not rows or name in rows[0]] + ["documents_had"]
-            sys.stdout.write(csv_text(rows, names))
+            sys.stdout.write(csv_text(rows))
         else:
             sys.stdout.write(views.text(rows, settings, views.MEASURES[args.measure], args.sort))
     print_signature(settings)

@@ -45,6 +45,8 @@ SYSTEM_COLUMNS = [
     ("jackknife_se_precision", "float64"),
     ("jackknife_se_f_measure", "float64"),
     ("signature", "string"),
+    # Scored plus rejected candidate rows of the system (filled in when the run's counts are known).
+    ("documents_had", "int64"),
 ]
 DOCUMENT_COLUMNS = [
     ("profile", "string"),

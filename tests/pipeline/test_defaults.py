@@ -195,7 +195,7 @@ def test_run_past_the_threshold_publishes_headed_by_the_warning_and_exits_3(tmp_
     run_rows = {(r["system"], r["metric"]): r for r in csv.DictReader(open(out / "system_scores.csv"))}
     for r in csv.DictReader(io.StringIO(score.stdout)):
         theirs = run_rows[r["system"], r["metric"]]
-        for column in ("documents", "f_measure", "bootstrap_f_measure_low", "bootstrap_f_measure_high"):
+        for column in ("documents", "documents_had", "f_measure", "bootstrap_f_measure_low", "bootstrap_f_measure_high"):
             assert r[column] == theirs[column], (r["system"], r["metric"], column)
     lenient = cli("run", "--input", data, "--output", tmp_path / "ok", "--runner", "FnApiRunner", "--max-rejected", "0.5", *FLAGS)
     assert lenient.returncode == 0, lenient.stderr
