@@ -27,6 +27,7 @@ from collections import defaultdict
 from pipeline.config import DEFAULT_PROFILE
 from pipeline.io import files
 from rouge_core.resampling import SCORE_UNITS, to_units
+from rouge_core.signature import ADDED_LATER
 from rouge_core.significance import holm, paired_sums, paired_test
 
 EXIT_OK, EXIT_DROP, EXIT_USAGE, EXIT_NOT_COMPARABLE = 0, 1, 2, 3
@@ -103,12 +104,9 @@ def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str 
     a, b = fields(old), fields(new)
     keys = list(a) + [k for k in b if k not in a]
     # A key added to the signature later stands for its default in an older run's signature.
-    value = lambda f, k: f.get(k, _ADDED_LATER.get(k))  # noqa: E731
+    value = lambda f, k: f.get(k, ADDED_LATER.get(k))  # noqa: E731
     return [(k, a.get(k), b.get(k)) for k in keys if value(a, k) != value(b, k)]
 
-
-# Signature keys added after runs were published, with the value such a run had.
-_ADDED_LATER = {"sent": "newline"}
 
 
 # ------------------------------------------------------------------ comparing

@@ -1,4 +1,4 @@
-"""The elements that flow through the pipeline, its reason codes and measures.
+"""The elements that flow through the pipeline, and its reason codes.
 
 Plain tuples and dicts with `str` keys keep Beam's coders deterministic and
 make the elements cheap to pickle between worker processes.
@@ -70,6 +70,3 @@ REASONS = {
 }
 
 ERROR_COLUMNS = ErrorRecord._fields
-
-# The three measures of every metric, in table order.
-MEASURES = ("recall", "precision", "f_measure")

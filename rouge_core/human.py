@@ -18,6 +18,7 @@ from typing import NamedTuple, Sequence
 
 from rouge_core.errors import RougeInputError
 from rouge_core.text import Text
+from rouge_core.types import average_folds
 
 
 class JackknifeFold(NamedTuple):
@@ -63,15 +64,5 @@ def human_scores(best_scorer, references: Sequence[Text]) -> dict:
         >>> human_scores(scorer, ["the cat sat", "the cat ran", "a dog sat"])["ROUGE-1"].recall
         0.55556
     """
-    from rouge_core.resampling import sequential_sum
-    from rouge_core.scoring import MetricStats, round5
-
     folds = [best_scorer.score(candidate=f.human_candidate, references=f.references) for f in jackknife_folds(references)]
-    m = len(folds)
-    out = {}
-    for tag in folds[0]:
-        columns = list(zip(*(fold[tag] for fold in folds)))
-        out[tag] = MetricStats(
-            *(sequential_sum(c) / m for c in columns[:3]), *(round5(sequential_sum(c) / m) for c in columns[3:])
-        )
-    return out
+    return {tag: average_folds([fold[tag] for fold in folds]) for tag in folds[0]}

@@ -2,7 +2,7 @@
 
 `rouge_core._kernel` (C, built from `rouge_core/_kernel.c` by `pip install` when a
 C compiler is present) computes the same per-document statistics as the pure-Python
-code in `scoring.py`, which stays the reference and the fallback:
+code in `scoring.py` and `presets/rouge155.py`, which stays the reference and the fallback:
 
 * no compiled module (no compiler at install time, a platform without a wheel,
   a zip import): pure Python, logged once on the "rouge_core" logger;
@@ -23,7 +23,10 @@ import os
 
 from rouge_core.errors import RougeConfigError, RougeInputError
 from rouge_core.sentence_split import splitter
+from rouge_core.stem import morph_stem, wordnet_exceptions
+from rouge_core.stopwords import smart_stopwords
 from rouge_core.text import limit_bytes, limit_words, lines, sentences
+from rouge_core.types import MetricStats
 
 try:
     from rouge_core import _kernel
@@ -87,11 +90,8 @@ class CompiledScorer:
     """The compiled kernel set up for one RougeScorer (its settings, stemmer, stopwords, limits)."""
 
     def __init__(self, scorer) -> None:
-        from rouge_core.scoring import MetricStats
-        from rouge_core.stopwords import smart_stopwords
-        from rouge_core.stem import morph_stem, wordnet_exceptions
-
         s = scorer.settings
+        metrics = scorer.metrics  # presets.rouge155.Rouge155Metrics
         self._settings = s
         self._limited = s.word_limit is not None or s.byte_limit is not None
         # A sentence_split other than "newline": Python cuts the sentences, C scores them.
@@ -106,9 +106,9 @@ class CompiledScorer:
             stemming=s.stemming,
             stem=morph_stem,
             stopwords=set(smart_stopwords()) if s.remove_stopwords else None,
-            alpha=scorer._alpha,
-            inverse=1 / scorer._weight,
-            weight_of=scorer._f,
+            alpha=metrics.alpha,
+            inverse=1 / metrics.weight,
+            weight_of=metrics.weight_of,
             mode=("average", "best", "jackknife").index(s.multi_reference),
             max_skip_bigrams=scorer.max_skip_bigrams,
             max_lcs_cells=scorer.max_lcs_cells,

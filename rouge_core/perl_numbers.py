@@ -106,3 +106,26 @@ def perl_int_string(x: Number) -> str:
     if isinstance(x, int) or x < _UV_MAX + 0.5:
         return str(int(x))
     return "%.15g" % x
+
+
+def round5(x: float) -> float:
+    """ROUGE-1.5.5's `sprintf("%7.5f", x)`, read back as a number.
+
+    Example:
+        >>> round5(2 / 3)
+        0.66667
+    """
+    return float("%.5f" % x)
+
+
+def sequential_sum(values) -> float:
+    """Left-to-right float sum, as Perl's loops add (Python 3.12's sum() compensates).
+
+    Example:
+        >>> sequential_sum([0.1, 0.2, 0.3])
+        0.6000000000000001
+    """
+    total = 0
+    for value in values:
+        total += value
+    return total

@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from rouge_core.errors import RougeConfigError
-from rouge_core.perl_numbers import perl_int_string, perl_string, perl_sum
 import numpy as np
 
+from rouge_core.errors import RougeConfigError
+from rouge_core.perl_numbers import perl_int_string, perl_string, perl_sum
 from rouge_core.resampling import perl_bootstraps
-from rouge_core.scoring import MetricStats
 from rouge_core.settings import RougeSettings
+from rouge_core.signature import EVAL_ID_MODES
+from rouge_core.types import MetricStats
 
 DASHES = "-" * 45
 DOTS = "." * 45
@@ -131,7 +132,7 @@ def evaluation_ids(doc_ids, mode: str = "doc_id") -> dict[str, str]:
         return {doc: doc for doc in ordered}
     if mode == "index":
         return {doc: str(i) for i, doc in enumerate(ordered, 1)}
-    raise RougeConfigError(f"eval ids must be 'doc_id' or 'index'; got {mode!r}")
+    raise RougeConfigError(f"eval ids must be one of {EVAL_ID_MODES}; got {mode!r}")
 
 
 def render_report(results: Results, settings: RougeSettings) -> str:

@@ -21,6 +21,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from rouge_core.perl_numbers import sequential_sum
+
 _DRAND48_MULTIPLIER = np.uint64(0x5DEECE66D)
 _DRAND48_INCREMENT = np.uint64(0xB)
 _DRAND48_MASK = np.uint64((1 << 48) - 1)
@@ -32,14 +34,6 @@ class Interval(NamedTuple):
     average: str
     low: str
     high: str
-
-
-def sequential_sum(values) -> float:
-    """Left-to-right float sum, as Perl's loops add (Python 3.12's sum() compensates)."""
-    total = 0
-    for value in values:
-        total += value
-    return total
 
 
 def _generate_draws(n: int, resamples: int):

@@ -1,101 +1,28 @@
 """Scoring one candidate against its references, every metric family at once.
 
-Each text is read, cut, tokenized, filtered and stemmed once (`prepare`); the
-metric families then count overlaps on the shared tokens.  Per reference every
-family yields `(hits, reference_total, candidate_total)` and the value ROUGE-1.5.5
-uses to pick the best reference under `-f B`; `multiref` combines references;
-`finish` turns the counts into the rounded recall, precision and F that the
-script stores per document (l.1077: `sprintf("%7.5f")` of R and P, and F from
-the *rounded* R and P).
+Each text is read, cut, tokenized, filtered and stemmed once (`prepare`, with the
+preset's analyzer); the metric families then count overlaps on the shared
+tokens.  The preset's metric semantics (`rouge_core.presets`) turn each
+reference's counts into the document's `MetricStats`: for ROUGE-1.5.5,
+`presets.rouge155.Rouge155Metrics`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple, Sequence
-
-import numpy as np
+from typing import Sequence
 
 from rouge_core import kernel as kernel_module
-from rouge_core import lcs, ngram, skip_bigram
 from rouge_core.errors import RougeInputError
-from rouge_core.perl_numbers import integer_exponent, perl_divide, perl_pow, perl_sum
 from rouge_core.presets import get_preset
-from rouge_core.resampling import sequential_sum
 from rouge_core.settings import RougeSettings
 from rouge_core.text import Text, limit_bytes, limit_words
-
-
-class MetricStats(NamedTuple):
-    """One metric for one document, as ROUGE-1.5.5 keeps it.
-
-    `reference_total`, `candidate_total` and `hits` are what `-t 1` and `-t 2`
-    add up (for ROUGE-W, f-weighted and not rounded); `recall`, `precision`
-    and `f_measure` are the per-document scores, rounded to five decimals.
-    """
-
-    reference_total: float
-    candidate_total: float
-    hits: float
-    recall: float
-    precision: float
-    f_measure: float
-
+from rouge_core.types import MetricStats, PreparedText, ReferenceCounts
 
 _LONGEST_CACHED = 100_000  # characters
 _LARGEST_VOCABULARY = 1 << 22  # token ids; past it the vocabulary and the cache start afresh
 
-
-class ReferenceCounts(NamedTuple):
-    hits: float
-    reference_total: float
-    candidate_total: float
-    best_key: float  # what -f B compares (l.1171): the first strictly greater wins
-
-
-def round5(x: float) -> float:
-    """ROUGE-1.5.5's `sprintf("%7.5f", x)`, read back as a number."""
-    return float("%.5f" % x)
-
-
-def f_measure(recall: float, precision: float, alpha: float) -> float:
-    """F = R*P / ((1-alpha)*P + alpha*R), rounded; 0 when the denominator is 0.
-
-    Example:
-        >>> f_measure(0.5, 0.25, 0.5)
-        0.33333
-    """
-    denominator = (1 - alpha) * precision + alpha * recall
-    return round5(precision * recall / denominator) if denominator > 0 else 0.0
-
-
-@dataclass
-class PreparedText:
-    """A text read, cut, tokenized, filtered and stemmed as ROUGE-1.5.5 does."""
-
-    tokens: list[str]  # one stream for ROUGE-N/S and the ROUGE-L/W unigram tables
-    sentences: list[list[str]]  # per sentence, for ROUGE-L/W (differs only under -b)
-    ids: np.ndarray  # the tokens as ids of the scorer's vocabulary, for skip-bigram codes
-    counts: dict = field(default_factory=dict)  # memoised n-gram and skip-bigram tables
-
-    def ngrams(self, n: int) -> Counter:
-        key = ("n", n)
-        if key not in self.counts:
-            self.counts[key] = ngram.ngram_counts(self.tokens, n)
-        return self.counts[key]
-
-    def skip_bigrams(self, max_gap, with_unigrams: bool) -> skip_bigram.CodeTable:
-        key = ("s", max_gap, with_unigrams)
-        if key not in self.counts:
-            self.counts[key] = skip_bigram.skip_bigram_table(self.ids, max_gap, with_unigrams)
-        return self.counts[key]
-
-    def bit_masks(self) -> list[tuple[list[str], dict[str, int]]]:
-        if "masks" not in self.counts:
-            self.counts["masks"] = [(s, lcs.bit_masks(s)) for s in self.sentences]
-        return self.counts["masks"]
+__all__ = ["MetricStats", "PreparedText", "ReferenceCounts", "RougeScorer"]
 
 
 class RougeScorer:
@@ -124,13 +51,6 @@ class RougeScorer:
         (0.83333, 0.6, 0.83333)
     """
 
-    def __new__(cls, settings: RougeSettings | None = None, **limits):
-        # A preset with metric semantics of its own (rouge_score) has its own subclass.
-        scorer_class = cls
-        if cls is RougeScorer and settings is not None:
-            scorer_class = get_preset(settings.preset).scorer_class()
-        return super().__new__(scorer_class)
-
     def __init__(
         self,
         settings: RougeSettings,
@@ -143,18 +63,17 @@ class RougeScorer:
         self.max_skip_bigrams = max_skip_bigrams
         self.max_lcs_cells = max_lcs_cells
         self.tags = settings.metric_tags()
-        self._analyzer = get_preset(settings.preset).analyzer(settings)  # the preset's reading
-        self._alpha = settings.alpha_value
-        self._weight = settings.weight_value
-        self._weight_as_integer = integer_exponent(settings.wlcs_weight) if settings.wlcs_weight else None
+        preset = get_preset(settings.preset)
+        self._analyzer = preset.analyzer(settings)  # the preset's reading
+        self.metrics = preset.metrics(settings)  # the preset's metric semantics
         self._vocabulary: dict[str, int] = {}
         # References recur (one per system for every document): prepare each once.
         self._prepare_cached = lru_cache(maxsize=512)(self._prepare)
         # The compiled kernel (rouge_core.kernel), when built and not switched off:
-        # "auto"/None, "c" or "python".  It gives the same statistics as the code below.
-        rouge155 = getattr(settings, "preset", "rouge155") == "rouge155"
+        # "auto"/None, "c" or "python".  It gives the same statistics as the preset's
+        # semantics in Python, for the presets it scores (`Preset.uses_kernel`).
         self._kernel_request = kernel
-        self.kernel = kernel_module.choose(kernel) if rouge155 else "python"
+        self.kernel = kernel_module.choose(kernel) if preset.uses_kernel else "python"
         self._compiled = kernel_module.CompiledScorer(self) if self.kernel == "c" else None
 
     def __getstate__(self) -> dict:
@@ -195,7 +114,7 @@ class RougeScorer:
         lcs_lists = token_lists if lcs_sents is sents else [self._tokens(s) for s in lcs_sents]
         tokens = [t for ts in token_lists for t in ts]
         vocabulary = self._vocabulary
-        ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), np.int64, len(tokens))
+        ids = [vocabulary.setdefault(t, len(vocabulary)) for t in tokens]
         return PreparedText(tokens, lcs_lists, ids)
 
     def _tokens(self, sentence: str) -> list[str]:
@@ -241,7 +160,7 @@ class RougeScorer:
         results = self._compiled.score_batch(pairs) if self._compiled is not None else [None] * len(pairs)
         for i, result in enumerate(results):
             if result is None:
-                try:  # through score(), which a preset's scorer may override
+                try:
                     candidate, references = pairs[i]
                     results[i] = self.score(candidate=candidate, references=references)
                 except RougeInputError as error:
@@ -260,7 +179,8 @@ class RougeScorer:
         cand = self.prepare(candidate)
         refs = [self.prepare(r) for r in references]
         self._check_cost(cand, refs)
-        return {tag: self._combine(tag, self._per_reference(tag, cand, refs)) for tag in self.tags}
+        metrics = self.metrics
+        return {tag: metrics.combine(tag, metrics.per_reference(tag, cand, refs)) for tag in self.tags}
 
     def _check_cost(self, cand: PreparedText, refs: list[PreparedText]) -> None:
         s = self.settings
@@ -287,99 +207,3 @@ class RougeScorer:
                         f"limit of {limit} (RougeScorer max_lcs_cells)",
                         reason="too_costly",
                     )
-
-    def _per_reference(self, tag: str, cand: PreparedText, refs: list[PreparedText]) -> list[ReferenceCounts]:
-        s = self.settings
-        if tag == "ROUGE-L":
-            return [self._lcs_counts(cand, ref) for ref in refs]
-        if tag.startswith("ROUGE-W-"):
-            return [self._wlcs_counts(cand, ref) for ref in refs]
-        if tag.startswith("ROUGE-S"):
-            with_unigrams = tag.startswith("ROUGE-SU")
-            peer = cand.skip_bigrams(s.gap_limit, with_unigrams)
-            tables = [ref.skip_bigrams(s.gap_limit, with_unigrams) for ref in refs]
-            clip = skip_bigram.clipped_code_hits
-        else:
-            n = int(tag[len("ROUGE-") :])
-            peer = cand.ngrams(n)
-            tables = [ref.ngrams(n) for ref in refs]
-            clip = ngram.clipped_hits
-        peer_total = peer.total()
-        result = []
-        for table in tables:
-            total = table.total()
-            hits = clip(table, peer)
-            # -f B compares the recall as printed with "%07.5f" (l.2240).
-            result.append(ReferenceCounts(hits, total, peer_total, round5(hits / total) if total else 0))
-        return result
-
-    def _lcs_counts(self, cand: PreparedText, ref: PreparedText) -> ReferenceCounts:
-        hits = lcs.union_lcs_hits(ref.sentences, cand.bit_masks(), Counter(ref.tokens), Counter(cand.tokens))
-        base = sum(len(sentence) for sentence in ref.sentences)
-        return ReferenceCounts(hits, base, len(cand.tokens), hits / base if base else 0)
-
-    def _wlcs_counts(self, cand: PreparedText, ref: PreparedText) -> ReferenceCounts:
-        longest = max([len(x) for x in ref.sentences + cand.sentences], default=0)
-        weights = [self._f(k) for k in range(longest + 2)]
-        hits = lcs.union_wlcs_hits(
-            ref.sentences, cand.sentences, weights, Counter(ref.tokens), Counter(cand.tokens)
-        )
-        base = perl_sum(weights[len(sentence)] for sentence in ref.sentences)
-        # ROUGE-1.5.5 dies here ("Illegal division by zero", l.2450) when the
-        # reference has no tokens; we score that reference 0, as ROUGE-L does.
-        best_key = perl_divide(hits, base) ** (1 / self._weight) if base else 0
-        return ReferenceCounts(hits, self._f(base), self._f(len(cand.tokens)), best_key)
-
-    def _f(self, x):
-        """ROUGE-W's weighting f(x) = x**w, in Perl's arithmetic (`wlcsWeight`)."""
-        return perl_pow(x, self._weight, self._weight_as_integer)
-
-    def _combine(self, tag: str, per_reference: list[ReferenceCounts]) -> MetricStats:
-        inverse = 1 / self._weight if tag.startswith("ROUGE-W-") else None
-        mode = self.settings.multi_reference
-        if mode == "average":
-            # -f A: hits and both totals add up over references (l.1170): the
-            # candidate total is counted once per reference.
-            return self._finish(
-                perl_sum(c.hits for c in per_reference),
-                perl_sum(c.reference_total for c in per_reference),
-                perl_sum(c.candidate_total for c in per_reference),
-                inverse,
-            )
-        if mode == "best" or len(per_reference) == 1:
-            return self._finish(*_best(per_reference)[:3], inverse)
-        # Jackknife (Lin 2004, section 2.1): the best reference of each set of
-        # M-1 references, with R, P and F (and the counts) averaged over the M sets.
-        held_out = [
-            self._finish(*_best(per_reference[:k] + per_reference[k + 1 :])[:3], inverse)
-            for k in range(len(per_reference))
-        ]
-        m = len(held_out)
-        return MetricStats(
-            *(sequential_sum(column) / m for column in list(zip(*held_out))[:3]),
-            *(round5(sequential_sum(column) / m) for column in list(zip(*held_out))[3:]),
-        )
-
-    def _finish(self, hits: float, reference_total: float, candidate_total: float, inverse) -> MetricStats:
-        recall = perl_divide(hits, reference_total) if reference_total != 0 else 0
-        precision = perl_divide(hits, candidate_total) if candidate_total != 0 else 0
-        if inverse is not None:  # ROUGE-W reports f^-1 of the weighted ratios
-            recall, precision = recall**inverse, precision**inverse
-        recall, precision = round5(recall), round5(precision)
-        return MetricStats(
-            reference_total,
-            candidate_total,
-            hits,
-            recall,
-            precision,
-            f_measure(recall, precision, self._alpha),
-        )
-
-
-def _best(per_reference: list[ReferenceCounts]) -> ReferenceCounts:
-    """-f B: the first reference whose key is strictly greater than all before it."""
-    best = per_reference[0]
-    for counts in per_reference[1:]:
-        if counts.best_key > best.best_key:
-            best = counts
-    return best

@@ -30,7 +30,6 @@ import json
 import re
 from collections.abc import Callable
 from functools import cache, lru_cache
-from importlib.metadata import version
 
 from rouge_core.errors import RougeConfigError
 
@@ -80,6 +79,8 @@ def describe(rule: str) -> str:
         'sep:[" . ", " ? "]'
     """
     if rule == SENTENCEX:
+        from importlib.metadata import version  # only here: importing rouge_core stays light
+
         return f"sentencex@{version('sentencex')}"
     if rule.startswith(SEPARATOR_PREFIX):
         # JSON; several separators as a list, so no "|" (it separates the signature's parts).

@@ -9,6 +9,7 @@ that the metric tags and the report come out byte-identical.
 from __future__ import annotations
 
 import dataclasses
+import getopt
 import re
 import shlex
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from typing import Any, Optional
 
 from rouge_core import sentence_split
 from rouge_core.errors import RougeConfigError
+from rouge_core.names import MetricName
 from rouge_core.presets import get_preset
+from rouge_core.signature import Signature
 
 MULTI_REFERENCE_MODES = ("average", "best", "jackknife")
 # Upper bounds, so that no setting can ask for unbounded time or memory: the
@@ -26,8 +29,10 @@ MAX_NGRAM = 100
 _FLAG_OF_MODE = {"average": "A", "best": "B"}
 
 # ROUGE-1.5.5's own getopts string (l.455): a letter followed by ':' takes a value.
+# Python's getopt reads it with the syntax of Perl's Getopt::Std: bundled letters
+# (`-am`), a value attached or in the next argument (`-n2`, `-n 2`).
 _GETOPTS = "ahHb:c:de:f:l:mMn:p:st:r:2:3:w:uUvxz:"
-_TAKES_VALUE = {ch: nxt == ":" for ch, nxt in zip(_GETOPTS, _GETOPTS[1:] + " ") if ch != ":"}
+_TAKES_VALUE = frozenset(letter for letter, following in zip(_GETOPTS, _GETOPTS[1:]) if following == ":")
 _NOT_SUPPORTED = {
     "3": "Basic Element scoring (-3) needs BE-parsed input and is not supported",
     "z": "-z reads a file list; give the texts as JSONL instead",
@@ -159,29 +164,24 @@ class RougeSettings:
             ['ROUGE-1', 'ROUGE-2', 'ROUGE-3', 'ROUGE-4', 'ROUGE-L', 'ROUGE-W-1.2', 'ROUGE-S*', 'ROUGE-SU*']
         """
         args = shlex.split(flags) if isinstance(flags, str) else list(flags)
+        try:
+            pairs, rest = getopt.getopt(args, _GETOPTS)
+        except getopt.GetoptError as error:  # a known option can only lack its value
+            if error.opt in _TAKES_VALUE:
+                raise RougeConfigError(f"option -{error.opt} needs a value") from None
+            option = f"-{error.opt}" if len(error.opt) == 1 else f"--{error.opt}"  # the script has no long options
+            raise RougeConfigError(f"unknown ROUGE-1.5.5 option {option} in {flags!r}") from None
+        if rest:
+            raise RougeConfigError(
+                f"unexpected argument {rest[0]!r} in the ROUGE-1.5.5 flags: give only options "
+                "(the input comes from the JSONL file, not a ROUGE XML config)"
+            )
         opts: dict[str, object] = {}
-        while args:
-            arg = args.pop(0)
-            if not arg.startswith("-") or len(arg) < 2:
-                raise RougeConfigError(
-                    f"unexpected argument {arg!r} in the ROUGE-1.5.5 flags: give only options "
-                    "(the input comes from the JSONL file, not a ROUGE XML config)"
-                )
-            letters = arg[1:]
-            while letters:
-                letter, letters = letters[0], letters[1:]
-                if letter not in _TAKES_VALUE:
-                    raise RougeConfigError(f"unknown ROUGE-1.5.5 option -{letter} in {arg!r}")
-                if letter in _NOT_SUPPORTED:
-                    raise RougeConfigError(_NOT_SUPPORTED[letter])
-                if _TAKES_VALUE[letter]:
-                    if not letters:
-                        if not args:
-                            raise RougeConfigError(f"option -{letter} needs a value")
-                        letters = args.pop(0)
-                    opts[letter], letters = letters, ""
-                else:
-                    opts[letter] = True
+        for option, value in pairs:
+            letter = option[1:]
+            if letter in _NOT_SUPPORTED:
+                raise RougeConfigError(_NOT_SUPPORTED[letter])
+            opts[letter] = value if letter in _TAKES_VALUE else True
 
         def integer(letter: str, what: str) -> int:
             text = str(opts[letter])
@@ -282,20 +282,20 @@ class RougeSettings:
         """
         if self.rouge_types is not None:
             return list(self.rouge_types)
-        tags = [f"ROUGE-{n}" for n in range(1, self.max_ngram + 1)]
+        metrics = [MetricName("n", n=n) for n in range(1, self.max_ngram + 1)]
         if self.rouge_l:
-            tags.append("ROUGE-L")
+            metrics.append(MetricName("L", summary_level=True))
         if self.wlcs_weight is not None:
-            tags.append(f"ROUGE-W-{self.wlcs_weight}")
+            metrics.append(MetricName("W", weight=self.wlcs_weight, summary_level=True))
         if self.skip_distance is not None:
             gap = "*" if int(self.skip_distance) < 0 else self.skip_distance
             if self.skip_unigrams:
-                tags.append(f"ROUGE-SU{gap}")
+                metrics.append(MetricName("SU", gap=gap))
             elif self.skip_both:
-                tags += [f"ROUGE-S{gap}", f"ROUGE-SU{gap}"]
+                metrics += [MetricName("S", gap=gap), MetricName("SU", gap=gap)]
             else:
-                tags.append(f"ROUGE-S{gap}")
-        return tags
+                metrics.append(MetricName("S", gap=gap))
+        return [metric.tag() for metric in metrics]
 
     @property
     def alpha_value(self) -> float:
@@ -313,35 +313,15 @@ class RougeSettings:
         return int(self.skip_distance)
 
     # -------------------------------------------------------------- signature
-    def signature(self, version: str | None = None) -> str:
-        """A short, stable description of everything that changes the numbers.
+    def signature(
+        self, version: str | None = None, *, eval_ids: str | None = None, nrefs: int | str | None = None
+    ) -> str:
+        """A short, stable description of everything that changes the numbers: the
+        long form of `rouge_core.signature.Signature`, with the run's evaluation ids
+        and number of references when given (settings alone do not know them).
 
         Example:
             >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000").signature(version="0.1.0")
             'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
         """
-        if version is None:
-            from rouge_core import __version__ as version
-        skip = "no"
-        if self.skip_distance is not None:
-            gap = "*" if self.gap_limit is None else self.skip_distance
-            skip = gap + ("+U" if self.skip_unigrams else "+S+U" if self.skip_both else "")
-        limit = "none"
-        if self.word_limit is not None:
-            limit = f"{self.word_limit}w"
-        elif self.byte_limit is not None:
-            limit = f"{self.byte_limit}b"
-        common = {
-            "n": str(self.max_ngram),
-            "L": "yes" if self.rouge_l else "no",
-            "W": self.wlcs_weight or "no",
-            "S": skip,
-            "limit": limit,
-            "sent": sentence_split.describe(self.sentence_split),
-            "mref": self.multi_reference,
-            "alpha": self.alpha,
-            "t": str(self.counting),
-            "ci": f"{self.confidence}%@{self.resamples}",
-            "v": version,
-        }
-        return "|".join([self.preset, *get_preset(self.preset).signature_parts(self, common)])
+        return Signature.from_settings(self, eval_ids=eval_ids, nrefs=nrefs, version=version).format()

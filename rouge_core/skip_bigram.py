@@ -12,18 +12,23 @@ integer codes with numpy rather than as Python tuples: token ids `a`, `b` make
 the code `(a + 1) * 2**31 + b`, and a unigram's code is its id, so the two kinds
 share one table without colliding, as `"w"` and `"w1 w2"` do in the script.
 `skip_bigram_counts` is the plain-Python definition the fast path must equal.
+
+numpy is imported when the first table is counted, not with the module: the
+compiled kernel counts skip-bigrams itself, and `import rouge_core` stays light.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 from itertools import repeat
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-_BIGRAM_BASE = np.int64(1 << 31)
+_BIGRAM_BASE = 1 << 31
 
 
 class CodeTable(NamedTuple):
@@ -53,14 +58,17 @@ def skip_bigram_counts(tokens: list[str], max_gap: Optional[int], with_unigrams:
     return counts
 
 
-def skip_bigram_table(ids: np.ndarray, max_gap: Optional[int], with_unigrams: bool) -> CodeTable:
+def skip_bigram_table(ids: Sequence[int], max_gap: Optional[int], with_unigrams: bool) -> CodeTable:
     """`skip_bigram_counts` over token ids, as a table of codes.
 
     Example:
-        >>> t = skip_bigram_table(np.array([0, 1, 0]), None, False)   # a b a: (a,b) (a,a) (b,a)
+        >>> t = skip_bigram_table([0, 1, 0], None, False)   # a b a: (a,b) (a,a) (b,a)
         >>> t.total(), len(t.codes)
         (3, 3)
     """
+    import numpy as np  # heavy: on first use (module docstring)
+
+    ids = np.asarray(ids, dtype=np.int64)
     n = len(ids)
     parts = [ids[: n - 1]] if with_unigrams and n > 1 else []
     if max_gap is None or max_gap + 1 >= n - 1:  # every pair i < j
@@ -78,11 +86,15 @@ def skip_bigram_table(ids: np.ndarray, max_gap: Optional[int], with_unigrams: bo
 @lru_cache(maxsize=200)
 def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs i < j of short texts, memoised (at most about 60 MB in all)."""
+    import numpy as np  # heavy: on first use (module docstring)
+
     return np.triu_indices(n, 1)
 
 
 def clipped_code_hits(reference: CodeTable, candidate: CodeTable) -> int:
     """Sum over shared codes of min(reference count, candidate count)."""
+    import numpy as np  # heavy: on first use (module docstring)
+
     _, in_reference, in_candidate = np.intersect1d(
         reference.codes, candidate.codes, assume_unique=True, return_indices=True
     )

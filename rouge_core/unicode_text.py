@@ -38,17 +38,10 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache, lru_cache
 
-import regex
-
 from rouge_core.errors import RougeConfigError
 from rouge_core.text import Splitter, Text, lines
 
 NO_SPACE_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar")
-_IN_NO_SPACE_SCRIPT = "".join(rf"\p{{scx={script}}}" for script in NO_SPACE_SCRIPTS)
-_TOKEN = regex.compile(
-    rf"(?V1)[[\p{{L}}\p{{M}}\p{{N}}]&&[{_IN_NO_SPACE_SCRIPT}]]"  # one character of a no-space script
-    rf"|[[\p{{L}}\p{{N}}]--[{_IN_NO_SPACE_SCRIPT}]][[\p{{L}}\p{{M}}\p{{N}}]--[{_IN_NO_SPACE_SCRIPT}]]*"
-)
 TOKENIZER_VERSION = "unicode-v1"  # bump when the rules above change
 
 
@@ -78,7 +71,20 @@ def tokenize(sentence: str) -> list[str]:
         >>> tokenize("東京へ行く. ok")
         ['東', '京', 'へ', '行', 'く', 'ok']
     """
-    return _TOKEN.findall(sentence)
+    return _token_pattern().findall(sentence)
+
+
+@cache
+def _token_pattern():
+    """The token rule, compiled on first use (the `regex` package is heavy to
+    import, and only this preset needs it)."""
+    import regex  # heavy: on first use
+
+    in_no_space_script = "".join(rf"\p{{scx={script}}}" for script in NO_SPACE_SCRIPTS)
+    return regex.compile(
+        rf"(?V1)[[\p{{L}}\p{{M}}\p{{N}}]&&[{in_no_space_script}]]"  # one character of a no-space script
+        rf"|[[\p{{L}}\p{{N}}]--[{in_no_space_script}]][[\p{{L}}\p{{M}}\p{{N}}]--[{in_no_space_script}]]*"
+    )
 
 
 def sentences(text: Text, split: Splitter = None) -> list[str]:

@@ -9,7 +9,7 @@ from pipeline.beam.combiners import SystemCombineFn
 from pipeline.config import Profile, profiles_signature
 from pipeline.io import files
 from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
-from pipeline.records import MEASURES
+from rouge_core.types import MEASURES
 from pipeline.render import tables as views
 from rouge_core import MetricStats, RougeSettings
 from rouge_core.report import averages_of, evaluation_ids, metric_block

@@ -2,153 +2,17 @@
 
 One element per (system, document): (doc_id, values), `values` the float64 bytes
 of an array of shape (metrics, 6) holding each metric's MetricStats fields in
-order (reference total, candidate total, hits, R, P, F).  The accumulator keeps only exact quantities
-(integers in 1e-5 score units, exact sums of the counts, integer arrays), so
-merging in any order, on any number of workers, gives bit-identical results; the
-statistics are the pure functions of `rouge_core.resampling`, and this class only
-accumulates.  Documents wait in a small buffer and enter the bootstrap and
-jackknife sums a block at a time, as matrix products.
+order (reference total, candidate total, hits, R, P, F).  The accumulator is
+`rouge_core.aggregate.SystemSums` (exact, so merging in any order, on any number
+of workers, gives bit-identical results); this class only hands Beam its
+create / add / merge / extract steps.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-from functools import cache
-from typing import NamedTuple
-
 import apache_beam as beam
-import numpy as np
-from threadpoolctl import threadpool_limits
 
-from rouge_core.resampling import (
-    SCORE_UNITS,
-    jackknife_standard_error,
-    percentile_interval,
-    poisson_weight_block,
-    stable_hash,
-)
-
-_BLOCK = 512  # documents per matrix product
-_EXACT_SCALE = 1074  # every finite double is an integer multiple of 2**-1074
-_SMALL = float(1 << 31)  # whole counts below this are summed as int64
-
-
-@cache
-def one_blas_thread() -> None:
-    """Once per process: BLAS on one thread.  Every Beam worker process already
-    owns a core, and OpenBLAS's thread pool on top of that made the block products
-    below 30x slower on this 2-core machine."""
-    threadpool_limits(limits=1, user_api="blas")
-
-
-def stats_bytes(scores: dict, tags) -> bytes:
-    """A scorer's {tag: MetricStats} as ScoredDocument.values: float64 bytes of an
-    array (metrics, 6), each row the MetricStats fields in order."""
-    return np.array([scores[tag] for tag in tags], dtype=np.float64).tobytes()
-
-
-def stats_array(values: bytes) -> np.ndarray:
-    """A ScoredDocument's `values` as a read-only (metrics, 6) array."""
-    return np.frombuffer(values, dtype=np.float64).reshape(-1, 6)
-
-
-def stack(values: list[bytes]) -> np.ndarray:
-    """Several documents' values as one (documents, metrics, 6) array."""
-    return np.frombuffer(b"".join(values), dtype=np.float64).reshape(len(values), -1, 6)
-
-
-def units(values: np.ndarray) -> np.ndarray:
-    """R, P, F (five-decimal scores) of every metric as exact integers in 1e-5 units,
-    shape (metrics, 3); `to_units` on arrays."""
-    return np.rint(values[..., 3:6] * SCORE_UNITS).astype(np.int64)
-
-
-def _scaled(x: float) -> int:
-    """A double as an exact integer count of 2**-1074."""
-    numerator, denominator = float(x).as_integer_ratio()
-    return numerator << (_EXACT_SCALE - (denominator.bit_length() - 1))
-
-
-class SystemSums:
-    """Sufficient statistics of one system's documents, for M metrics (M set by
-    the first document):
-
-        n                            documents
-        totals[3m + k]               sum of R/P/F units                 (int64)
-        counts_small / counts_exact  sum of the three counts: int64 for whole
-                                     counts below 2**31, exact integers of
-                                     2**-1074 for the rest (ROUGE-W, averages)
-        bootstrap[0, r]              sum of Poisson weights of replicate r
-        bootstrap[1 + 3m + k, r]     weighted sum of R/P/F units
-        jackknife[.., b]             the same rows per jackknife bucket
-        documents_seen               (doc_id, values) of every document, for the
-                                     ROUGE-1.5.5 report, which needs them in order
-    """
-
-    def __init__(self, replicates: int, buckets: int):
-        self.replicates, self.buckets = replicates, buckets
-        self.n = 0
-        self.totals = self.counts_small = self.counts_exact = self.bootstrap = self.jackknife = None
-        self.documents_seen: list = []
-        self.pending = 0  # the last `pending` documents_seen are not in the sums yet
-
-    def _allocate(self, metrics: int) -> None:
-        rows = 1 + 3 * metrics
-        self.totals = np.zeros(3 * metrics, dtype=np.int64)
-        self.counts_small = np.zeros(3 * metrics, dtype=np.int64)
-        self.counts_exact = [0] * (3 * metrics)
-        self.bootstrap = np.zeros((rows, self.replicates), dtype=np.int64)
-        self.jackknife = np.zeros((rows, self.buckets), dtype=np.int64)
-
-    def add(self, doc_id: str, values: bytes) -> None:
-        self.documents_seen.append((doc_id, values))
-        self.pending += 1
-
-    def flush(self, seed: int) -> SystemSums:
-        """Enter the pending documents into the sums."""
-        if not self.pending:
-            return self
-        one_blas_thread()
-        block = self.documents_seen[-self.pending :]
-        self.pending = 0
-        ids = [doc_id for doc_id, _ in block]
-        values = stack([v for _, v in block])
-        k = len(ids)
-        if self.totals is None:
-            self._allocate(values.shape[1])
-        scores = units(values).reshape(k, -1)  # (k, 3M)
-        rows = np.concatenate([np.ones((k, 1), dtype=np.int64), scores], axis=1)  # (k, 1 + 3M)
-        self.n += k
-        self.totals += scores.sum(axis=0)
-        counts = values[..., :3].reshape(k, -1)
-        small = (counts == np.floor(counts)) & (np.abs(counts) < _SMALL)
-        self.counts_small += np.where(small, counts, 0).sum(axis=0).astype(np.int64)
-        for i, j in zip(*np.nonzero(~small)):
-            self.counts_exact[j] += _scaled(counts[i, j])
-        # Exact in double precision: |units| <= 1e5, weights <= 12, k <= _BLOCK.
-        weights = poisson_weight_block(tuple(ids), self.replicates, seed).astype(np.float64)
-        self.bootstrap += (rows.T.astype(np.float64) @ weights).astype(np.int64)
-        buckets = np.array([stable_hash(doc_id) % self.buckets for doc_id in ids])
-        np.add.at(self.jackknife.T, buckets, rows)
-        return self
-
-    def merge(self, other: SystemSums) -> SystemSums:
-        """Add `other`'s sums (both flushed)."""
-        self.documents_seen.extend(other.documents_seen)
-        if other.totals is None:
-            return self
-        if self.totals is None:
-            self._allocate(len(other.totals) // 3)
-        self.n += other.n
-        self.totals += other.totals
-        self.counts_small += other.counts_small
-        self.counts_exact = [a + b for a, b in zip(self.counts_exact, other.counts_exact)]
-        self.bootstrap += other.bootstrap
-        self.jackknife += other.jackknife
-        return self
-
-    def counts(self, j: int) -> Fraction:
-        return self.counts_small[j] + Fraction(self.counts_exact[j], 1 << _EXACT_SCALE)
+from rouge_core.aggregate import BLOCK, SystemSums, stats_array
 
 
 class SystemCombineFn(beam.CombineFn):
@@ -169,7 +33,7 @@ class SystemCombineFn(beam.CombineFn):
 
     def add_input(self, acc, element):
         acc.add(*element)
-        if acc.pending >= _BLOCK:
+        if acc.pending >= BLOCK:
             acc.flush(self.seed)
         return acc
 
@@ -185,43 +49,5 @@ class SystemCombineFn(beam.CombineFn):
 
     def extract_output(self, acc):
         acc.flush(self.seed)
-        metrics = 0 if acc.totals is None else len(acc.totals) // 3
         documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(acc.documents_seen)]
-        return [_metric(acc, m) for m in range(metrics)], documents
-
-
-class SystemStats(NamedTuple):
-    """One system and metric, summed over its documents."""
-
-    documents: int
-    means: tuple  # R, P, F
-    counts: tuple  # pooled reference total, candidate total, hits (exact Fractions)
-    bootstrap_f: np.ndarray  # the F mean of every replicate that drew a document
-    jackknife_se: tuple  # R, P, F
-
-    def micro(self, alpha: float) -> tuple[float, float, float]:
-        """Corpus-level R/P/F from the pooled counts, as ROUGE-1.5.5 `-t 1` forms them:
-        R = sum(hits) / sum(reference totals), P likewise, no f^-1 for ROUGE-W."""
-        reference, candidate, hits = self.counts
-        recall = float(hits / reference) if reference else 0.0
-        precision = float(hits / candidate) if candidate else 0.0
-        denominator = (1 - alpha) * precision + alpha * recall
-        return recall, precision, (recall * precision / denominator if denominator > 0 else 0.0)
-
-    def bootstrap_interval(self, confidence: float):
-        if not len(self.bootstrap_f):
-            return None, None
-        return percentile_interval(self.bootstrap_f, confidence)
-
-
-def _metric(acc: SystemSums, m: int) -> SystemStats:
-    rows = range(1 + 3 * m, 4 + 3 * m)
-    weight = acc.bootstrap[0]
-    used = weight > 0
-    return SystemStats(
-        documents=acc.n,
-        means=tuple(int(acc.totals[row - 1]) / (acc.n * SCORE_UNITS) for row in rows),
-        counts=tuple(acc.counts(j) for j in range(3 * m, 3 * m + 3)),
-        bootstrap_f=acc.bootstrap[rows[2]][used] / (weight[used] * SCORE_UNITS),
-        jackknife_se=tuple(jackknife_standard_error(acc.jackknife[row] / SCORE_UNITS, acc.jackknife[0]) for row in rows),
-    )
+        return [acc.metric(m) for m in range(acc.metrics)], documents

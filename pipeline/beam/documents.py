@@ -8,7 +8,7 @@ from typing import NamedTuple
 import apache_beam as beam
 import numpy as np
 
-from pipeline.beam.combiners import stats_array, stats_bytes
+from rouge_core.aggregate import stats_array, stats_bytes
 from pipeline.beam.progress import Progress
 from pipeline.beam.read import ERRORS, tagged
 from pipeline.config import Profile

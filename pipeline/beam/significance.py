@@ -25,9 +25,9 @@ from itertools import combinations
 import apache_beam as beam
 import numpy as np
 
-from pipeline.beam.combiners import one_blas_thread, stack, units
+from rouge_core.aggregate import one_blas_thread, stack, units
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names, write_table
-from pipeline.records import MEASURES
+from rouge_core.types import MEASURES
 from pipeline.render.significance import markdown_table
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (

@@ -11,7 +11,7 @@ from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE
 from pipeline.io import files
 from pipeline.io.publish import publish_files
 from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, names, read_parquet_rows, read_system_rows, table_files
-from pipeline.records import MEASURES
+from rouge_core.types import MEASURES
 from pipeline.render.compare import markdown_report, moved_markdown, signed
 from pipeline.render.html import Section, render_report
 from rouge_core.errors import RougeConfigError

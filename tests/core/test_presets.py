@@ -5,9 +5,10 @@ import pickle
 
 import pytest
 
-from rouge_core import RougeScorer, RougeSettings
-from rouge_core.presets import PRESET_NAMES, get_preset
-from rouge_core.rouge_score_preset import RougeScoreScorer
+from rouge_core import RougeConfigError, RougeScorer, RougeSettings
+from rouge_core.presets import PRESET_NAMES, PRESETS, get_preset
+from rouge_core.presets.rouge155 import Rouge155Metrics
+from rouge_core.presets.rouge_score import RougeScoreMetrics
 
 
 def test_rouge155_is_the_default_and_its_signature_is_unchanged():
@@ -35,7 +36,8 @@ def test_each_preset_has_its_scorer_and_metric_names():
         flags = None if name == "rouge_score" else "-n 2"
         settings = RougeSettings.from_preset(name, flags, **options)
         scorer = RougeScorer(settings)
-        assert isinstance(scorer, RougeScoreScorer) == (name == "rouge_score")
+        assert type(scorer) is RougeScorer  # one scorer; the preset gives its semantics
+        assert type(scorer.metrics) is (RougeScoreMetrics if name == "rouge_score" else Rouge155Metrics)
         names[name] = list(scorer.score(candidate="a b", references=["a b"]))
     assert names == {
         "rouge155": ["ROUGE-1", "ROUGE-2", "ROUGE-L"],
@@ -90,3 +92,11 @@ def test_the_readme_example_under_every_preset():
     rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
     theirs = rouge_scorer.RougeScorer(list(rouge_score), use_stemmer=True).score(references[0], candidate)
     assert rouge_score == {name: (s.recall, s.precision, s.fmeasure) for name, s in theirs.items()}
+
+
+def test_presets_are_a_registry_of_objects():
+    assert list(PRESETS) == list(PRESET_NAMES) == ["rouge155", "rouge_score", "unicode"]
+    assert all(get_preset(name) is preset and preset.name == name for name, preset in PRESETS.items())
+    assert "__new__" not in vars(RougeScorer)  # the scorer is one class; the preset gives its semantics
+    with pytest.raises(RougeConfigError, match="unknown preset 'rouge'; choose one of"):
+        get_preset("rouge")

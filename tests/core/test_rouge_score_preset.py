@@ -199,7 +199,7 @@ def test_settings_and_signature():
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(rouge_types=["rouge10"]), "unknown rouge type"),
+    (dict(rouge_types=["rouge10"]), "unknown metric name"),
     (dict(rouge_types=["rouge1", "rouge1"]), "once"),
     (dict(remove_stopwords=True), "stopwords"),
     (dict(alpha="0.3"), "F1"),

@@ -88,3 +88,15 @@ def test_the_rule_does_not_touch_lines_or_list_items_with_newline():
     scorer = RougeScorer(settings)
     as_list = scorer.score(candidate=["a b . c", "d"], references=["a b . c\nd"])
     assert as_list["ROUGE-L"].f_measure == 1.0
+
+
+def test_a_signature_from_before_the_sentence_split_field_means_newline():
+    from rouge_core import Signature
+
+    now = Signature.from_settings(RougeSettings.from_flags("-n 2"), version="1")
+    older = Signature.parse(now.format().replace("|sent:newline", ""))
+    assert now.differences(older) == {}
+    split = Signature.from_settings(RougeSettings.from_flags("-n 2").replace(sentence_split="sentencex"), version="1")
+    assert set(split.differences(older)) == {"sent"}
+    short = Signature.parse(split.format(short=True))
+    assert short == split  # sp: in the short form

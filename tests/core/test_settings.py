@@ -83,3 +83,15 @@ def test_rouge_core_imports_neither_beam_nor_pyarrow():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_flags_follow_perls_getopt_std_syntax():
+    # Bundled letters, a value attached or in the next argument, `--` ends the options.
+    assert RougeSettings.from_flags("-amn2 -b75 --") == RougeSettings.from_flags("-a -m -n 2 -b 75")
+    assert RougeSettings.from_flags(["-2", "-1", "-U"]).metric_tags() == ["ROUGE-L", "ROUGE-S*", "ROUGE-SU*"]
+    with pytest.raises(RougeConfigError, match="option -n needs a value"):
+        RougeSettings.from_flags("-mn")
+    with pytest.raises(RougeConfigError, match="unknown ROUGE-1.5.5 option --stem"):
+        RougeSettings.from_flags("--stem")
+    with pytest.raises(RougeConfigError, match="unexpected argument 'x'"):
+        RougeSettings.from_flags("-n 2 -- x")

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.beam.combiners import stats_bytes
+from rouge_core.aggregate import stats_bytes
 from pipeline.beam.documents import ScoredDocument
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names
 from pipeline.beam.significance import (

@@ -37,57 +37,37 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import NamedTuple
 
-from rouge_core import lcs, ngram, skip_bigram
+from rouge_core import lcs, names, ngram, skip_bigram
 from rouge_core.errors import RougeConfigError
-from rouge_core.resampling import sequential_sum
-from rouge_core.scoring import MetricStats, PreparedText, ReferenceCounts, RougeScorer, _best
+from rouge_core.names import MetricName
+from rouge_core.perl_numbers import sequential_sum
+from rouge_core.presets.base import Preset, check_derived, package_version, refuse
+from rouge_core.sentence_split import splitter
 from rouge_core.text import Splitter, Text, lines
+from rouge_core.types import MetricStats, PreparedText, ReferenceCounts, best_reference
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 TOKENIZER_VERSION = "rouge_score-0.1.2"
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_ROUGE_TYPE = re.compile(r"rouge(?:(?P<n>[1-9])|(?P<l>Lsum|L)|W-(?P<w>\d+\.?\d*)|(?P<s>SU?)(?P<gap>\d+|\*))")
 
 
-class RougeType(NamedTuple):
-    """One metric of the preset, parsed from its name."""
+def parse_rouge_type(name: str) -> MetricName:
+    """Read a metric name of the `rouge_score` preset (`rouge_core.names`'s grammar).
 
-    name: str
-    family: str  # "n", "lcs" (whole text), "lcs_sentences", "wlcs" (whole text), "skip"
-    n: int = 0
-    weight: str | None = None
-    gap: int | None = None  # skip-bigram gap limit, None for `*`
-    with_unigrams: bool = False
-
-
-def parse_rouge_type(name: str) -> RougeType:
-    """Read a metric name of the `rouge_score` preset.
+    ROUGE-1.5.5's names are read as the same metric (`ROUGE-2` is `rouge2`,
+    `ROUGE-L` is `rougeLsum`); `MetricName.tag("rouge_score")` is its name here.
 
     Example:
-        >>> parse_rouge_type("rouge2").n, parse_rouge_type("rougeLsum").family
-        (2, 'lcs_sentences')
+        >>> parse_rouge_type("rouge2").n, parse_rouge_type("rougeLsum").summary_level
+        (2, True)
         >>> parse_rouge_type("rougeSU*")
-        RougeType(name='rougeSU*', family='skip', n=0, weight=None, gap=None, with_unigrams=True)
+        MetricName(family='SU', n=0, weight=None, gap='*', summary_level=None, style='rouge_score')
     """
-    match = _ROUGE_TYPE.fullmatch(name) if isinstance(name, str) else None
-    if match is None:
-        raise RougeConfigError(
-            f"unknown rouge type {name!r}: use rouge1..rouge9, rougeL, rougeLsum, "
-            "rougeW-<weight> (e.g. rougeW-1.2), rougeS<gap>/rougeSU<gap> (e.g. rougeSU4, rougeS*)"
-        )
-    if match["n"]:
-        return RougeType(name, "n", n=int(match["n"]))
-    if match["l"]:
-        return RougeType(name, "lcs" if match["l"] == "L" else "lcs_sentences")
-    if match["w"]:
-        if float(match["w"]) <= 0:
-            raise RougeConfigError(f"the weight of {name!r} must be > 0")
-        return RougeType(name, "wlcs", weight=match["w"])
-    gap = None if match["gap"] == "*" else int(match["gap"])
-    return RougeType(name, "skip", gap=gap, with_unigrams=match["s"] == "SU")
+    metric = names.parse(name)
+    metric.tag("rouge_score")  # raises for a metric this preset has no name for
+    return metric
 
 
 @lru_cache(maxsize=1)
@@ -144,65 +124,65 @@ def f1(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-class RougeScoreScorer(RougeScorer):
-    """`RougeScorer` with rouge-score's metric semantics; `RougeScorer(settings)`
-    returns one for `rouge_score` settings."""
+class RougeScoreMetrics:
+    """rouge-score's metric semantics under one settings (`Metrics` of `presets.base`)."""
 
-    def __init__(self, settings, **limits) -> None:
-        super().__init__(settings, **limits)
-        self._types = {name: parse_rouge_type(name) for name in self.tags}
+    def __init__(self, settings) -> None:
+        self.settings = settings
+        self._types = {name: parse_rouge_type(name) for name in settings.metric_tags()}
 
-    def _per_reference(self, tag: str, cand: PreparedText, refs: list[PreparedText]) -> list[ReferenceCounts]:
+    def per_reference(self, tag: str, cand: PreparedText, refs: list[PreparedText]) -> list[ReferenceCounts]:
         kind = self._types[tag]
         counts = [_counts(kind, cand, ref) for ref in refs]
-        return [ReferenceCounts(*c, self._finish_rs(kind, *c).f_measure) for c in counts]
+        return [ReferenceCounts(*c, self.finish(kind, *c).f_measure) for c in counts]
 
-    def _combine(self, tag: str, per_reference: list[ReferenceCounts]) -> MetricStats:
+    def combine(self, tag: str, per_reference: list[ReferenceCounts]) -> MetricStats:
         kind = self._types[tag]
         mode = self.settings.multi_reference
         if mode == "average":  # counts pooled over references, as ROUGE-1.5.5's -f A
-            return self._finish_rs(kind, *(sum(column) for column in list(zip(*per_reference))[:3]))
+            return self.finish(kind, *(sum(column) for column in list(zip(*per_reference))[:3]))
         if mode == "best" or len(per_reference) == 1:
-            return self._finish_rs(kind, *_best(per_reference)[:3])
+            return self.finish(kind, *best_reference(per_reference)[:3])
         held_out = [
-            self._finish_rs(kind, *_best(per_reference[:k] + per_reference[k + 1 :])[:3])
+            self.finish(kind, *best_reference(per_reference[:k] + per_reference[k + 1 :])[:3])
             for k in range(len(per_reference))
         ]
         m = len(held_out)
         return MetricStats(*(sequential_sum(column) / m for column in zip(*held_out)))
 
     @staticmethod
-    def _finish_rs(kind: RougeType, hits, reference_total, candidate_total) -> MetricStats:
+    def finish(kind: MetricName, hits, reference_total, candidate_total) -> MetricStats:
         recall = hits / reference_total if reference_total else 0.0
         precision = hits / candidate_total if candidate_total else 0.0
-        if kind.family == "wlcs":  # f^-1 of the weighted ratios, as ROUGE-W reports
+        if kind.family == "W":  # f^-1 of the weighted ratios, as ROUGE-W reports
             inverse = 1 / float(kind.weight)
             recall, precision = recall**inverse, precision**inverse
         return MetricStats(reference_total, candidate_total, hits, recall, precision, f1(precision, recall))
 
 
-def _counts(kind: RougeType, cand: PreparedText, ref: PreparedText) -> tuple:
+def _counts(kind: MetricName, cand: PreparedText, ref: PreparedText) -> tuple:
     """(hits, reference total, candidate total) of one metric against one reference."""
     if kind.family == "n":
         table, peer = ref.ngrams(kind.n), cand.ngrams(kind.n)
         return ngram.clipped_hits(table, peer), table.total(), peer.total()
-    if kind.family == "skip":
+    if kind.family in ("S", "SU"):
+        with_unigrams = kind.family == "SU"
         table, peer = (
-            ref.skip_bigrams(kind.gap, kind.with_unigrams),
-            cand.skip_bigrams(kind.gap, kind.with_unigrams),
+            ref.skip_bigrams(kind.max_gap, with_unigrams),
+            cand.skip_bigrams(kind.max_gap, with_unigrams),
         )
         return skip_bigram.clipped_code_hits(table, peer), table.total(), peer.total()
     clipping = Counter(ref.tokens), Counter(cand.tokens)
-    if kind.family == "lcs_sentences":  # rougeLsum: union LCS per reference sentence
+    if kind.family == "L" and kind.summary_level:  # rougeLsum: union LCS per reference sentence
         return (
             lcs.union_lcs_hits(ref.sentences, cand.bit_masks(), *clipping),
             len(ref.tokens),
             len(cand.tokens),
         )
-    if kind.family == "lcs":
+    if kind.family == "L":
         # rougeL: the LCS of the whole texts, each one "sentence", whose single
         # LCS the clipping of union_lcs_hits leaves whole.
-        whole = [(cand.tokens, _whole_text_masks(cand))]
+        whole = [(cand.tokens, cand.text_masks())]
         return lcs.union_lcs_hits([ref.tokens], whole, *clipping), len(ref.tokens), len(cand.tokens)
     # rougeW: the weighted LCS of the whole texts, totals weighted as f(length).
     w = float(kind.weight)
@@ -211,7 +191,60 @@ def _counts(kind: RougeType, cand: PreparedText, ref: PreparedText) -> tuple:
     return hits, weights[len(ref.tokens)], weights[len(cand.tokens)]
 
 
-def _whole_text_masks(text: PreparedText) -> dict[str, int]:
-    if "text_masks" not in text.counts:
-        text.counts["text_masks"] = lcs.bit_masks(text.tokens)
-    return text.counts["text_masks"]
+
+class RougeScore(Preset):
+    name = "rouge_score"
+    default_multi_reference = "best"
+
+    def resolve(self, settings):
+        refuse(settings, "language", "tokenizer")
+        if settings.remove_stopwords:
+            raise RougeConfigError(
+                "the rouge_score preset removes no stopwords (rouge-score has no stopword list)"
+            )
+        if float(settings.alpha) != 0.5:
+            raise RougeConfigError("the rouge_score preset computes F1 (alpha 0.5) only, as rouge-score does")
+        if settings.word_limit is not None or settings.byte_limit is not None:
+            raise RougeConfigError(
+                "the rouge_score preset does not truncate texts (rouge-score has no limit)"
+            )
+        given = settings.rouge_types if settings.rouge_types is not None else DEFAULT_ROUGE_TYPES
+        if isinstance(given, str):
+            given = tuple(n.strip() for n in given.split(","))
+        types = [parse_rouge_type(n) for n in given]
+        tags = tuple(t.tag("rouge_score") for t in types)  # ROUGE-2 -> rouge2, ROUGE-L -> rougeLsum
+        if not types or len(set(tags)) != len(tags):
+            raise RougeConfigError(f"rouge_types must name each metric once; got {list(given)!r}")
+        weights = {t.weight for t in types if t.family == "W"}
+        gaps = {t.max_gap for t in types if t.family in ("S", "SU")}
+        if len(weights) > 1 or len(gaps) > 1:
+            raise RougeConfigError("rouge_types may hold one rougeW weight and one skip-bigram gap at most")
+        skip_kinds = {t.family == "SU" for t in types if t.family in ("S", "SU")}
+        # The ROUGE-1.5.5 fields mirror the metric list, so that cost checks see it.
+        derived = dict(
+            rouge_types=tags,
+            max_ngram=max([t.n for t in types], default=0),
+            rouge_l=any(t.family == "L" for t in types),
+            wlcs_weight=next(iter(weights), None),
+            skip_distance=None if not gaps else "-1" if None in gaps else str(next(iter(gaps))),
+            skip_unigrams=skip_kinds == {True},
+            skip_both=skip_kinds == {True, False},
+        )
+        check_derived(settings, derived)
+        return derived
+
+    def analyzer(self, settings):
+        return RougeScoreAnalyzer(stemming=settings.stemming, split=splitter(settings.sentence_split))
+
+    def metrics(self, settings):
+        return RougeScoreMetrics(settings)
+
+    def signature_fields(self, settings, common):
+        stem = f"nltk-porter@{package_version('nltk')}" if settings.stemming else "no"
+        fields = [
+            ("types", ",".join(settings.rouge_types)),
+            ("tok", TOKENIZER_VERSION),
+            ("stem", stem),
+            ("lsum", common["sent"]),
+        ]
+        return fields + [(key, common[key]) for key in ("mref", "t", "ci")]
