@@ -32,6 +32,7 @@ from pipeline.config import DEFAULT_PROFILE
 from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, shown
 from rouge_core.resampling import SCORE_UNITS, to_units
+from rouge_core.signature import ADDED_LATER
 from rouge_core.significance import holm, paired_significance
 
 EXIT_OK, EXIT_DROP, EXIT_USAGE, EXIT_NOT_COMPARABLE = 0, 1, 2, 3
@@ -156,7 +157,10 @@ def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str 
 
     a, b = fields(old), fields(new)
     keys = list(a) + [k for k in b if k not in a]
-    return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
+    # A key added to the signature later stands for its default in an older run's signature.
+    value = lambda f, k: f.get(k, ADDED_LATER.get(k))  # noqa: E731
+    return [(k, a.get(k), b.get(k)) for k in keys if value(a, k) != value(b, k)]
+
 
 
 # ------------------------------------------------------------------ comparing

@@ -24,6 +24,7 @@ Every section and key, with its default:
     language = ""                   # unicode: the Snowball stemmer's language (default english)
     multi_reference = ""            # "", "average", "best" or "jackknife" ("" keeps -f)
     eval_ids = "doc_id"             # or "index": 1..N in sorted doc_id order, as pyrouge
+    sentence_split = "newline"      # sentences: "newline" (as given), "sep:STR" (also at STR) or "sentencex"
 
     [profiles]                      # several ROUGE settings in one run (Lin 2004 Table 1);
                                     # none: [rouge] alone, as the profile "default"
@@ -53,6 +54,8 @@ Every section and key, with its default:
 
     [run]
     strict = false                  # any bad row fails the run
+    max_rejected = 0.01             # more rejected rows than this share (of all rows, or of one
+                                    # system's documents): results written, warning, exit status 3
     progress_seconds = 30.0         # each worker prints its progress this often (0.1 to 86,400)
     beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
@@ -97,6 +100,7 @@ class RougeConfig:
     language: str = ""
     multi_reference: str = ""
     eval_ids: str = "doc_id"
+    sentence_split: str = "newline"
 
 
 class Profile(NamedTuple):
@@ -123,7 +127,7 @@ def profiles_signature(profiles) -> str:
 
 DEFAULT_PROFILE = "default"
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_PROFILE_KEYS = ("preset", "args", "rouge_types", "stem", "language", "multi_reference")
+_PROFILE_KEYS = ("preset", "args", "rouge_types", "stem", "language", "multi_reference", "sentence_split")
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,7 @@ class OutputConfig:
 @dataclass(frozen=True)
 class RunOptions:
     strict: bool = False
+    max_rejected: float = 0.01
     progress_seconds: float = 30.0
     beam_args: tuple[str, ...] = ()
 
@@ -182,7 +187,8 @@ class RunConfig:
     def settings(self) -> RougeSettings:
         """The ROUGE settings of [rouge]."""
         r = self.rouge
-        return make_settings(r.preset, r.args, r.rouge_types, r.stem or None, r.language, r.multi_reference)
+        return make_settings(r.preset, r.args, r.rouge_types, r.stem or None, r.language, r.multi_reference,
+                             r.sentence_split)
 
     def profile_list(self) -> list[Profile]:
         """The run's profiles, in the config's order: [profiles], or [rouge] alone as
@@ -204,6 +210,7 @@ class RunConfig:
                             item.get("stem", r.stem) or None,
                             item.get("language", r.language),
                             item.get("multi_reference", r.multi_reference),
+                            item.get("sentence_split", r.sentence_split),
                         )
                     )
                 except RougeConfigError as err:
@@ -245,6 +252,7 @@ class RunConfig:
             ("statistics.jackknife_buckets", self.statistics.jackknife_buckets, 2, 10_000),
             ("output.per_document_shards", self.output.per_document_shards, 0, 10_000),
             ("run.progress_seconds", self.run.progress_seconds, 0.1, 86_400),
+            ("run.max_rejected", self.run.max_rejected, 0, 1),
         ):
             if not low <= value <= high:
                 fail(key, value, f"between {low:,} and {high:,}")
@@ -306,7 +314,9 @@ def _profiles(values: dict, source: str) -> tuple:
     return tuple(out)
 
 
-def make_settings(preset, flags, rouge_types=None, stem=None, language=None, multi_reference=None) -> RougeSettings:
+def make_settings(
+    preset, flags, rouge_types=None, stem=None, language=None, multi_reference=None, sentence_split=None
+) -> RougeSettings:
     """Settings from a preset name and its options, as the CLI and configs give them.
     The rouge_score preset takes rouge_types instead of ROUGE-1.5.5 flags."""
     if preset == "rouge_score":
@@ -317,7 +327,7 @@ def make_settings(preset, flags, rouge_types=None, stem=None, language=None, mul
         rouge_types = [t for t in rouge_types.split(",") if t]
     return RougeSettings.from_preset(
         preset, flags, rouge_types=rouge_types or None, stem=stem, language=language or None,
-        multi_reference=multi_reference or None,
+        multi_reference=multi_reference or None, sentence_split=sentence_split or None,
     )
 
 

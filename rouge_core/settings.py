@@ -15,6 +15,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from rouge_core import sentence_split
 from rouge_core.errors import RougeConfigError
 from rouge_core.names import MetricName
 from rouge_core.presets import get_preset
@@ -75,6 +76,10 @@ class RougeSettings:
         language: the unicode preset's Snowball stemmer and stopword language.
         tokenizer: the unicode preset's optional word segmenter, a callable
             from a normalised sentence to its tokens.
+        sentence_split: how texts become sentences, which summary-level
+            ROUGE-L/W and rougeLsum depend on: "newline" (as given, one per
+            line), "sep:STR" (also at every STR) or "sentencex" (a sentence
+            segmenter); see `rouge_core.sentence_split`.
     """
 
     max_ngram: int = 0
@@ -97,6 +102,7 @@ class RougeSettings:
     rouge_types: Optional[tuple[str, ...]] = None
     language: Optional[str] = None
     tokenizer: Optional[Any] = None
+    sentence_split: str = "newline"
 
     def __post_init__(self) -> None:
         def fail(what: str, value: object, allowed: str) -> None:
@@ -130,6 +136,7 @@ class RougeSettings:
             fail("alpha (-p)", self.alpha, "a number between 0 and 1")
         if not _NUMBER.fullmatch(str(self.confidence)) or not 0 <= float(self.confidence) <= 100:
             fail("confidence (-c)", self.confidence, "a number between 0 and 100")
+        sentence_split.check(self.sentence_split)
         if self.counting not in (0, 1, 2):
             fail("counting (-t)", self.counting, "0, 1 or 2")
         if not isinstance(self.resamples, int) or not 0 <= self.resamples <= MAX_RESAMPLES:
@@ -316,7 +323,7 @@ class RougeSettings:
 
         Example:
             >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000").signature(version="0.1.0")
-            'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
+            'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
         """
         return Signature.from_settings(self, eval_ids=eval_ids, nrefs=nrefs, version=version).format()
 

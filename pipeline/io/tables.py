@@ -46,6 +46,8 @@ SYSTEM_COLUMNS = [
     ("jackknife_se_precision", "float64"),
     ("jackknife_se_f_measure", "float64"),
     ("signature", "string"),
+    # Scored plus rejected candidate rows of the system (filled in when the run's counts are known).
+    ("documents_had", "int64"),
 ]
 DOCUMENT_COLUMNS = [
     ("profile", "string"),
@@ -316,6 +318,8 @@ def write_counts(
     human_documents: int,
     documents: int,
     documents_by_system: list,
+    errors_by_system: list = (),
+    text_checks: list = (),
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
     are listed: their averages are over different document sets."""
@@ -333,6 +337,9 @@ def write_counts(
         "documents": documents,
         "documents_by_system": by_system,
         "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
+        "errors_by_system": dict(sorted(errors_by_system)),
+        # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
+        "text_checks": _text_checks(text_checks),
     }
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
@@ -351,6 +358,13 @@ def read_system_rows(folder: str) -> list[dict]:
 
 def read_json(path: str) -> Optional[dict]:
     return json.loads(files.read_bytes(path).decode("utf-8"))
+
+
+def _text_checks(tallies) -> dict:
+    out: dict = {}
+    for (owner, kind), (n, example) in sorted(tallies):
+        out.setdefault(owner, {})[kind] = {"texts": n, "example": example}
+    return out
 
 
 def merge_read_counts(counts) -> tuple:

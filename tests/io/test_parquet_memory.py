@@ -9,7 +9,6 @@ import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 LIMIT_MB = 400  # the interpreter with pyarrow is about 100 MB; the bombs decode to >= 1,500 MB
 ROWS = 3000

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 
-import pytest
 
 from pipeline.beam import run as run_module
 from tests.conftest import GOLDEN, read_jsonl
