@@ -56,7 +56,8 @@ Every section and key, with its default:
     strict = false                  # any bad row fails the run
     max_rejected = 0.01             # more rejected rows than this share (of all rows, or of one
                                     # system's documents): results written, warning, exit status 3
-    progress_seconds = 30.0         # each worker prints its progress this often (0.1 to 86,400)
+    progress_seconds = 10.0         # off a terminal, a progress line per stage this often (0.1 to 86,400;
+                                    # on Dataflow/Spark/Flink, each worker's log line)
     beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
 
@@ -167,7 +168,7 @@ class OutputConfig:
 class RunOptions:
     strict: bool = False
     max_rejected: float = 0.01
-    progress_seconds: float = 30.0
+    progress_seconds: float = 10.0
     beam_args: tuple[str, ...] = ()
 
 

@@ -339,8 +339,9 @@ def grid(scores: dict, judged: dict) -> tuple[list, list, dict]:
     return sorted({k[0] for k in keys}), sorted({k[1] for k in keys}), judged_here
 
 
-def correlation_rows(scores: dict, judged: dict, judgments: list[str], options) -> list[dict]:
-    """One row per (profile, level, metric, measure, judgment)."""
+def correlation_rows(scores: dict, judged: dict, judgments: list[str], options, step=None) -> list[dict]:
+    """One row per (profile, level, metric, measure, judgment); `step()` is called
+    after each (the command's progress: len(scores) x len(judgments) x len(levels))."""
     systems, documents, judged_here = grid(scores, judged)
     measure_rank = {m: i for i, m in enumerate(MEASURES.values())}
     order = sorted(scores, key=lambda s: (s[0], metric_order(s[1]), measure_rank.get(s[2], 9), s[2]))
@@ -380,11 +381,14 @@ def correlation_rows(scores: dict, judged: dict, judgments: list[str], options) 
                 )
                 row.update({f"{m}_n": result[m].n for m in corr.METHODS})
                 rows.append({c: row[c] for c in COLUMNS})
+                if step is not None:
+                    step()
     return rows
 
 
-def comparison_rows(scores: dict, judged: dict, judgments: list[str], pairs: list, options) -> list[dict]:
-    """One row per (profile, level, measure, judgment, compared pair, method)."""
+def comparison_rows(scores: dict, judged: dict, judgments: list[str], pairs: list, options, step=None) -> list[dict]:
+    """One row per (profile, level, measure, judgment, compared pair, method); `step()`
+    after each permutation test (of every method at once)."""
     systems, documents, judged_here = grid(scores, judged)
     rows = []
     for profile, measure in dict.fromkeys((p, m) for p, _, m in scores):
@@ -414,6 +418,8 @@ def comparison_rows(scores: dict, judged: dict, judgments: list[str], pairs: lis
                                 "seed": options.seed, "alpha": _alpha(options, level),
                             }
                         )  # fmt: skip
+                    if step is not None:
+                        step()
     return rows
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -21,6 +22,8 @@ from pipeline.io.rows import (
     parse_reference,
     used_fields,
 )
+from pipeline.io.row_counts import count_all
+from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
 from rouge_core.report import printed_averages
@@ -79,10 +82,11 @@ def _rows(paths: list[str], config: InputConfig):
         yield from iter_rows(path, config, fields)
 
 
-def _readable(rows, scores: LocalScores, strict: bool):
+def _readable(rows, scores: LocalScores, strict: bool, stage):
     """The rows that could be read; every row is counted (as the pipeline counts:
     not a file-level error) and an unreadable one reported."""
     for row in rows:
+        stage.update(1)
         if isinstance(row, ErrorRecord):
             scores.rows_read += row.reason not in FILE_LEVEL_REASONS
             _report(row, scores, strict)
@@ -105,16 +109,18 @@ def score_files(
     *,
     keep_conflicts: bool = False,
     strict: bool = False,
-    progress=None,
+    progress: Optional[Progress] = None,
 ) -> LocalScores:
     """Read, validate, group and score, exactly as the pipeline does, in this process.
-    A glob that matches nothing is a usage error, as in `run`; '-' is stdin."""
+    A glob that matches nothing is a usage error, as in `run`; '-' is stdin.
+    `progress` shows reading (of the files' rows, counted ahead) and scoring."""
     candidate_files, missing, _ = expand_globs(c for c in candidates if c != "-")
     reference_files, missing_refs, _ = expand_globs(references)
     if missing + missing_refs:
         raise RougeInputError("; ".join(e.message for e in missing + missing_refs))
     if "-" in candidates:
         candidate_files.append("-")
+    shown = progress is not None and not progress.quiet
     return score_rows(
         _rows(candidate_files, config),
         _rows(reference_files, config),
@@ -124,6 +130,7 @@ def score_files(
         keep_conflicts=keep_conflicts,
         strict=strict,
         progress=progress,
+        rows_total=count_all(candidate_files + reference_files) if shown else None,
     )
 
 
@@ -136,37 +143,42 @@ def score_rows(
     joined: bool = True,
     keep_conflicts: bool = False,
     strict: bool = False,
-    progress=None,
+    progress: Optional[Progress] = None,
+    rows_total: Optional[int] = None,
 ) -> LocalScores:
     """Parse, group by doc_id and score rows (`SourceRow`, or `ErrorRecord` for a row
-    that could not be read), with the pipeline's rules (pipeline.documents)."""
+    that could not be read), with the pipeline's rules (pipeline.documents).
+    `progress` shows the stages reading (of `rows_total` rows) and scoring."""
+    progress = progress or Progress(quiet=True)
     scores = LocalScores()
     pattern = re.compile(config.system_from_path) if config.system_from_path else None
     by_doc: dict[str, tuple[list, list]] = {}
-    for row in _readable(candidate_rows, scores, strict):
-        parsed = parse_candidate(row, config, joined, pattern)
-        if isinstance(parsed, ErrorRecord):
-            _report(parsed, scores, strict)
-        else:
-            by_doc.setdefault(parsed.doc_id, ([], []))[0].append(parsed)
-    for row in _readable(reference_rows, scores, strict):
-        parsed = parse_reference(row, config)
-        if isinstance(parsed, ErrorRecord):
-            _report(parsed, scores, strict)
-        elif parsed.doc_id in by_doc:
-            by_doc[parsed.doc_id][1].append(parsed)
+    with progress.stage("reading", rows_total, "rows") as stage:
+        for row in _readable(candidate_rows, scores, strict, stage):
+            parsed = parse_candidate(row, config, joined, pattern)
+            if isinstance(parsed, ErrorRecord):
+                _report(parsed, scores, strict)
+            else:
+                by_doc.setdefault(parsed.doc_id, ([], []))[0].append(parsed)
+        for row in _readable(reference_rows, scores, strict, stage):
+            parsed = parse_reference(row, config)
+            if isinstance(parsed, ErrorRecord):
+                _report(parsed, scores, strict)
+            elif parsed.doc_id in by_doc:
+                by_doc[parsed.doc_id][1].append(parsed)
     scorer = RougeScorer(settings)
     check = TextCheck(settings)
-    for doc_id in sorted(by_doc):
-        doc_candidates, doc_references = by_doc.pop(doc_id)
-        for out in resolve_document(doc_id, doc_candidates, doc_references, keep_conflicts):
-            if isinstance(out, ErrorRecord):
-                _report(out, scores, strict)
-                continue
-            _score_group(out, scorer, scores, strict)
-            check_texts(out, check, scores.texts)
-            if progress is not None:
-                progress.update(len(out.candidates))
+    with progress.stage("scoring", sum(len(c) for c, _ in by_doc.values()), "summaries") as stage:
+        for doc_id in sorted(by_doc):
+            doc_candidates, doc_references = by_doc.pop(doc_id)
+            for out in resolve_document(doc_id, doc_candidates, doc_references, keep_conflicts):
+                if isinstance(out, ErrorRecord):
+                    _report(out, scores, strict)
+                    stage.update(1)
+                    continue
+                _score_group(out, scorer, scores, strict)
+                check_texts(out, check, scores.texts)
+                stage.update(len(out.candidates))
     return scores
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from pipeline.beam.combiners import SystemCombineFn
+from pipeline.beam.progress import tally
 from pipeline.config import Profile, profiles_signature
 from pipeline.io import files
 from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
@@ -37,6 +38,7 @@ def system_summaries(element, profiles: dict[str, Profile], eval_ids: dict) -> l
             block = metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[k])
             out.append((name, system, tag, _system_row(name, system, tag, stats, settings, averages[k]), block))
         first += len(tags)
+    tally("aggregating", "systems")
     return out
 
 

@@ -112,6 +112,9 @@ class ScoreDocumentFn(beam.DoFn):
         )
         self.progress.start()
 
+    def finish_bundle(self):
+        self.progress.flush(force=True)
+
     def _human(self, group: DocumentGroup):
         """Lin (2004) 2.1's human pseudo-system for a document with two or more
         references (to HUMAN; not counted as a scored input row)."""
@@ -149,7 +152,7 @@ class ScoreDocumentFn(beam.DoFn):
                 self.progress.add("failed")
                 yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
                 continue
-            self.progress.add("scored")
+            self.progress.add("scored", system=c.system)
             for profile, per_candidate in zip(self.profiles, values):
                 yield ScoredDocument(profile.name, c.system, c.doc_id, per_candidate[i])
 

@@ -30,12 +30,15 @@ class ReadFileFn(beam.DoFn):
         self.kind = kind
         self.joined = joined
         self.errors_folder = errors_folder
-        self.progress = Progress("reading", progress_seconds)
+        self.progress = Progress(f"reading_{kind}", progress_seconds)
 
     def setup(self):
         self.fields = used_fields(self.config)
         self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
         self.progress.start()
+
+    def finish_bundle(self):
+        self.progress.flush(force=True)
 
     def _parse(self, item: SourceRow):
         with isolated(item.source, item.position, "parsing") as out:

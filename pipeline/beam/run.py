@@ -19,6 +19,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 from pipeline.beam.faults import watch_workers
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
+from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
@@ -26,8 +27,10 @@ from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
 from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
 from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_bytes, read_fingerprints, read_json, read_system_rows
+from pipeline.progress import Progress
 from pipeline.render import tables as views
 from pipeline.render.html import write_run_report
+from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
 
 log = logging.getLogger("rouge-pipeline")
@@ -165,8 +168,11 @@ def resolve_output(path: str) -> str:
     return os.path.join(os.path.realpath(head or "."), name)
 
 
-def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None) -> dict:
-    """Run the whole job and publish its result folder; returns the run record."""
+def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None,
+        progress: Optional[Progress] = None) -> dict:
+    """Run the whole job and publish its result folder; returns the run record.
+    `progress` shows the stages while it works (default: nothing)."""
+    progress = progress or Progress(quiet=True)
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
@@ -189,11 +195,18 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         runner_note,
     )
     options = PipelineOptions(args)
+    view = RunProgress(
+        progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,
+        significance=config.significance.enabled, human=config.human.name if config.human.enabled else "",
+        local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
+    )
     counts = None
     try:
-        with watch_workers(), beam.Pipeline(options=options) as p:
-            build_pipeline(p, config, inputs, folder)
-        counts = read_json(files.join(folder, "_counts.json"))
+        with view:
+            with watch_workers(), beam.Pipeline(options=options) as p:
+                build_pipeline(p, config, inputs, folder)
+            counts = read_json(files.join(folder, "_counts.json"))
+            view.finish(counts)
         check_counts(counts, config.run.strict)
         check_names(counts, config.human.name if config.human.enabled else None)
         record = {
@@ -231,7 +244,9 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
-        write_run_report(folder, record)
+        with progress.stage("report", 1, "pages") as stage:
+            write_run_report(folder, record)
+            stage.update(1)
         _write_text(files.join(folder, "_SUCCESS"), "")
         if staging is not None:
             staging.publish()

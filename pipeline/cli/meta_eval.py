@@ -25,7 +25,8 @@ from pipeline.meta_eval import (
     load_metric_scores,
     typed_columns,
 )
-from pipeline.render.meta_eval import human_upper_bound, markdown, report_html
+from pipeline.progress import Progress
+from pipeline.render.meta_eval import comparisons_markdown, human_upper_bound, markdown, report_html
 from rouge_core import RougeConfigError, RougeInputError, __version__
 from rouge_core import correlation as corr
 
@@ -57,8 +58,12 @@ correlations.md (Lin 2004 Table 1's shape: metrics as rows, profiles as columns)
 meta_eval.json (inputs, options, counts); with --compare X,Y also comparisons.parquet and
 .csv: delta = r(X) - r(Y) and the one-sided permutation p-value of "X correlates better"
 (Deutsch et al. 2021's PERM tests, swapping the two metrics' standardized scores per
-cell, system or document); report.html: all of it as a page for people (with the settings).
-Without --output the Markdown is printed.
+cell, system or document); report.html: all of it as a page for people (with the settings):
+first the metrics ranked per judgment (the best marked) and a chart of the correlations
+with their intervals.  Without --output every correlation, with its interval, and every
+comparison is printed as Markdown, and nothing is saved.  While it works, stderr shows
+each stage (correlations with bootstrap, permutation tests, report) with its total, rate
+and time left (--quiet: nothing).
 """
 
 
@@ -131,8 +136,18 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         duplicate_systems(series, copies)
     if not scores:
         raise RougeInputError("no metric scores to correlate")
-    rows = correlation_rows(scores, judged, judgments, options)
-    comparisons = comparison_rows(scores, judged, judgments, pairs, options) if pairs else []
+    if not args.output:
+        print("rouge-pipeline: meta-eval without --output: every correlation and interval is printed, nothing is "
+              "saved (--output DIR writes correlations.csv and report.html)", file=sys.stderr)
+    progress = Progress(quiet=args.quiet)
+    what = "correlations with bootstrap" if args.replicates else "correlations"
+    with progress.stage(what, len(scores) * len(judgments) * len(options.levels), "series") as stage:
+        rows = correlation_rows(scores, judged, judgments, options, step=stage.update)
+    comparisons = []
+    if pairs:
+        tests = len({(p, m) for p, _, m in scores}) * len(pairs) * len(judgments) * len(options.levels)
+        with progress.stage("permutation tests", tests, "tests") as stage:
+            comparisons = comparison_rows(scores, judged, judgments, pairs, options, step=stage.update)
     if not rows or all(r["cells"] == 0 for r in rows):
         raise RougeInputError("no (system, doc_id) has both a metric score and a judgment")
     matched = {k for s in scores.values() for k in s if k in judged}
@@ -165,6 +180,9 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     text = markdown(rows, options)
     if args.output:
         human = human_upper_bound(scores, judged, source.get("human"))
+        with progress.stage("report", 1, "pages") as stage:
+            page = report_html(rows, comparisons, record, human)
+            stage.update(1)
         publish_files(
             args.output,
             {
@@ -180,11 +198,15 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
                 ),
                 "correlations.md": text.encode("utf-8"),
                 "meta_eval.json": (json.dumps(record, indent=1) + "\n").encode("utf-8"),
-                "report.html": report_html(rows, comparisons, record, human).encode("utf-8"),
+                "report.html": page.encode("utf-8"),
             },
         )
-        print(f"results: {os.path.abspath(args.output)}")
-    sys.stdout.write(text)
+        sys.stdout.write(text)
+        print(f"results: {os.path.abspath(args.output)} (report: {os.path.join(os.path.abspath(args.output), 'report.html')})")
+    else:
+        sys.stdout.write(markdown(rows, options, intervals=bool(args.replicates), saved=False))
+        if comparisons:
+            sys.stdout.write("\n" + comparisons_markdown(comparisons))
     counts = record["counts"]
     if counts["judged_pairs_without_scores"]:
         print(
@@ -221,7 +243,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="wide --metric-scores: metric columns (default: every numeric non-judgment one)",
     )
     parser.add_argument("--metrics", metavar="A,B", help="only these metrics (e.g. ROUGE-1,ROUGE-2,ROUGE-L)")
-    parser.add_argument("--output", metavar="DIR", help="result folder (must not exist or be empty)")
+    parser.add_argument("--output", metavar="DIR", help="result folder (must not exist or be empty); without it "
+                        "every correlation and interval is printed and nothing is saved")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     stats = parser.add_argument_group("statistics")
     stats.add_argument("--levels", default="system,summary", help="system, summary or both (default)")
     stats.add_argument(

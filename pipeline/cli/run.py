@@ -12,13 +12,14 @@ from pipeline.cli.common import add_rouge_options, print_signature
 from pipeline.coverage import EXIT_REJECTED, Coverage, document_sets_warning, text_warnings
 from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
+from pipeline.progress import Progress
 from pipeline.render import tables as views
 from rouge_core import RougeConfigError
 
 RUN_EPILOG = """\
 examples:
   rouge-pipeline run --config configs/demo.toml
-      the bundled sample, on every local core; prints the per-system table.
+      the bundled sample (84 KiB: it runs in this process); prints the per-system table.
   rouge-pipeline run --config configs/pyrouge.toml --input 'outputs/*.jsonl.gz' --output out/tonight
   rouge-pipeline run --config configs/duc.toml --input 'cands/*.parquet' --references 'refs/*.parquet'
       split form: candidates and references in separate files, joined by doc_id.
@@ -27,8 +28,10 @@ examples:
   rouge-pipeline run --config configs/pyrouge.toml --dry-run
       check the config, list the inputs, print the signature; run nothing.
 
-runners: without --runner, the local DirectRunner (FnApiRunner) on every core, in
-separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
+runners: without --runner, Beam's local FnApiRunner: in this process for an input
+under 8 MiB (worker processes would cost more than they save), else on every local
+core in worker processes; the first line printed names the one chosen.
+--runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
 --runner SparkRunner / FlinkRunner, or --runner PortableRunner --job_endpoint HOST:PORT
 submit the same pipeline to a cluster; see configs/ and the README.
 
@@ -88,8 +91,9 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         folder = config.output.folder
         print(f"output: {resolve_output(folder) if '://' not in folder else folder}")
         return 0
+    progress = Progress(quiet=args.quiet, interval=config.run.progress_seconds)
     try:
-        record = run(config, beam_args, inputs)
+        record = run(config, beam_args, inputs, progress)
     except RunFailed as err:
         print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
         return 1
@@ -160,6 +164,11 @@ def register(commands) -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
     )
     control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
+    control.add_argument(
+        "--quiet", action="store_true",
+        help="no progress (by default each stage shows what is done of its total, the rate and the time "
+        "left: bars on a terminal, a line every [run] progress_seconds otherwise)",
+    )
     ours = [o for action in run._actions for o in action.option_strings]  # noqa: SLF001
     run.set_defaults(handler=lambda args, beam_args: run_command(args, beam_args, ours))
     return run

@@ -134,19 +134,30 @@ def render_report(
 
 
 def render_sections_page(
-    title: str, subtitle: str, cards: Sequence[tuple[str, object]], sections: list[Section], footer: str
+    title: str, subtitle: str, cards: Sequence[tuple[str, object]], sections: list[Section], footer: str,
+    nav: Optional[Sequence[tuple[int, str]]] = None,
 ) -> str:
     """A page of sections only, in the report's look: the title, `cards` (label, value)
-    as the header's counts, a link to each section, the sections, and `footer`.
-    meta-eval's report.html is one."""
+    as the header's counts, the navigation, the sections, and `footer`.  `nav`:
+    (section index, label) of the few links the header shows (default: one per
+    section).  meta-eval's report.html is one."""
     context = {
         "title": title,
         "subtitle": subtitle,
         "cards": list(cards),
         "sections": [_section_view(s) for s in sections],
+        "nav": [(i + 1, label) for i, label in nav] if nav is not None else
+        [(i + 1, s.title) for i, s in enumerate(sections)],
         "footer": footer,
     }
     return _environment().get_template("sections.html").render(context)
+
+
+def render_comparison_page(context: dict) -> str:
+    """compare's report.html from `pipeline.render.compare.page_context`: the verdict
+    first, then the changes, the documents that moved most and the systems added
+    and removed, in the report's look."""
+    return _environment().get_template("compare.html").render(dict(context, sections=[]))
 
 
 def write_report(

@@ -33,7 +33,7 @@ def markdown_cell(value) -> str:
     return text
 
 
-def _value(row: dict, measure: str):
+def measure_value(row: dict, measure: str):
     """(value, low, high): ROUGE-1.5.5's printed average and interval when the run has
     them, else the plain mean with the Poisson bootstrap interval (F only)."""
     if row.get(f"rouge155_{measure}") is not None:
@@ -72,7 +72,7 @@ def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measur
     documents: dict[str, int] = {}
     had: dict[str, int] = {}
     for r in rows:
-        systems.setdefault(r["system"], {})[r["metric"]] = _value(r, measure)
+        systems.setdefault(r["system"], {})[r["metric"]] = measure_value(r, measure)
         documents[r["system"]] = max(documents.get(r["system"], 0), r.get("documents") or 0)
         if r.get("documents_had") is not None:
             had[r["system"]] = max(had.get(r["system"], 0), r["documents_had"])
@@ -194,3 +194,4 @@ def profiles_markdown(rows: list[dict], profiles) -> str:
 
 def profiles_text(rows: list[dict], profiles) -> str:
     return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature()}\n\n")
+
