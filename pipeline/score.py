@@ -9,7 +9,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from pipeline.config import InputConfig
+import numpy as np
+
+from pipeline.config import InputConfig, StatisticsConfig
+from pipeline.coverage import REFERENCES, Coverage, TextTally
 from pipeline.documents import DocumentGroup, resolve_document
 from pipeline.io.rows import (
     FILE_LEVEL_REASONS,
@@ -24,7 +27,11 @@ from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
 from rouge_core.report import printed_averages
-from rouge_core.resampling import SCORE_UNITS, to_units
+from rouge_core.resampling import SCORE_UNITS, percentile_interval, poisson_weight_block, to_units
+from rouge_core.textcheck import TextCheck
+
+
+_BLOCK = 512  # documents per bootstrap block, as in pipeline.beam.combiners
 
 
 @dataclass
@@ -35,10 +42,23 @@ class LocalScores:
     results: dict = field(default_factory=dict)  # system -> doc_id -> {metric tag: MetricStats}
     errors: list = field(default_factory=list)  # ErrorRecord
     rows_read: int = 0
+    texts: TextTally = field(default_factory=TextTally)  # texts the settings read badly
 
     @property
     def scored(self) -> int:
         return sum(len(docs) for docs in self.results.values())
+
+    def coverage(self) -> Coverage:
+        """Rows and documents rejected, per system, as `run` counts them."""
+        row_errors = [e for e in self.errors if e.reason not in FILE_LEVEL_REASONS]
+        by_system = Counter(e.system for e in row_errors if e.system is not None and e.reason != "duplicate_reference")
+        return Coverage(
+            rows=self.rows_read,
+            rejected=sum(e.reason != "duplicate_reference" for e in row_errors),
+            scored={system: len(docs) for system, docs in self.results.items()},
+            rejected_by_system=dict(by_system),
+            documents=len({d for docs in self.results.values() for d in docs}),
+        )
 
     def summary(self) -> str:
         by_reason = Counter(e.reason for e in self.errors)
@@ -147,6 +167,7 @@ def score_rows(
             elif parsed.doc_id in by_doc:
                 by_doc[parsed.doc_id][1].append(parsed)
     scorer = RougeScorer(settings)
+    check = TextCheck(settings)
     with progress.stage("scoring", sum(len(c) for c, _ in by_doc.values()), "summaries") as stage:
         for doc_id in sorted(by_doc):
             doc_candidates, doc_references = by_doc.pop(doc_id)
@@ -156,6 +177,7 @@ def score_rows(
                     stage.update(1)
                     continue
                 _score_group(out, scorer, scores, strict)
+                check_texts(out, check, scores.texts)
                 stage.update(len(out.candidates))
     return scores
 
@@ -174,9 +196,38 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
         scores.results.setdefault(c.system, {})[c.doc_id] = result
 
 
-def system_rows(results: dict, settings: RougeSettings, ids: dict) -> list[dict]:
-    """The per-system table's rows, as the pipeline computes them: order-free means
-    and ROUGE-1.5.5's printed averages with their intervals."""
+def check_texts(group: DocumentGroup, check: TextCheck, tally: TextTally) -> None:
+    """Tally the group's texts that the settings read badly (rouge_core.textcheck):
+    each candidate under its system, each distinct reference list once, under
+    REFERENCES.  `run` tallies the same way (pipeline.beam.documents)."""
+    for kind, owner, doc_id in group_text_problems(group, check):
+        tally.add(owner, kind, doc_id)
+
+
+def group_text_problems(group: DocumentGroup, check: TextCheck):
+    """(kind, owner, doc_id) for each problem text of a document group."""
+    seen = set()
+    for c, references in group.candidates:
+        for kind in check(c.text):
+            yield kind, c.system, group.doc_id
+        key = id(references)
+        if key in seen:
+            continue
+        seen.add(key)
+        for reference in references:
+            for kind in check(reference):
+                yield kind, REFERENCES, group.doc_id
+
+
+def system_rows(
+    results: dict, settings: RougeSettings, ids: dict, statistics: StatisticsConfig | None = None,
+    had: dict | None = None,
+) -> list[dict]:
+    """The per-system table's rows, as the pipeline computes them: order-free means,
+    the seeded Poisson bootstrap interval of the mean F (the same numbers as `run`'s
+    system_scores), ROUGE-1.5.5's printed averages with their intervals, and
+    `documents_had` (scored plus rejected documents) when `had` gives it."""
+    statistics = statistics or StatisticsConfig()
     rows = []
     for system in sorted(results):
         docs = results[system]
@@ -185,6 +236,8 @@ def system_rows(results: dict, settings: RougeSettings, ids: dict) -> list[dict]
             if not by_eval_id:
                 continue
             row = {"system": system, "metric": tag, "documents": len(by_eval_id)}
+            if had is not None:
+                row["documents_had"] = had.get(system, len(by_eval_id))
             averages = printed_averages(system, by_eval_id, settings) if settings.preset == "rouge155" else None
             for name, interval in zip(("recall", "precision", "f_measure"), averages or [(None,) * 3] * 3):
                 units = sum(to_units(getattr(s, name)) for s in by_eval_id.values())
@@ -192,5 +245,27 @@ def system_rows(results: dict, settings: RougeSettings, ids: dict) -> list[dict]
                 row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
                     None if v is None else float(v) for v in interval
                 )
+            f_units = [to_units(metrics[tag].f_measure) for d, metrics in sorted(docs.items()) if tag in metrics]
+            doc_ids = [d for d, metrics in sorted(docs.items()) if tag in metrics]
+            row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = poisson_interval(
+                doc_ids, f_units, statistics.bootstrap_replicates, statistics.bootstrap_seed, float(settings.confidence)
+            )
             rows.append(row)
     return rows
+
+
+def poisson_interval(doc_ids: list, f_units: list, replicates: int, seed: int, confidence: float):
+    """The percentile interval of the mean F over Poisson(1) bootstrap replicates whose
+    weights are hashed from (seed, doc_id): `run`'s interval (pipeline.beam.combiners),
+    reproducible and independent of the order of the documents."""
+    sums = np.zeros(replicates, dtype=np.int64)
+    counts = np.zeros(replicates, dtype=np.int64)
+    for start in range(0, len(doc_ids), _BLOCK):
+        weights = poisson_weight_block(tuple(doc_ids[start : start + _BLOCK]), replicates, seed)
+        block = np.asarray(f_units[start : start + _BLOCK], dtype=np.int64)
+        sums += block @ weights
+        counts += weights.sum(axis=0)
+    used = counts > 0
+    if not used.any():
+        return None, None
+    return percentile_interval(sums[used] / (counts[used] * SCORE_UNITS), confidence)

@@ -1346,7 +1346,7 @@ static PyObject *score_pair(Kernel *k, PyObject *pair) {
     if (k->skip) {
         for (Py_ssize_t t = 0; t < nt; t++) {
             __int128 n = T[t].tok.n;
-            __int128 pairs = k->gap < 0 ? n * (n - 1) / 2 : n * (k->gap + 1);
+            __int128 all = n * (n - 1) / 2, pairs = k->gap < 0 || all < n * (k->gap + 1) ? all : n * (k->gap + 1);
             if (pairs > k->max_skip_bigrams) Py_RETURN_NONE;
         }
     }

@@ -22,9 +22,10 @@ import logging
 import os
 
 from rouge_core.errors import RougeConfigError, RougeInputError
+from rouge_core.sentence_split import splitter
 from rouge_core.stem import morph_stem, wordnet_exceptions
 from rouge_core.stopwords import smart_stopwords
-from rouge_core.text import limit_bytes, limit_words, sentences
+from rouge_core.text import limit_bytes, limit_words, lines, sentences
 from rouge_core.types import MetricStats
 
 try:
@@ -93,6 +94,8 @@ class CompiledScorer:
         metrics = scorer.metrics  # presets.rouge155.Rouge155Metrics
         self._settings = s
         self._limited = s.word_limit is not None or s.byte_limit is not None
+        # A sentence_split other than "newline": Python cuts the sentences, C scores them.
+        self._split = splitter(s.sentence_split)
         self._kernel = _kernel.Kernel(
             tags=list(scorer.tags),
             max_ngram=s.max_ngram,
@@ -117,7 +120,7 @@ class CompiledScorer:
     def _cut(self, text):
         """-l / -b: the sentence lists scoring.RougeScorer._prepare reads (text.py does the cutting)."""
         s = self._settings
-        sents = sentences(text)
+        sents = sentences(text, self._split)
         if s.word_limit is not None:
             return (limit_words(sents, s.word_limit), None)
         return (limit_bytes(sents, s.byte_limit), limit_bytes(sents, s.byte_limit, lcs_bug=True))
@@ -135,7 +138,21 @@ class CompiledScorer:
                 except (RougeInputError, TypeError, ValueError):
                     cut.append(None)  # Python scores it and raises the reference error
             pairs = cut
+        elif self._split is not None:
+            pairs = [self._presplit(pair) for pair in pairs]
         return self._kernel.score_batch(pairs)
+
+    def _presplit(self, pair):
+        """(candidate, references) as lists of sentences (the kernel reads a list's
+        items as sentences), or the pair unchanged when it is not texts (Python
+        then raises its error)."""
+        try:
+            candidate, references = pair
+            if not isinstance(references, (list, tuple)):
+                return pair
+            return (lines(candidate, self._split), [lines(r, self._split) for r in references])
+        except (RougeInputError, TypeError, ValueError):
+            return pair
 
 
 # ------------------------------------------------------------------ the rouge_score preset

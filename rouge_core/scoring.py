@@ -190,7 +190,7 @@ class RougeScorer:
             gap = s.gap_limit
             for text in [cand, *refs]:
                 n = len(text.tokens)
-                pairs = n * (n - 1) // 2 if gap is None else n * (gap + 1)
+                pairs = n * (n - 1) // 2 if gap is None else min(n * (n - 1) // 2, n * (gap + 1))
                 if pairs > self.max_skip_bigrams:
                     raise RougeInputError(
                         f"a text of {n} tokens has {pairs} skip-bigrams, over the limit of "

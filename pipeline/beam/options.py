@@ -46,6 +46,13 @@ def check_beam_args(args: Sequence[str], ours: Iterable[str]) -> None:
     ours = set(ours)
     for i, arg in enumerate(args):
         if not arg.startswith("--"):
+            previous = args[i - 1] if i else ""
+            if not (previous.startswith("--") and "=" not in previous):
+                # e.g. a file the shell expanded after another option: never silently dropped
+                raise RougeConfigError(
+                    f"unexpected argument {arg!r}: every input goes after --input (or --references), "
+                    "and every Beam option is --name=value or --name value"
+                )
             continue
         name = arg.split("=", 1)[0]
         if name in known:

@@ -1,125 +1,131 @@
 """Paired significance between systems, as a Beam transform (DESIGN.md section 7).
 
     scored documents (ScoredDocument: every metric's stats of one (system, doc_id))
-      -> by doc_id: every pair of systems that both scored the document
-      -> ((system_a, system_b), (doc_id, a's R/P/F units, b's)), every metric at once
-      -> CombinePerKey: exact per-replicate sums (rouge_core.significance.PairedSums)
-         per (metric, measure)
-      -> per (metric, measure): Holm (or Benjamini-Hochberg) across the pairs
-      -> rows of significance.{parquet,csv,md}
+      -> by (profile, doc_id): the values of every system that scored the document
+      -> per (profile, metric): (doc_id, its systems, their R/P/F units)
+      -> CombinePerKey: one rouge_core.significance.PairSums per measure (exact
+         integer sums per system and per pair of systems), documents added a block
+         at a time
+      -> per (profile, metric): every pair's paired test, Holm (or
+         Benjamini-Hochberg) across the pairs of each measure: one block of rows
+      -> the blocks, in table order, streamed into significance.{parquet,csv,md}
 
 The statistics are the pure functions of `rouge_core.significance`; the
-CombineFn only accumulates.  The random draws are functions of (seed, doc_id,
-replicate), so the table is the same on every runner, sharding and order.
+CombineFn only accumulates.  Every sum is an integer, so the table is the same
+on every runner, sharding and order.
 
-Cost: every document yields one element per pair of systems; each key holds
-3 x `replicates` int64 per metric and measure (24 bytes per replicate), and
-replicates are bounded by `rouge_core.significance.MAX_REPLICATES` (100,000).
+Cost: D x (metrics) elements (not D x S(S-1)/2 pair elements); an accumulator
+holds 3 x 8 S^2 bytes (every system scored every document) or 3 x 32 S^2 bytes
+(some did not), plus up to 20 documents for the exact test and a pending block
+of 256 documents: 24 MB at 1,000 systems, whatever the number of documents.
+What is gathered on one worker is one block per (profile, metric): S(S-1)/2 x 3
+rows of numbers, which the table needs anyway; it is written a block at a time.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 from collections.abc import Sequence
 from itertools import combinations
 
 import apache_beam as beam
 import numpy as np
 
+from pipeline.io import files
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names
+from pipeline.render.significance import markdown_header, markdown_rows
 from rouge_core.aggregate import one_blas_thread, stack, units
-from pipeline.beam.progress import tally
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names, write_table
 from rouge_core.types import MEASURES
-from pipeline.render.significance import markdown_table
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
-    ADJUSTMENTS,
+    ADJUSTMENT_ARRAYS,
+    EXACT_MAX_DOCUMENTS,
+    PairSums,
     check_confidence,
-    check_replicates,
-    paired_sums,
-    paired_test,
+    paired_tests,
 )
 
-class PairedSignificanceCombineFn(beam.CombineFn):
-    """(doc_id, a, b) of one pair of systems in, a & b their ScoredDocument values;
-    out, one `PairedResult` per (metric, measure).
+_BLOCK = 256  # documents per PairSums.add
 
-    The accumulator is a `PairedBlock`: per score column a `PairedSums` (integer
-    counts and int64 arrays of per-replicate sums, so merging is exact and
-    order-free), and documents waiting to enter them a block at a time
-    (`paired_sums`: the draws made once per document, the sums as matrix products).
-    """
 
-    def __init__(self, replicates: int, seed: int, confidence: float):
-        self.replicates = check_replicates(replicates)
-        self.seed = seed
-        self.confidence = check_confidence(confidence)
+class MetricSums:
+    """SignificanceCombineFn's accumulator: one PairSums per measure (recall,
+    precision, F) of one metric, and the documents waiting to enter them."""
+
+    def __init__(self):
+        self.sums = [PairSums() for _ in MEASURES]
+        self.pending = []  # (doc_id, systems, units: one (R, P, F) per system)
+
+    def flush(self) -> MetricSums:
+        if self.pending:
+            one_blas_thread()
+            systems = sorted({s for _, names_, _ in self.pending for s in names_})
+            column = {s: k for k, s in enumerate(systems)}
+            x = np.zeros((len(self.pending), len(systems), len(MEASURES)), dtype=np.int64)
+            present = np.zeros(x.shape[:2], dtype=bool)
+            for row, (_, names_, rpf) in enumerate(self.pending):
+                where = [column[s] for s in names_]
+                x[row, where] = np.asarray(rpf, dtype=np.int64).reshape(len(names_), len(MEASURES))
+                present[row, where] = True
+            ids = [doc_id for doc_id, _, _ in self.pending]
+            self.pending = []
+            for k, sums in enumerate(self.sums):
+                sums.add(ids, systems, x[:, :, k], present)
+        return self
+
+    def merge(self, other: MetricSums) -> MetricSums:
+        for mine, theirs in zip(self.sums, other.flush().sums):
+            mine.merge(theirs)
+        return self
+
+
+class SignificanceCombineFn(beam.CombineFn):
+    """(doc_id, systems, their R/P/F units) of one metric in; out, a MetricSums
+    with nothing pending (the sums of all the metric's documents)."""
 
     def create_accumulator(self):
-        return PairedBlock()
+        return MetricSums()
 
     def add_input(self, acc, element):
         acc.pending.append(element)
         if len(acc.pending) >= _BLOCK:
-            acc.flush(self.replicates, self.seed)
+            acc.flush()
         return acc
 
     def compact(self, acc):
-        return acc.flush(self.replicates, self.seed)
+        return acc.flush()
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)
-        total = next(accumulators).flush(self.replicates, self.seed)
+        total = next(accumulators).flush()
         for acc in accumulators:
-            total.merge(acc.flush(self.replicates, self.seed))
+            total.merge(acc)
         return total
 
     def extract_output(self, acc):
-        acc.flush(self.replicates, self.seed)
-        tally("significance", "pairs")
-        return [paired_test(sums, self.confidence) for sums in acc.sums or []]
-
-
-_BLOCK = 512  # documents per `paired_sums` call
-
-
-class PairedBlock:
-    """PairedSignificanceCombineFn's accumulator: the sums so far and the documents
-    waiting to enter them."""
-
-    def __init__(self):
-        self.sums = None  # list of PairedSums, one per score column, once a document came
-        self.pending = []
-
-    def flush(self, replicates: int, seed: int) -> PairedBlock:
-        if self.pending:
-            one_blas_thread()
-            ids = [doc_id for doc_id, _, _ in self.pending]
-            a = _units([a for _, a, _ in self.pending])
-            b = _units([b for _, _, b in self.pending])
-            self.pending = []
-            self.merge_sums(paired_sums(ids, list(zip(a.T, b.T)), replicates, seed))
-        return self
-
-    def merge_sums(self, sums) -> None:
-        if self.sums is None:
-            self.sums = sums
-        elif sums is not None:
-            for mine, theirs in zip(self.sums, sums):
-                mine.merge(theirs)
-
-    def merge(self, other: PairedBlock) -> PairedBlock:
-        self.merge_sums(other.sums)
-        return self
-
-
-def _units(values: list[bytes]) -> np.ndarray:
-    """ScoredDocument values -> R/P/F units, one row per document."""
-    return units(stack(values)).reshape(len(values), -1)
+        return acc.flush()
 
 
 def _by_document(element):
     """A ScoredDocument keyed by (profile, doc_id)."""
     return (element.profile, element.doc_id), (element.system, element.values)
+
+
+def metric_documents(element, tags: dict[str, list[str]]):
+    """((profile, doc_id), [(system, values), ...]) ->
+    ((profile, metric), (doc_id, systems, R/P/F units of each system)) per metric."""
+    (profile, doc_id), scored = element
+    by_system = {}
+    for system, values in scored:
+        if system in by_system:
+            raise ValueError(f"system {system!r} scored document {doc_id!r} twice")
+        by_system[system] = values
+    systems = tuple(sorted(by_system))
+    rpf = units(stack([by_system[s] for s in systems]))  # systems x metrics x 3
+    for m, tag in enumerate(tags[profile]):
+        yield (profile, tag), (doc_id, systems, tuple(rpf[:, m, :].ravel().tolist()))
 
 
 def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str]]:
@@ -142,61 +148,62 @@ def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str
     return [(s, pairs_mode) for s in systems if s != pairs_mode]
 
 
-def pair_document(element, pairs_mode: str):
-    """((profile, doc_id), [(system, values), ...]) ->
-    ((profile, system_a, system_b), (doc_id, a values, b values))
-    for every pair of systems that scored the document."""
-    (profile, doc_id), systems = element
-    by_system = {}
-    for system, scores in systems:
-        if system in by_system:
-            raise ValueError(f"system {system!r} scored document {doc_id!r} twice")
-        by_system[system] = scores
-    for a, b in system_pairs(sorted(by_system), pairs_mode):
-        yield (profile, a, b), (doc_id, by_system[a], by_system[b])
+def significance_block(element, pairs_mode: str, confidence: float, adjust: str) -> tuple:
+    """((profile, metric), MetricSums) -> ((profile, metric), block): the rows of this
+    metric's table as columns (SIGNIFICANCE_COLUMNS' names -> a numpy array: floats
+    with NaN for a missing cell, text as objects), measures in MEASURES order, pairs
+    in `system_pairs` order, p_adjusted across the pairs of each measure.  Arrays,
+    not rows: 1,000 systems give 1.5 million rows per metric."""
+    (profile, metric), acc = element
+    columns = {name: [] for name in names(SIGNIFICANCE_COLUMNS)}
+    for measure, sums in zip(MEASURES, acc.sums):
+        pairs = system_pairs(sums.systems, pairs_mode)
+        if not pairs:
+            continue
+        position = {system: k for k, system in enumerate(sums.systems)}
+        a = np.array([position[x] for x, _ in pairs], dtype=np.intp)
+        b = np.array([position[y] for _, y in pairs], dtype=np.intp)
+        result = paired_tests(sums, a, b, confidence)
+        result["p_adjusted"] = ADJUSTMENT_ARRAYS[adjust](result["p_value"])
+        systems = np.array(sums.systems, dtype=object)
+        result.update(
+            profile=np.full(len(pairs), profile, dtype=object),
+            metric=np.full(len(pairs), metric, dtype=object),
+            measure=np.full(len(pairs), measure, dtype=object),
+            system_a=systems[a],
+            system_b=systems[b],
+        )
+        for name, parts in columns.items():
+            parts.append(result[name])
+    block = {
+        name: np.concatenate(parts) if parts else np.zeros(0, dtype=object if kind == "string" else kind)
+        for (name, kind), parts in zip(SIGNIFICANCE_COLUMNS, columns.values())
+    }
+    return (profile, metric), block
 
 
-def pair_rows(element, tags: dict[str, list[str]]):
-    """((profile, system_a, system_b), one PairedResult per score column) ->
-    ((profile, metric, measure), ((profile, metric, measure, a, b), result)) per column."""
-    (profile, a, b), results = element
-    columns = [(tag, measure) for tag in tags[profile] for measure in MEASURES]
-    for (tag, measure), result in zip(columns, results):
-        yield (profile, tag, measure), ((profile, tag, measure, a, b), result)
-
-
-def adjusted_rows(element, adjust: str) -> list[dict]:
-    """((profile, metric, measure), [((profile, metric, measure, a, b), PairedResult), ...])
-    -> table rows, with p_permutation adjusted across the pairs of this metric and measure."""
-    _, results = element
-    results = sorted(results, key=lambda kv: kv[0])
-    adjusted = ADJUSTMENTS[adjust]([result.p_permutation for _, result in results])
-    return [
-        {
-            "profile": profile,
-            "metric": metric,
-            "measure": measure,
-            "system_a": a,
-            "system_b": b,
-            **result._asdict(),
-            "p_adjusted": p,
-        }
-        for ((profile, metric, measure, a, b), result), p in zip(results, adjusted)
-    ]
+def block_rows(block: dict, start: int, stop: int) -> list[dict]:
+    """Rows start..stop-1 of a block as dicts (NaN -> None)."""
+    columns = {}
+    for name, values in block.items():
+        values = values[start:stop].tolist()
+        if block[name].dtype.kind == "f":
+            values = [None if math.isnan(v) else v for v in values]
+        columns[name] = values
+    return [dict(zip(columns, row)) for row in zip(*columns.values())]
 
 
 class PairedSignificance(beam.PTransform):
-    """Scored documents in, one row per (profile, metric, measure, system_a, system_b) out
-    (the columns of SIGNIFICANCE_COLUMNS), on the documents both systems scored.
+    """Scored documents in; one (profile, metric) -> block of rows out per metric of
+    each profile (the columns of SIGNIFICANCE_COLUMNS), every pair tested on the
+    documents both systems scored.
 
     Args:
         tags: profile -> its metric tags, in order (the columns of the values).
         pairs_mode: "all" (every pair of systems) or the name of a baseline system.
-        replicates: bootstrap replicates = random sign patterns, 1 .. 100,000.
-        seed: the seed of the counter-based draws.
-        confidence: of the bootstrap interval of the difference, in percent.
+        confidence: of the t interval of the difference, in percent.
         adjust: "holm" (family-wise error) or "bh" (Benjamini-Hochberg, false
-            discovery rate), applied to p_permutation across the pairs of each
+            discovery rate), applied to p_value across the pairs of each
             (metric, measure).
     """
 
@@ -204,29 +211,28 @@ class PairedSignificance(beam.PTransform):
         self,
         tags: dict[str, list[str]],
         pairs_mode: str = "all",
-        replicates: int = 1000,
-        seed: int = 0,
         confidence: float = 95.0,
         adjust: str = "holm",
     ):
         super().__init__()
-        if adjust not in ADJUSTMENTS:
-            raise RougeConfigError(f"adjust must be one of {sorted(ADJUSTMENTS)}, got {adjust!r}")
+        if adjust not in ADJUSTMENT_ARRAYS:
+            raise RougeConfigError(f"adjust must be one of {sorted(ADJUSTMENT_ARRAYS)}, got {adjust!r}")
         if not pairs_mode:
             raise RougeConfigError('pairs_mode must be "all" or the name of a baseline system')
         self.tags = dict(tags)
         self.pairs_mode = pairs_mode
         self.adjust = adjust
-        self.combine_fn = PairedSignificanceCombineFn(replicates, seed, confidence)
+        self.confidence = check_confidence(confidence)
 
     def describe(self) -> str:
-        fn = self.combine_fn
         family = "Holm" if self.adjust == "holm" else "Benjamini-Hochberg"
         return (
-            f"Paired tests on the documents both systems scored: bootstrap ({fn.replicates} Poisson "
-            f"replicates, {fn.confidence:g}% percentile interval) and approximate randomization "
-            f"({fn.replicates} sign flips), seed {fn.seed}; p_adjusted: {family} on p_permutation "
-            "across the pairs of each metric and measure."
+            "Paired sign-flip test on the documents both systems scored: exact (all 2^n sign "
+            f"patterns) for n <= {EXACT_MAX_DOCUMENTS} documents, Student's t with n - 1 degrees of "
+            "freedom beyond; p is never below 2^(1-n), the smallest p any data can give on n "
+            f"documents (p floor). {self.confidence:g}% t interval of the difference; effect size "
+            f"d_z = mean difference / its standard deviation. p adjusted: {family} across the pairs "
+            "of each metric and measure."
         )
 
     def expand(self, documents):
@@ -234,39 +240,67 @@ class PairedSignificance(beam.PTransform):
             documents
             | "KeyByDocument" >> beam.Map(_by_document)
             | "GroupByDocument" >> beam.GroupByKey()
-            | "PairSystems" >> beam.FlatMap(pair_document, self.pairs_mode)
-            | "PairedTests" >> beam.CombinePerKey(self.combine_fn)
-            | "KeyByMetricMeasure" >> beam.FlatMap(pair_rows, self.tags)
-            | "GroupPairs" >> beam.GroupByKey()
-            | "AdjustPValues" >> beam.FlatMap(adjusted_rows, self.adjust)
+            | "PerMetric" >> beam.FlatMap(metric_documents, self.tags)
+            | "PairSums" >> beam.CombinePerKey(SignificanceCombineFn())
+            | "PairedTests" >> beam.Map(significance_block, self.pairs_mode, self.confidence, self.adjust)
         )
 
 
-def sort_rows(rows: list[dict], tags: dict[str, list[str]]) -> list[dict]:
-    """By profile and metric (in the order of `tags`: profile -> its metric tags),
-    measure, system_a, system_b."""
+def write_significance_tables(
+    blocks: list[tuple], folder: str, tags: dict[str, list[str]], description: str = ""
+) -> None:
+    """significance.{parquet,csv,md} in `folder` (any Beam filesystem), a block at a
+    time: blocks ((profile, metric), columns) in the order of `tags` (profile ->
+    metric tags, in order), rows within a block as `significance_block` made them (measure,
+    then the pair).  Parquet gets one row group per block."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     order = {(p, tag): i for i, (p, tag) in enumerate((p, t) for p, ts in tags.items() for t in ts)}
-    measure = {m: i for i, m in enumerate(MEASURES)}
-    return sorted(
-        rows,
-        key=lambda r: (
-            order.get((r["profile"], r["metric"]), len(order)),
-            r["profile"],
-            r["metric"],
-            measure[r["measure"]],
-            r["system_a"],
-            r["system_b"],
-        ),
-    )
+    blocks = sorted(blocks, key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+    several = len({profile for (profile, _), _ in blocks}) > 1
+    columns = names(SIGNIFICANCE_COLUMNS)
+    schema = arrow_schema(SIGNIFICANCE_COLUMNS)
+    with (
+        files.create(files.join(folder, "significance.parquet")) as parquet,
+        files.create(files.join(folder, "significance.csv")) as csv_file,
+        files.create(files.join(folder, "significance.md")) as markdown,
+    ):
+        writer = pq.ParquetWriter(parquet, schema)
+        csv_file.write((",".join(columns) + "\n").encode("utf-8"))
+        markdown.write(markdown_header(description).encode("utf-8"))
+        written = 0
+        for _, block in blocks:
+            rows = len(block["documents"])
+            if not rows:
+                continue
+            arrays = [
+                pa.array(block[name], type=schema.field(name).type, from_pandas=True) for name in columns
+            ]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+            written += rows
+            for start in range(0, rows, 10_000):
+                chunk = block_rows(block, start, min(start + 10_000, rows))
+                csv_file.write(_csv_lines(chunk, columns).encode("utf-8"))
+                markdown.write(markdown_rows(chunk, several).encode("utf-8"))
+        if not written:
+            writer.write_table(pa.Table.from_pylist([], schema=schema))
+        writer.close()
 
 
-def write_significance_tables(rows: list[dict], folder: str, tags: dict[str, list[str]], description: str = "") -> None:
-    """significance.{parquet,csv,md} in `folder` (any Beam filesystem), sorted by
-    profile, metric, measure and the pair (`tags`: profile -> metric tags, in order);
-    `description` (e.g. PairedSignificance.describe()) heads the Markdown table."""
-    rows = sort_rows(rows, tags)
-    rows = [{name: row[name] for name in names(SIGNIFICANCE_COLUMNS)} for row in rows]
-    write_table(folder, "significance", rows, SIGNIFICANCE_COLUMNS, markdown_table(rows, description))
+def _csv_lines(rows: list[dict], columns: list[str]) -> str:
+    """Rows as CSV lines (floats in full: p-values), text cells neutralised against
+    formulas (`csv_cell`); numbers formatted a column at a time."""
+    cells = []
+    for name in columns:
+        values = [r[name] for r in rows]
+        if all(v is None or isinstance(v, (int, float)) for v in values):
+            cells.append(["" if v is None else repr(v) for v in values])
+        else:
+            cells.append([csv_cell(v, None) for v in values])
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(zip(*cells))
+    return text.getvalue()
 
 
 class SignificanceTables(beam.PTransform):
@@ -280,8 +314,6 @@ class SignificanceTables(beam.PTransform):
         self.test = PairedSignificance(
             self.tags,
             config.baseline or "all",
-            config.replicates,
-            config.seed,
             float(profiles[0].settings[0].confidence),
             config.adjust,
         )
@@ -290,6 +322,7 @@ class SignificanceTables(beam.PTransform):
         return (
             documents
             | "PairedSignificance" >> self.test
-            | "GatherSignificance" >> beam.combiners.ToList()
-            | "WriteSignificance" >> beam.Map(write_significance_tables, self.staging, self.tags, self.test.describe())
+            | "GatherBlocks" >> beam.combiners.ToList()
+            | "WriteSignificance"
+            >> beam.Map(write_significance_tables, self.staging, self.tags, self.test.describe())
         )

@@ -4,20 +4,22 @@ publishes, and its exit status (the comparison itself: pipeline/compare.py)."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
 from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE, ResultFolder, UsageError, compare_runs, settings_differences
+from pipeline.cli import one_line
 from pipeline.io import files
 from pipeline.io.document_texts import find_texts, input_files
+from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.publish import publish_files
 from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, table_files
 from pipeline.progress import Progress
 from rouge_core.types import MEASURES
 from pipeline.render.compare import markdown_report, moved_markdown, page_context, terminal_text, verdict
 from pipeline.render.html import render_comparison_page
-from rouge_core.errors import RougeConfigError
-from rouge_core.significance import check_replicates
+from rouge_core.errors import RougeConfigError, RougeInputError
 
 
 def output_is_empty(path: str) -> bool:
@@ -64,7 +66,9 @@ moved documents with their texts, links to both runs' reports).
 exit status:
   0  no significant drop of more than --fail-on-drop points
   1  a significant drop (Holm-adjusted p < 0.05) of more than --fail-on-drop points
-  2  usage error: a folder is missing or not a result folder, or --output is not empty
+  2  the runs could not be compared: a folder is missing, not a result folder or holds
+     a value that is not a score (the file, row and column are named), an option is out
+     of range, --output is not empty, or any other failure
   3  not comparable: the runs' signatures differ (the differing settings are named)
 
 example (nightly, after tonight's run):
@@ -73,19 +77,39 @@ example (nightly, after tonight's run):
 """
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Every numeric option in its range (NaN and infinities refused)."""
+    if not (math.isfinite(args.confidence) and 0 < args.confidence < 100):
+        raise RougeConfigError(f"--confidence must be a number between 0 and 100 (exclusive), got {args.confidence}")
+    if not (math.isfinite(args.fail_on_drop) and 0 <= args.fail_on_drop <= 100):
+        raise RougeConfigError(f"--fail-on-drop must be a number of points from 0 to 100, got {args.fail_on_drop}")
+
+
 def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
+    """Exit 1 means only "a significant drop": any failure to compare is 2, in one line."""
     try:
-        check_replicates(args.replicates)
-        if not 0 < args.confidence < 100:
-            raise RougeConfigError(f"--confidence must be between 0 and 100, got {args.confidence}")
-        if args.fail_on_drop < 0:
-            raise RougeConfigError(f"--fail-on-drop must be at least 0 points, got {args.fail_on_drop}")
+        return _compare_command(args, extra)
+    except (UsageError, RougeConfigError, RougeInputError) as err:
+        print(f"rouge-pipeline compare: error: {shown(str(err))}", file=sys.stderr)
+    except Exception as err:  # a folder that breaks the comparison in a way not checked above
+        print(f"rouge-pipeline compare: error: {shown(one_line(err))}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
+    try:
+        check_options(args)
         if args.output and not output_is_empty(args.output):
             raise UsageError(f"output folder {args.output} exists and is not empty; choose another --output")
         old = ResultFolder(args.old_run, args.measure)
         new = ResultFolder(args.new_run, args.measure)
+        for what, names in (("systems", {k[0] for k in old.scores} | {k[0] for k in new.scores}),
+                            ("metrics", {k[1] for k in old.scores} | {k[1] for k in new.scores})):
+            groups = clashes(names)
+            if groups:
+                raise UsageError(f"{args.old_run} and {args.new_run}: {describe_clashes(what, groups)}")
     except (UsageError, RougeConfigError) as err:
-        print(f"rouge-pipeline compare: error: {err}", file=sys.stderr)
+        print(f"rouge-pipeline compare: error: {shown(str(err))}", file=sys.stderr)
         return EXIT_USAGE
 
     differences = settings_differences(old.signature, new.signature)
@@ -106,15 +130,13 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
             new,
             measure=args.measure,
             fail_on_drop=args.fail_on_drop,
-            replicates=args.replicates,
-            seed=args.seed,
             confidence=args.confidence,
         )
         stage.update(1)
     options = (
         f"Measure: {args.measure}; change = new - old on the documents both runs scored, with its "
-        f"{args.confidence:g}% bootstrap interval; p adjusted: approximate randomization "
-        f"({args.replicates} sign flips, seed {args.seed}), Holm across the {sum(r['status'] == 'both' for r in rows)} "
+        f"{args.confidence:g}% t interval; p: paired sign-flip test (exact up to 20 documents, Student's t "
+        f"beyond); p adjusted: Holm across the {sum(r['status'] == 'both' for r in rows)} "
         f"comparisons; fail on a significant drop of more than {args.fail_on_drop:g} points."
     )
     if args.output:
@@ -159,13 +181,6 @@ def register(subparsers) -> argparse.ArgumentParser:
         "(x 100 scale; default 0: any significant drop)",
     )
     parser.add_argument("--measure", choices=MEASURES, default="f_measure", help="default: f_measure")
-    parser.add_argument(
-        "--replicates",
-        type=int,
-        default=10_000,
-        help="bootstrap replicates and sign flips, at most 100,000 (default 10,000)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the counter-based draws (default 0)")
     parser.add_argument(
         "--confidence", type=float, default=95.0, help="of the interval, percent (default 95)"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -14,6 +15,8 @@ from pipeline.io.tables import csv_text, parquet_bytes
 from pipeline.meta_eval import (
     COLUMNS,
     COMPARISON_COLUMNS,
+    check_copies,
+    check_systems,
     split_list,
     comparison_rows,
     correlation_rows,
@@ -89,6 +92,22 @@ def _copies(values: Optional[list[str]]) -> list[tuple[str, str]]:
     return copies
 
 
+MAX_REPLICATES = 100_000
+MAX_SEED = (1 << 63) - 1
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Every numeric option in its range; NaN and infinities refused."""
+    if not 0 <= args.replicates <= MAX_REPLICATES:
+        raise RougeConfigError(f"--replicates must be from 0 (no intervals) to {MAX_REPLICATES:,}; got {args.replicates}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise RougeConfigError(f"--seed must be a whole number from 0 to {MAX_SEED:,}; got {args.seed}")
+    if not (math.isfinite(args.confidence) and 0 < args.confidence < 100):
+        raise RougeConfigError(f"--confidence must be a number between 0 and 100 (exclusive); got {args.confidence}")
+    if args.alpha is not None and not (math.isfinite(args.alpha) and 0 < args.alpha <= 1):
+        raise RougeConfigError(f"--alpha must be a number in (0, 1]; got {args.alpha}")
+
+
 def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     started = time.time()
     options = args
@@ -96,10 +115,7 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     for level in options.levels:
         if level not in corr.LEVELS:
             raise RougeConfigError(f"--levels: {level!r} is not one of {corr.LEVELS}")
-    if args.replicates < 0:
-        raise RougeConfigError("--replicates must be >= 0 (0: no intervals)")
-    if args.alpha is not None and not 0 < args.alpha <= 1:
-        raise RougeConfigError("--alpha must be in (0, 1]")
+    check_options(args)
     if args.output and os.path.exists(args.output) and os.listdir(args.output):
         raise RougeConfigError(
             f"output folder {args.output} exists and is not empty; choose another --output"
@@ -113,6 +129,8 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     if wanted:
         scores = {k: v for k, v in scores.items() if k[1] in wanted}
     copies = _copies(args.duplicate_system)
+    check_systems(judged, scores, args.judgments)
+    check_copies(copies, judged, scores)
     duplicate_systems(judged, copies)
     for series in scores.values():
         duplicate_systems(series, copies)

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+from collections import Counter
 
-from pipeline.cli.common import PYROUGE_DEFAULTS, add_rouge_options, print_signature, settings_from_args
-from pipeline.config import InputConfig
+from pipeline import config as run_config
+from pipeline.cli.common import PYROUGE_DEFAULTS, add_rouge_options, print_signature
+from pipeline.coverage import (
+    DEFAULT_MAX_REJECTED,
+    EXIT_REJECTED,
+    document_sets_warning,
+    rejected_warning,
+    text_warnings,
+)
+from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.tables import csv_text
 from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
 from pipeline.io.text_files import is_text_file, line_aligned_rows
@@ -23,7 +33,7 @@ def print_errors(scores: LocalScores, limit: int = 10, file=sys.stderr) -> None:
     print(scores.summary(), file=file)
     for error in scores.errors[:limit]:
         where = error.source + (f":{error.position}" if error.position is not None else "")
-        print(f"  {where}: {error.reason}: {error.message}", file=file)
+        print(f"  {shown(where)}: {error.reason}: {shown(error.message)}", file=file)
     if len(scores.errors) > limit:
         print(f"  ... and {len(scores.errors) - limit} more", file=file)
 
@@ -54,6 +64,12 @@ examples:
 
   rouge-pipeline score cand.txt ref.txt --rouge-types rouge2 --preset rouge_score --score-only
       just the number (x 100), as sacreBLEU's -b: one line per system.
+
+exit status: 0 when every row was scored or few were rejected; 1 for an error
+(nothing scored, a usage error, --strict on a bad row); 3 when more rows were
+rejected than --max-rejected allows (default 1% of all rows, or of any one
+system's documents): everything that could be scored is still printed, headed
+by a warning.  The table's docs column reads scored/had per system.
 
 formats (--format): table (the default on a terminal): systems as rows, metrics
 as columns, x 100 with intervals; report (the default otherwise): the ROUGE-1.5.5
@@ -125,12 +141,53 @@ def register(commands) -> argparse.ArgumentParser:
                      help="the measure of the table, json and --score-only: F (default), R or P, any case")
     out.add_argument("--sort", metavar="METRIC",
                      help="rank the table's systems by this metric, e.g. rouge2, ROUGE-L, rougeLsum (default: the first)")
+    score.add_argument("--config", help="a run configuration (TOML, as for run): its [input] fields and "
+                       "policies, [rouge] and [statistics]; options given here override it")
+    policies = score.add_argument_group("rejected rows")
+    policies.add_argument(
+        "--conflicting-references", choices=["reject", "keep"],
+        help="joined form, rows of one doc_id with different references: reject them all (the default, "
+        'input.conflicting_references = "error") or keep each row\'s own references (a system released '
+        "with its own copy of the references, e.g. SimCLS on CNN/DM)",
+    )
+    policies.add_argument(
+        "--max-rejected", type=float, metavar="SHARE",
+        help=f"exit with status {EXIT_REJECTED} (after printing everything) when more than this share of the "
+        f"rows, or of any one system's documents, was rejected (default: run.max_rejected, {DEFAULT_MAX_REJECTED})",
+    )
     score.add_argument("--strict", action="store_true", help="stop at the first bad row (exit 1)")
     score.add_argument("--quiet", action="store_true", help="no progress on stderr")
     score.add_argument("--verbose", action="store_true", help="show tracebacks")
     add_rouge_options(score)
-    score.set_defaults(handler=lambda args, extra: score_command(args))
+    score.set_defaults(rouge_args=None, eval_ids=None, handler=lambda args, extra: score_command(args))
     return score
+
+
+def score_configuration(args: argparse.Namespace) -> run_config.RunConfig:
+    """The run configuration `score` reads: --config's (or the defaults, with
+    pyrouge's flags), and the options given on the command line over it."""
+    config = run_config.load_config(args.config)
+    if config.profiles:
+        raise RougeConfigError(f"{config.source} has [profiles]: score takes one setting ([rouge]); use run for profiles")
+    if args.config is None:
+        config = run_config.with_overrides(config, rouge_args=PYROUGE_DEFAULTS)
+    policy = {"reject": "error", "keep": "keep", None: None}[args.conflicting_references]
+    config = run_config.with_overrides(
+        config,
+        input_conflicting_references=policy,
+        rouge_args=args.rouge_args,
+        rouge_preset=args.preset,
+        rouge_rouge_types=tuple(t for t in args.rouge_types.split(",") if t) if args.rouge_types else None,
+        rouge_stem=args.stem,
+        rouge_language=args.language,
+        rouge_multi_reference=args.multi_ref,
+        rouge_sentence_split=args.sentence_split,
+        rouge_eval_ids=args.eval_ids,
+        run_max_rejected=args.max_rejected,
+    )
+    # Check what score uses ([input] needs no candidates here: they come from the command line).
+    dataclasses.replace(config, input=dataclasses.replace(config.input, candidates=("-",))).validate()
+    return config
 
 
 def _input_mode(args: argparse.Namespace) -> str:
@@ -157,6 +214,8 @@ def _input_mode(args: argparse.Namespace) -> str:
                                    f"{args.candidates} --references REF.txt")
         return "text"
     if not args.input:
+        if args.config:  # the config's [input] candidates (checked when they are resolved)
+            return "tables"
         raise RougeConfigError("nothing to score: give INPUT files, '-' for stdin, text files CAND REF, "
                                "or pyrouge's --system-dir and --model-dir")
     text = [path for path in args.input if is_text_file(path)]
@@ -191,26 +250,29 @@ def _checked_sort(args: argparse.Namespace, settings) -> str | None:
 
 def score_command(args: argparse.Namespace) -> int:
     # Every option is checked before anything is read (a usage error is exit 2).
-    settings = settings_from_args(args)
+    run = score_configuration(args)
+    settings = run.settings()
     mode = _input_mode(args)
     sort = _checked_sort(args, settings)
     if args.score_only and args.format:
         raise RougeConfigError("--score-only prints only the scores; it takes no --format")
     form = "score-only" if args.score_only else args.format or ("table" if sys.stdout.isatty() else "report")
-    config = InputConfig(candidates=tuple(args.input), references=tuple(args.references or ()))
+    inputs = tuple(args.input) or (() if args.candidates or mode == "pyrouge" else run.input.candidates)
+    config = dataclasses.replace(run.input, candidates=inputs, references=tuple(args.references or run.input.references))
+    keep = config.conflicting_references == "keep"
     progress = Progress(quiet=args.quiet)
     try:
         if mode == "pyrouge":
             rows = pyrouge_rows(args.system_dir, args.model_dir, args.system_pattern, args.model_pattern,
                                 args.system, config)
-            scores = score_rows(rows, [], config, settings, strict=args.strict, progress=progress)
+            scores = score_rows(rows, [], config, settings, keep_conflicts=keep, strict=args.strict, progress=progress)
         elif mode == "text":
             candidates, references = (args.candidates, args.references) if args.candidates else (args.input[0], args.input[1:])
             rows = line_aligned_rows(candidates, references, args.system, args.sentence_sep, config)
-            scores = score_rows(rows, [], config, settings, strict=args.strict, progress=progress)
+            scores = score_rows(rows, [], config, settings, keep_conflicts=keep, strict=args.strict, progress=progress)
         else:
-            scores = score_files(args.input, args.references or [], config, settings, strict=args.strict,
-                                 progress=progress)
+            scores = score_files(list(inputs), list(config.references), config, settings, keep_conflicts=keep,
+                                 strict=args.strict, progress=progress)
     except StrictStop as err:
         print(f"rouge-pipeline: error: strict mode: {err}", file=sys.stderr)
         return 1
@@ -219,7 +281,21 @@ def score_command(args: argparse.Namespace) -> int:
     if not scores.scored:
         print("rouge-pipeline: error: nothing was scored", file=sys.stderr)
         return 1
-    ids = evaluation_ids((d for docs in scores.results.values() for d in docs), args.eval_ids)
+    groups = clashes(scores.results)
+    if groups:  # two systems that print alike would be two rows a reader cannot tell apart
+        raise RougeInputError(describe_clashes("systems", groups))
+    ids = evaluation_ids((d for docs in scores.results.values() for d in docs), run.rouge.eval_ids)
+    coverage = scores.coverage()
+    for line in text_warnings(scores.texts.to_dict()) + document_sets_warning(
+        coverage.different_document_sets(), coverage.documents
+    ):
+        print(line, file=sys.stderr)
+    problems = coverage.problems(run.run.max_rejected)
+    by_reason = dict(Counter(e.reason for e in scores.errors))
+    warning = rejected_warning(problems, run.run.max_rejected, "The first rejected rows are listed on stderr.",
+                               by_reason) if problems else ""
+    if warning:  # the table a person reads starts with it; machine formats keep stdout clean
+        print(warning + ("\n" if form == "table" else ""), file=sys.stdout if form == "table" else sys.stderr)
     if form == "jsonl":
         for system in sorted(scores.results):
             for doc_id, metrics in sorted(scores.results[system].items()):
@@ -235,10 +311,11 @@ def score_command(args: argparse.Namespace) -> int:
                 stage.update(1)
     else:
         rows = []
+        had = {s: coverage.had(s) for s in coverage.systems()}
         with progress.stage("bootstrap" if settings.preset == "rouge155" else "averaging", len(scores.results),
                             "systems") as stage:
             for system in sorted(scores.results):
-                rows += system_rows({system: scores.results[system]}, settings, ids)
+                rows += system_rows({system: scores.results[system]}, settings, ids, run.statistics, had)
                 stage.update(1)
         measure = views.MEASURES[args.measure]
         if form == "csv":
@@ -251,7 +328,7 @@ def score_command(args: argparse.Namespace) -> int:
             sys.stdout.write(views.text(rows, settings, measure, sort))
     if form != "score-only":
         print_signature(settings)
-    return 0
+    return EXIT_REJECTED if problems else 0
 
 
 def json_text(rows: list[dict], settings, measure: str) -> str:

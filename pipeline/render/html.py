@@ -25,8 +25,10 @@ import re
 from typing import Optional, Sequence
 
 from pipeline.io import files
+from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
 from pipeline.records import REASONS
+from pipeline.render.tables import pct
 
 REPORT_NAME = "report.html"
 # The one colour of the chart's dots and whiskers (the report test looks for it).
@@ -96,14 +98,15 @@ def render_report(
 
     system_rows: the per-system table (pipeline.tables.SYSTEM_COLUMNS), any order.
     significance_rows: metric, measure, system_a, system_b, documents, mean_a,
-    mean_b, difference, ci_low, ci_high, p_bootstrap, p_permutation, p_adjusted
-    (empty when there is one system or significance was not asked for).
+    mean_b, difference, ci_low, ci_high, effect_size, statistic, p_value, p_floor,
+    method, p_adjusted (empty when there is one system or significance was not asked for).
     errors_by_reason: error rows per reason code (pipeline.records.REASONS).
     run_record: run.json (signature, counts, versions, ...); missing keys are shown as absent.
     """
     signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
     confidence = _confidence(signature)
-    metrics = _metric_views(system_rows)
+    coverage = Coverage.from_counts(run_record.get("counts") or {})
+    metrics = _metric_views([dict(r, documents_had=coverage.had(r["system"])) for r in system_rows])
     rank = {m["metric"]: [s["system"] for s in m["systems"]] for m in metrics}
     significance = _significance_views(significance_rows, rank)
     counts = run_record.get("counts") or {}
@@ -122,6 +125,8 @@ def render_report(
         "errors": _error_views(errors_by_reason),
         "errors_total": sum(errors_by_reason.values()),
         "missing_documents": sorted((counts.get("systems_missing_documents") or {}).items()),
+        "rejected_warning": (run_record.get("rejected") or {}).get("warning"),
+        "text_warnings": [line.removeprefix("warning: ") for line in text_warnings(counts.get("text_checks") or {})],
         "run": _run_view(run_record),
         "sections": [_section_view(s) for s in extra_sections or ()],
     }
@@ -218,7 +223,7 @@ def _pct(value, signed: bool = False) -> str:
     value = _number(value)
     if value is None:
         return "\u2013"
-    return ("%+.2f" if signed else "%.2f") % (100 * value)
+    return pct(value, signed)  # rounded half up, as papers round the script's digits
 
 
 def _cell(value) -> str:
@@ -258,7 +263,7 @@ def _metric_views(system_rows: list[dict]) -> list[dict]:
         systems = [
             {
                 "system": r["system"],
-                "documents": r.get("documents"),
+                "documents": docs_cell(r.get("documents"), r.get("documents_had") or None),
                 "recall": r.get(prefix + "recall"),
                 "precision": r.get(prefix + "precision"),
                 "f": _number(r.get(prefix + "f_measure")),
@@ -395,8 +400,8 @@ def _pair_cell(a: str, b: str, pair: dict, sign: int) -> dict:
         tone = ("better" if difference > 0 else "worse") + str(len(stars))
     title = (
         f"{a} \u2212 {b}: {_pct(difference, True)} ({_pct(low, True)} to {_pct(high, True)}); "
-        f"adjusted p {_cell(p) or 'n/a'}, bootstrap p {_cell(_number(pair.get('p_bootstrap'))) or 'n/a'}, "
-        f"permutation p {_cell(_number(pair.get('p_permutation'))) or 'n/a'}; "
+        f"adjusted p {_cell(p) or 'n/a'}, p {_cell(_number(pair.get('p_value'))) or 'n/a'} "
+        f"({_cell(pair.get('method')) or 'n/a'}), effect size d_z {_cell(_number(pair.get('effect_size'))) or 'n/a'}; "
         f"{_cell(pair.get('documents'))} documents"
     )
     return {"text": _pct(difference, True), "stars": stars, "tone": tone, "title": title}

@@ -44,7 +44,8 @@ from rouge_core.errors import RougeConfigError
 from rouge_core.names import MetricName
 from rouge_core.perl_numbers import sequential_sum
 from rouge_core.presets.base import Preset, check_derived, package_version, refuse
-from rouge_core.text import Text, lines
+from rouge_core.sentence_split import splitter
+from rouge_core.text import Splitter, Text, lines
 from rouge_core.types import MetricStats, PreparedText, ReferenceCounts, best_reference
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -102,19 +103,20 @@ def tokenize(sentence: str, stemming: bool = False) -> list[str]:
 class RougeScoreAnalyzer:
     """Sentences and tokens as rouge-score reads them."""
 
-    def __init__(self, *, stemming: bool) -> None:
+    def __init__(self, *, stemming: bool, split: Splitter = None) -> None:
         self._stemming = stemming
+        self._split = split
 
-    @staticmethod
-    def sentences(text: Text) -> list[str]:
-        """The non-empty lines (rougeLsum's sentences); the other metrics see
-        their tokens joined, which are the tokens of the whole text.
+    def sentences(self, text: Text) -> list[str]:
+        """The non-empty lines, cut further by the sentence_split rule when set
+        (rougeLsum's sentences); the other metrics see their tokens joined, which
+        are the tokens of the whole text.
 
         Example:
-            >>> RougeScoreAnalyzer.sentences("One.\\n\\nTwo  ")
+            >>> RougeScoreAnalyzer(stemming=False).sentences("One.\\n\\nTwo  ")
             ['One.', 'Two  ']
         """
-        return lines(text)
+        return lines(text, self._split)
 
     def tokens(self, sentence: str) -> list[str]:
         return tokenize(sentence, self._stemming)
@@ -241,7 +243,7 @@ class RougeScore(Preset):
         return derived
 
     def analyzer(self, settings):
-        return RougeScoreAnalyzer(stemming=settings.stemming)
+        return RougeScoreAnalyzer(stemming=settings.stemming, split=splitter(settings.sentence_split))
 
     def metrics(self, settings):
         return RougeScoreMetrics(settings)
@@ -254,6 +256,8 @@ class RougeScore(Preset):
         settings = scorer.settings
         types = [parse_rouge_type(tag) for tag in scorer.tags]
         if settings.multi_reference != "best" or not all(kernel_module.rouge_score_family(t) for t in types):
+            return None
+        if getattr(settings, "sentence_split", "newline") != "newline":  # rougeLsum's sentences cut in Python
             return None
         if not kernel_module.rouge_score_kernel_available():
             return None
@@ -271,6 +275,6 @@ class RougeScore(Preset):
             ("types", ",".join(settings.rouge_types)),
             ("tok", TOKENIZER_VERSION),
             ("stem", stem),
-            ("lsum", "newline"),
+            ("lsum", common["sent"]),
         ]
         return fields + [(key, common[key]) for key in ("mref", "t", "ci")]

@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from scipy import stats
 
 from pipeline.cli.compare import register
 from pipeline.compare import settings_differences
@@ -67,7 +68,7 @@ def per_document(folder):
 
 
 def test_a_run_against_itself_is_unchanged(runs, tmp_path, capsys):
-    assert compare(runs / "old", runs / "old", "--output", tmp_path / "cmp", "--replicates", 500) == 0
+    assert compare(runs / "old", runs / "old", "--output", tmp_path / "cmp") == 0
     out = capsys.readouterr().out
     assert "OK: no significant drop of more than 0 points; no significant change" in out
     rows = pq.read_table(tmp_path / "cmp" / "comparison.parquet").to_pylist()
@@ -76,7 +77,7 @@ def test_a_run_against_itself_is_unchanged(runs, tmp_path, capsys):
     ]
     for r in rows:
         assert r["old"] == r["new"] and r["delta_points"] == 0 and r["documents"] == 30
-        assert r["p_permutation"] == 1 and r["verdict"] == "no significant change" and not r["fails"]
+        assert r["p_value"] == 1 and r["verdict"] == "no significant change" and not r["fails"]
     assert pq.read_table(tmp_path / "cmp" / "moved_documents.parquet").num_rows == 0
     assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
         "_SUCCESS",
@@ -104,8 +105,6 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
             runs / "new",
             "--fail-on-drop",
             1,
-            "--replicates",
-            2000,
             "--output",
             tmp_path / "cmp",
         )
@@ -129,6 +128,10 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
         assert good["delta_points"] == pytest.approx(expected, abs=1e-9)
         assert good["delta_points"] < -5 and good["verdict"] == "worse" and good["fails"]
         assert good["ci_low_points"] < good["delta_points"] < good["ci_high_points"] < 0
+        # the paired test of new against old on the shared documents, by scipy
+        after, before = ([run["good", metric, d] for d in shared] for run in (new, old))
+        expected = max(stats.ttest_rel(after, before).pvalue, 2.0 ** (1 - len(shared)))  # clipped at the floor
+        assert good["method"] == "t" and good["p_value"] == pytest.approx(expected, rel=1e-9)
         assert good["new"] == pytest.approx(system_scores["good", metric], abs=1e-12)
         # "weak" did not change on its 28 remaining documents; "extra" is new
         weak = rows["weak", metric]
@@ -146,7 +149,7 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
 
 
 def test_a_drop_smaller_than_the_threshold_passes(runs, capsys):
-    assert compare(runs / "old", runs / "new", "--fail-on-drop", 50, "--replicates", 500) == 0
+    assert compare(runs / "old", runs / "new", "--fail-on-drop", 50) == 0
     assert (
         "OK: no significant drop of more than 50 points (3 significant change(s))" in capsys.readouterr().out
     )
@@ -159,14 +162,14 @@ def test_usage_errors(runs, tmp_path, capsys):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "file").write_text("x")
     assert compare(runs / "old", runs / "old", "--output", tmp_path / "taken") == 2
-    assert compare(runs / "old", runs / "old", "--replicates", 0) == 2
+    assert compare(runs / "old", runs / "old", "--confidence", 100) == 2
     (tmp_path / "broken" / "per_document").mkdir(parents=True)
     (tmp_path / "broken" / "run.json").write_text('{"signature": "rouge155|n:2"}')
     (tmp_path / "broken" / "per_document" / "part-0.parquet").write_text("not parquet")
     assert compare(runs / "old", tmp_path / "broken") == 2
     err = capsys.readouterr().err
     assert "no such result folder" in err and "not a result folder (no run.json" in err
-    assert "exists and is not empty" in err and "replicates must be" in err
+    assert "exists and is not empty" in err and "--confidence must be" in err
     assert "part-0.parquet: not a per-document table" in err
 
 

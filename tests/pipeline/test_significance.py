@@ -1,6 +1,7 @@
 """The paired-significance CombineFn under the CombineFnTester contract, and the
-PairedSignificance transform in a real Beam pipeline, both checked against the
-independent reference computation of tests/core/test_significance.py."""
+PairedSignificance transform in a real Beam pipeline, both checked against scipy
+(ttest_rel; permutation_test enumerating every sign pattern) on the documents
+each pair of systems shared, and Holm / Benjamini-Hochberg by hand."""
 
 import csv
 import random
@@ -10,53 +11,87 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
+from scipy import stats
 
 from rouge_core.aggregate import stats_bytes
 from pipeline.beam.documents import ScoredDocument
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names
 from pipeline.beam.significance import (
     PairedSignificance,
-    PairedSignificanceCombineFn,
+    SignificanceCombineFn,
+    block_rows,
+    significance_block,
     write_significance_tables,
 )
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names
 from rouge_core.scoring import MetricStats
-from tests.core.test_significance import reference_paired_test
 from tests.pipeline.combinefn_contract import check_combine_fn
 from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES
 
 
-def paired_items(n, seed):
-    """(doc_id, a's R/P/F, b's R/P/F) of one metric; F is R, so one column repeats."""
+def expected_p(a, b):
+    """The paired test's p by scipy: every sign pattern up to 20 documents, else ttest_rel."""
+    a, b = np.asarray(a), np.asarray(b)
+    if len(a) <= 20:
+        return stats.permutation_test(
+            (a - b,), np.mean, permutation_type="samples", vectorized=True, n_resamples=np.inf
+        ).pvalue
+    return max(stats.ttest_rel(a, b).pvalue, 2.0 ** (1 - len(a)))
+
+
+class BlockFn(SignificanceCombineFn):
+    """The CombineFn with the tests of its output, so outputs compare as table rows."""
+
+    def extract_output(self, acc):
+        key = ("default", "ROUGE-1")
+        _, block = significance_block((key, super().extract_output(acc)), "all", 90.0, "holm")
+        return block_rows(block, 0, len(block["documents"]))
+
+
+def metric_items(n, seed):
+    """(doc_id, systems, their R/P/F units) of one metric: three systems, "c" misses
+    every fifth document; b is 3 points below a on average."""
     rng = random.Random(seed)
-    return [
-        (f"d{i:03d}", (a, round(rng.random(), 5), a), (b, round(rng.random(), 5), b))
-        for i in range(n)
-        for a, b in [(round(rng.random(), 5), round(rng.random() * 0.8, 5))]
-    ]
+    items = []
+    for i in range(n):
+        base = rng.uniform(20_000, 60_000)
+        systems = ("a", "b") if i % 5 == 4 else ("a", "b", "c")
+        rpf = []
+        for system in systems:
+            r = round(base - (3000 if system == "b" else 0) + rng.gauss(0, 8000))
+            rpf += [max(0, r), rng.randrange(100_001), max(0, r)]
+        items.append((f"d{i:04d}", systems, tuple(rpf)))
+    return items
 
 
-def as_values(rpf) -> bytes:
-    """One metric's ScoredDocument values, R/P/F given (the counts are unused here)."""
-    return np.array([[1.0, 1.0, 1.0, *rpf]]).tobytes()
-
-
-@pytest.mark.parametrize("n", [1, 3, 40, 1100])
+@pytest.mark.parametrize("n", [1, 3, 15, 40, 600])
 def test_combine_fn_contract_and_values(n):
-    items = paired_items(n, seed=n)
-    fn = PairedSignificanceCombineFn(150, seed=4, confidence=90.0)
-    out = check_combine_fn(fn, [(d, as_values(a), as_values(b)) for d, a, b in items], trials=1 if n > 100 else 3)
-    assert len(out) == 3  # recall, precision, f_measure of the one metric
-    for k in range(3):
-        expected = reference_paired_test([d for d, _, _ in items], [a[k] for _, a, _ in items], [b[k] for _, _, b in items], 150, 4, 90.0)
-        assert out[k].documents == n
-        for name, value in expected.items():
-            assert getattr(out[k], name) == pytest.approx(value, abs=1e-9), (k, name)
-    assert out[0] == out[2]
+    items = metric_items(n, seed=n)
+    rows = check_combine_fn(BlockFn(), items, trials=1 if n > 100 else 3)
+    assert [(r["measure"], r["system_a"], r["system_b"]) for r in rows] == [
+        (m, a, b)
+        for m in ("recall", "precision", "f_measure")
+        for a, b in (("a", "b"), ("a", "c"), ("b", "c"))
+    ] or n == 1
+    for r in rows:
+        k = ("recall", "precision", "f_measure").index(r["measure"])
+        pairs = [
+            (rpf[3 * s.index(r["system_a"]) + k] / 1e5, rpf[3 * s.index(r["system_b"]) + k] / 1e5)
+            for _, s, rpf in items
+            if r["system_a"] in s and r["system_b"] in s
+        ]
+        a, b = np.array(pairs).T
+        assert r["documents"] == len(pairs)
+        assert r["difference"] == pytest.approx(a.mean() - b.mean(), abs=1e-12)
+        assert r["method"] == ("exact sign-flip" if n <= 20 else "t")
+        if len(pairs) > 1:
+            assert r["p_value"] == pytest.approx(expected_p(a, b), rel=1e-9)
+    f_ab = next(r for r in rows if (r["measure"], r["system_a"], r["system_b"]) == ("f_measure", "a", "b"))
+    if n == 600:
+        assert f_ab["p_adjusted"] < 1e-6 and f_ab["ci_low"] > 0
 
 
 def test_combine_fn_of_nothing():
-    fn = PairedSignificanceCombineFn(10, seed=0, confidence=95.0)
-    assert fn.extract_output(fn.create_accumulator()) == []
+    assert BlockFn().extract_output(BlockFn().create_accumulator()) == []
 
 
 TAGS = ["ROUGE-1", "ROUGE-L"]
@@ -80,12 +115,12 @@ def scored_documents():
     return documents
 
 
-def run_significance(folder, beam_args=IN_MEMORY, **options):
+def run_significance(folder, beam_args=IN_MEMORY, documents=None, **options):
     with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
         transform = PairedSignificance({"default": TAGS}, **options)
         (
             p
-            | beam.Create(scored_documents())
+            | beam.Create(documents or scored_documents())
             | transform
             | beam.combiners.ToList()
             | beam.Map(write_significance_tables, str(folder), {"default": TAGS}, transform.describe())
@@ -99,8 +134,17 @@ def by_pair(documents, tag, measure, a, b):
     return shared, [values[a, d] for d in shared], [values[b, d] for d in shared]
 
 
+def holm_by_hand(p):
+    ranked = sorted(range(len(p)), key=lambda i: p[i])
+    out, running = [None] * len(p), 0
+    for j, i in enumerate(ranked):
+        running = max(running, min(1, (len(p) - j) * p[i]))
+        out[i] = running
+    return out
+
+
 def test_all_pairs_in_a_pipeline(tmp_path):
-    rows = run_significance(tmp_path, replicates=120, seed=5, confidence=95.0)
+    rows = run_significance(tmp_path, confidence=95.0)
     documents = scored_documents()
     assert pq.read_schema(tmp_path / "significance.parquet").names == names(SIGNIFICANCE_COLUMNS)
     keys = [(r["metric"], r["measure"], r["system_a"], r["system_b"]) for r in rows]
@@ -114,42 +158,68 @@ def test_all_pairs_in_a_pipeline(tmp_path):
     for row in rows:
         shared, a, b = by_pair(documents, row["metric"], row["measure"], row["system_a"], row["system_b"])
         assert row["documents"] == len(shared) == (24 if row["system_b"] == "beta" else 20)
-        expected = reference_paired_test(shared, a, b, 120, 5, 95.0)
-        for name, value in expected.items():
-            assert row[name] == pytest.approx(value, abs=1e-9), name
+        # 24 documents in the run: every pair by Student's t (the exact test needs the
+        # documents at hand, kept up to 20 per run), pairs with gamma on their 20 shared ones
+        expected = stats.ttest_rel(a, b)
+        interval = expected.confidence_interval(0.95)
+        assert row["method"] == "t"
+        # clipped at the floor 2^(1-n): alpha vs beta on 24 documents reaches it
+        assert row["p_value"] == pytest.approx(max(expected.pvalue, 2.0 ** (1 - len(shared))), rel=1e-9)
+        assert row["statistic"] == pytest.approx(expected.statistic, rel=1e-9)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((interval.low, interval.high), abs=1e-12)
+        assert row["mean_a"] - row["mean_b"] == pytest.approx(np.mean(a) - np.mean(b), abs=1e-12)
+        assert row["p_floor"] == 2.0 ** (1 - len(shared))
     # Holm within each (metric, measure), by hand: m = 3
     for i in range(0, len(rows), 3):
         family = rows[i : i + 3]
-        ranked = sorted(family, key=lambda r: r["p_permutation"])
-        running = 0
-        for j, r in enumerate(ranked):
-            running = max(running, min(1, (3 - j) * r["p_permutation"]))
-            assert r["p_adjusted"] == pytest.approx(running)
+        assert [r["p_adjusted"] for r in family] == pytest.approx(
+            holm_by_hand([r["p_value"] for r in family])
+        )
     # beta is 6 points worse than alpha on 24 documents: a significant F difference.
     assert [
-        r["p_adjusted"] < 0.05 and r["difference"] > 0.03
+        r["p_adjusted"] < 0.001 and r["difference"] > 0.03
         for r in rows
         if (r["measure"], r["system_a"], r["system_b"]) == ("f_measure", "alpha", "beta")
     ] == [True, True]
     with open(tmp_path / "significance.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
+    assert list(table[0]) == names(SIGNIFICANCE_COLUMNS)
     assert [float(r["p_adjusted"]) for r in table] == [r["p_adjusted"] for r in rows]
     markdown = (tmp_path / "significance.md").read_text()
-    assert "120 Poisson replicates" in markdown and "| ROUGE-L | f_measure | beta | gamma | 20 |" in markdown
+    assert "Student's t with n - 1 degrees of freedom" in markdown
+    assert "| ROUGE-L | f_measure | beta | gamma | 20 |" in markdown
+
+
+def test_few_documents_get_the_exact_test(tmp_path):
+    documents = [d for d in scored_documents() if int(d.doc_id[-2:]) < 9]  # 9 documents
+    rows = run_significance(tmp_path, documents=documents)
+    for row in rows:
+        shared, a, b = by_pair(documents, row["metric"], row["measure"], row["system_a"], row["system_b"])
+        assert row["method"] == "exact sign-flip" and row["documents"] == len(shared)
+        assert row["p_value"] == pytest.approx(expected_p(a, b), rel=1e-12)
+        assert row["p_floor"] == 2.0 ** (1 - len(shared))
+    # gamma shares 7 documents with the others (it misses doc-00 and doc-06): p >= 2^-6
+    assert min(r["p_value"] for r in rows if r["system_b"] == "gamma") >= 2.0**-6
 
 
 def test_against_a_baseline_with_benjamini_hochberg(tmp_path):
-    rows = run_significance(tmp_path, pairs_mode="beta", replicates=60, seed=1, adjust="bh")
+    rows = run_significance(tmp_path, pairs_mode="beta", adjust="bh")
     assert {(r["system_a"], r["system_b"]) for r in rows} == {("alpha", "beta"), ("gamma", "beta")}
     for i in range(0, len(rows), 2):
-        p1, p2 = sorted(r["p_permutation"] for r in rows[i : i + 2])
+        p1, p2 = sorted(r["p_value"] for r in rows[i : i + 2])
         expected = {p1: min(2 * p1, p2), p2: p2}  # BH with m = 2, by hand
         for r in rows[i : i + 2]:
-            assert r["p_adjusted"] == pytest.approx(expected[r["p_permutation"]])
+            assert r["p_adjusted"] == pytest.approx(expected[r["p_value"]])
+
+
+def test_one_system_gives_an_empty_table(tmp_path):
+    documents = [d for d in scored_documents() if d.system == "alpha"]
+    assert run_significance(tmp_path, documents=documents) == []
+    assert (tmp_path / "significance.csv").read_text().startswith("profile,metric,measure,")
 
 
 def test_the_table_is_byte_identical_in_worker_processes(tmp_path):
-    run_significance(tmp_path / "one", replicates=50, seed=2)
-    run_significance(tmp_path / "two", beam_args=TWO_PROCESSES, replicates=50, seed=2)
+    run_significance(tmp_path / "one")
+    run_significance(tmp_path / "two", beam_args=TWO_PROCESSES)
     for name in ("significance.parquet", "significance.csv", "significance.md"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
