@@ -142,8 +142,9 @@ class Stage:
         else:
             text = f"{count(self.done)} {self.unit}"
         text += f", {per_second(rate)}"
-        if self.total and 0 < self.done < self.total and rate > 0:
-            text += f", about {duration((self.total - self.done) / rate)} left"
+        if self.total and self.total / 100 <= self.done < self.total and rate > 0:  # under 1%: too early to tell
+            left = duration((self.total - self.done) / rate)
+            text += f", {left} left" if left == "under a second" else f", about {left} left"
         return text + f" ({duration(elapsed)} so far)"
 
 

@@ -194,7 +194,7 @@ def test_the_demo_config_works_from_any_folder(tmp_path):
     result = cli("run", "--config", GOLDEN.parents[2] / "configs" / "demo.toml", "--output", tmp_path / "demo",
                  cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "runner: in-process" in result.stderr
+    assert "runner: in this process" in result.stderr
     lines = result.stdout.splitlines()
     assert result.stdout.count("signature:") == 1
     # The sample's best system by ROUGE-1, as the official script prints it: 0.27397 (0.22021 - 0.33224).

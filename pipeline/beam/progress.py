@@ -5,7 +5,7 @@ Beam's local runners show nothing while they run and report metrics only when
 the run ends.  So when the driver names a progress folder (the environment
 variable PROGRESS_FOLDER_ENV, set by pipeline/run_progress.py and inherited by the
 local runners' worker processes), each worker replaces its own small JSON file
-there with its cumulative counts at most once a second; the driver sums the files
+there with its cumulative counts at most four times a second; the driver sums the files
 and draws the stages with their totals (pipeline/progress.py).  Without that
 folder (Dataflow, Spark, Flink: the workers are other machines) each worker
 prints a line to its log every `every_seconds`, and the same counts are the job's
@@ -29,7 +29,7 @@ from pipeline.progress import write_counts
 
 PROGRESS_FOLDER_ENV = "ROUGE_PIPELINE_PROGRESS_FOLDER"
 CHECK_EVERY = 64  # elements between two looks at the clock
-FILE_SECONDS = 1.0  # at most one file write a second per worker
+FILE_SECONDS = 0.25  # at most four file writes a second per worker
 MAX_SYSTEMS = 10_000  # systems names kept for the driver's totals
 
 

@@ -101,8 +101,11 @@ def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
         check_options(args)
         if args.output and not output_is_empty(args.output):
             raise UsageError(f"output folder {args.output} exists and is not empty; choose another --output")
-        old = ResultFolder(args.old_run, args.measure)
-        new = ResultFolder(args.new_run, args.measure)
+        with Progress(quiet=args.quiet).stage("reading runs", 2, "runs") as stage:  # per-document tables: seconds
+            old = ResultFolder(args.old_run, args.measure)
+            stage.update(1)
+            new = ResultFolder(args.new_run, args.measure)
+            stage.update(1)
         for what, names in (("systems", {k[0] for k in old.scores} | {k[0] for k in new.scores}),
                             ("metrics", {k[1] for k in old.scores} | {k[1] for k in new.scores})):
             groups = clashes(names)

@@ -157,5 +157,5 @@ def test_pyrouge_folders_with_id_patterns(tmp_path):
     (system / "text.003.txt").write_text("lonely\n")
     missing = cli("score", "--system-dir", system, "--model-dir", models, "--system-pattern", r"text.(\d+).txt",
                   "--model-pattern", "text.[A-Z].#ID#.txt", "--rouge-args", "-n 1 -r 10", "--format", "csv")
-    assert missing.returncode == 0
+    assert missing.returncode == 3  # 1 of 3 documents rejected: more than --max-rejected allows
     assert "no_references: no file in" in missing.stderr and "for ID '003'" in missing.stderr
