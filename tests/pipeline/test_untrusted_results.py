@@ -109,9 +109,6 @@ def test_names_that_print_alike_or_hold_control_characters_are_refused(base, tmp
         ("--fail-on-drop", "-1", "--fail-on-drop must be a number of points from 0 to 100"),
         ("--confidence", "nan", "--confidence must be a number between 0 and 100"),
         ("--confidence", "100", "--confidence must be a number between 0 and 100"),
-        ("--replicates", "0", "replicates must be an integer from 1 to 100,000"),
-        ("--seed", "-1", "--seed must be a whole number from 0 to"),
-        ("--seed", str(1 << 64), "--seed must be a whole number from 0 to"),
     ],
 )
 def test_every_numeric_option_is_range_checked(base, capsys, option, value, stated):
