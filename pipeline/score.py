@@ -9,9 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-import numpy as np
-
-from pipeline.config import InputConfig, StatisticsConfig
+from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile, StatisticsConfig
 from pipeline.coverage import REFERENCES, Coverage, TextTally
 from pipeline.documents import DocumentGroup, resolve_document
 from pipeline.io.rows import (
@@ -26,12 +24,9 @@ from pipeline.io.row_counts import count_all
 from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
-from rouge_core.report import printed_averages
-from rouge_core.resampling import SCORE_UNITS, percentile_interval, poisson_weight_block, to_units
+from pipeline.summaries import system_summaries
+from rouge_core.aggregate import BLOCK, SystemSums, stats_array, stats_bytes
 from rouge_core.textcheck import TextCheck
-
-
-_BLOCK = 512  # documents per bootstrap block, as in pipeline.beam.combiners
 
 
 @dataclass
@@ -223,49 +218,26 @@ def system_rows(
     results: dict, settings: RougeSettings, ids: dict, statistics: StatisticsConfig | None = None,
     had: dict | None = None,
 ) -> list[dict]:
-    """The per-system table's rows, as the pipeline computes them: order-free means,
-    the seeded Poisson bootstrap interval of the mean F (the same numbers as `run`'s
-    system_scores), ROUGE-1.5.5's printed averages with their intervals, and
-    `documents_had` (scored plus rejected documents) when `had` gives it."""
+    """The per-system table's rows, computed as `run` computes them: each system's
+    documents through the same accumulator (`rouge_core.aggregate.SystemSums`,
+    the Beam CombineFn's) and the same summaries (`pipeline.summaries`), so `score`
+    and `run` print and write the same columns and digits; plus `documents_had`
+    (scored plus rejected documents) when `had` gives it."""
     statistics = statistics or StatisticsConfig()
+    profile = Profile(DEFAULT_PROFILE, (settings,))
+    tags = settings.metric_tags()
     rows = []
     for system in sorted(results):
-        docs = results[system]
-        for tag in settings.metric_tags():
-            by_eval_id = {ids[d]: metrics[tag] for d, metrics in docs.items() if tag in metrics}
-            if not by_eval_id:
-                continue
-            row = {"system": system, "metric": tag, "documents": len(by_eval_id)}
+        sums = SystemSums(statistics.bootstrap_replicates, statistics.jackknife_buckets)
+        for doc_id, metrics in sorted(results[system].items()):
+            sums.add(doc_id, stats_bytes(metrics, tags))
+            if sums.pending >= BLOCK:
+                sums.flush(statistics.bootstrap_seed)
+        sums.flush(statistics.bootstrap_seed)
+        metrics = [sums.metric(m) for m in range(sums.metrics)]
+        documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(sums.documents_seen)]
+        for *_, row, _ in system_summaries(((profile.name, system), (metrics, documents)), {profile.name: profile}, ids):
             if had is not None:
-                row["documents_had"] = had.get(system, len(by_eval_id))
-            averages = printed_averages(system, by_eval_id, settings) if settings.preset == "rouge155" else None
-            for name, interval in zip(("recall", "precision", "f_measure"), averages or [(None,) * 3] * 3):
-                units = sum(to_units(getattr(s, name)) for s in by_eval_id.values())
-                row[name] = units / (len(by_eval_id) * SCORE_UNITS)
-                row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
-                    None if v is None else float(v) for v in interval
-                )
-            f_units = [to_units(metrics[tag].f_measure) for d, metrics in sorted(docs.items()) if tag in metrics]
-            doc_ids = [d for d, metrics in sorted(docs.items()) if tag in metrics]
-            row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = poisson_interval(
-                doc_ids, f_units, statistics.bootstrap_replicates, statistics.bootstrap_seed, float(settings.confidence)
-            )
+                row["documents_had"] = had.get(system, row["documents"])
             rows.append(row)
     return rows
-
-
-def poisson_interval(doc_ids: list, f_units: list, replicates: int, seed: int, confidence: float):
-    """The percentile interval of the mean F over Poisson(1) bootstrap replicates whose
-    weights are hashed from (seed, doc_id): `run`'s interval (pipeline.beam.combiners),
-    reproducible and independent of the order of the documents."""
-    sums = np.zeros(replicates, dtype=np.int64)
-    counts = np.zeros(replicates, dtype=np.int64)
-    for start in range(0, len(doc_ids), _BLOCK):
-        weights = poisson_weight_block(tuple(doc_ids[start : start + _BLOCK]), replicates, seed)
-        block = np.asarray(f_units[start : start + _BLOCK], dtype=np.int64)
-        sums += block @ weights
-        counts += weights.sum(axis=0)
-    used = counts > 0
-    if not used.any():
-        return None, None
-    return percentile_interval(sums[used] / (counts[used] * SCORE_UNITS), confidence)
