@@ -12,7 +12,9 @@ else is computed.
 
 Exit status: 0 no significant drop beyond --fail-on-drop points; 1 a
 significant (Holm-adjusted p < 0.05) drop of more than --fail-on-drop points;
-2 usage error (a folder missing or not a result folder, an existing output);
+2 usage error or invalid input (a folder missing or not a result folder, a
+value that is not a score, names that print alike, an option out of range, an
+existing output, or any other failure: 1 means only "a significant drop");
 3 the runs are not comparable (signatures differ).
 
 Result folders may be local paths or gs://, s3://, hdfs:// URLs (pipeline.io.files).
@@ -23,16 +25,22 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections import defaultdict
 
 from pipeline.config import DEFAULT_PROFILE
 from pipeline.io import files
+from pipeline.io.names import clashes, control_character, describe_clashes, shown
 from rouge_core.resampling import SCORE_UNITS, to_units
+from rouge_core.signature import ADDED_LATER
 from rouge_core.significance import holm, paired_significance
 
 EXIT_OK, EXIT_DROP, EXIT_USAGE, EXIT_NOT_COMPARABLE = 0, 1, 2, 3
 LEVEL = 0.05  # a drop counts when its Holm-adjusted p-value is below this
 MOVED = 10  # documents listed per (system, metric)
+# A score read from a result folder is at most this: recall, precision and F are
+# at most 1, except ROUGE-W's with -w below 1 (ROUGE-1.5.5 prints those as they are).
+MAX_SCORE = 1e6
 
 class UsageError(Exception):
     """A folder is missing or not a result folder, or the output exists (exit 2)."""
@@ -42,7 +50,13 @@ class UsageError(Exception):
 
 
 class ResultFolder:
-    """The run record and one measure of the per-document scores of a result folder."""
+    """The run record and one measure of the per-document scores of a result folder.
+
+    A result folder is untrusted input (it may be hand-edited, truncated, or not
+    this tool's): every problem is a `UsageError` (exit 2) that names the file, and
+    for a bad value its row and column.  Scores must be finite numbers >= 0; names
+    must be non-empty strings without control characters, and no two may print
+    alike (pipeline.io.names); a (system, metric, doc_id) appears once."""
 
     def __init__(self, path: str, measure: str):
         self.path = path.rstrip("/") or path
@@ -53,8 +67,10 @@ class ResultFolder:
             raise UsageError(f"{path}: not a result folder (no run.json; was the run finished?)")
         try:
             self.record = json.loads(files.read_bytes(run_json).decode("utf-8"))
-        except ValueError as err:
+        except (ValueError, OSError) as err:
             raise UsageError(f"{run_json}: not valid JSON ({err})") from err
+        if not isinstance(self.record, dict):
+            raise UsageError(f"{run_json}: not a run record (a JSON object)")
         self.signature = self.record.get("signature")
         if not isinstance(self.signature, str):
             raise UsageError(f"{run_json}: no signature")
@@ -64,22 +80,60 @@ class ResultFolder:
         # (system, metric) -> {doc_id: score}; a run with profiles names its metrics
         # "<profile> <metric>" (the default profile: the metric alone)
         self.scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+        for shard in sorted(shards):
+            self._read_shard(shard, measure)
+        for what, names in (("systems", {s for s, _ in self.scores}), ("metrics", {m for _, m in self.scores})):
+            groups = clashes(names)
+            if groups:
+                raise UsageError(f"{path}: {describe_clashes(what, groups)}")
+
+    def _read_shard(self, shard: str, measure: str) -> None:
         import pyarrow as pa  # noqa: PLC0415 (result folders are Parquet)
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        for shard in sorted(shards):
+        wanted = ["system", "doc_id", "metric", measure]
+        try:
             with files.open_read(shard) as fh:
-                try:
-                    shard_file = pq.ParquetFile(io.BytesIO(fh.read()))
-                    wanted = ["system", "doc_id", "metric", measure]
-                    table = shard_file.read(columns=wanted + ["profile"] * ("profile" in shard_file.schema_arrow.names))
-                    columns = [table.column(name).to_pylist() for name in ("system", "doc_id", "metric", measure)]
-                except (pa.ArrowException, KeyError) as err:
-                    raise UsageError(f"{shard}: not a per-document table ({err})") from err
-            profiles = table.column("profile").to_pylist() if "profile" in table.column_names else [None] * len(table)
-            for profile, system, doc_id, metric, value in zip(profiles, *columns):
-                label = metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}"
-                self.scores[system, label][doc_id] = value
+                shard_file = pq.ParquetFile(io.BytesIO(fh.read()))
+            present = shard_file.schema_arrow.names
+            missing = [name for name in wanted if name not in present]
+            if missing:
+                raise UsageError(f"{shard}: not a per-document table: no column {', '.join(map(repr, missing))}")
+            table = shard_file.read(columns=wanted + ["profile"] * ("profile" in present))
+        except UsageError:
+            raise
+        except (pa.ArrowException, OSError, ValueError, KeyError) as err:  # truncated, corrupt
+            raise UsageError(f"{shard}: not a per-document table: cannot read it ({type(err).__name__}: {err})") from err
+        for name in wanted[:3] + ["profile"] * ("profile" in table.column_names):
+            kind = table.schema.field(name).type
+            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or (name == "profile" and pa.types.is_null(kind))):
+                raise UsageError(f"{shard}: column {name!r} must hold strings; it holds {kind}")
+        kind = table.schema.field(measure).type
+        if not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
+            raise UsageError(f"{shard}: column {measure!r} must hold numbers; it holds {kind}")
+        columns = [table.column(name).to_pylist() for name in wanted]
+        profiles = table.column("profile").to_pylist() if "profile" in table.column_names else [None] * len(table)
+        for number, (profile, system, doc_id, metric, value) in enumerate(zip(profiles, *columns), 1):
+            for name, text in (("system", system), ("doc_id", doc_id), ("metric", metric), ("profile", profile)):
+                if text is None and name == "profile":
+                    continue
+                if not text:
+                    raise UsageError(f"{shard}: row {number}, column {name!r}: empty or null")
+                bad = control_character(text)
+                if bad:
+                    raise UsageError(f"{shard}: row {number}, column {name!r}: holds a control character ({bad})")
+            if value is None or not math.isfinite(value) or value < 0 or value > MAX_SCORE:
+                raise UsageError(
+                    f"{shard}: row {number}, column {measure!r}: {value!r} is not a score "
+                    f"(a finite number from 0 to {MAX_SCORE:g})"
+                )
+            label = metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}"
+            cell = self.scores[system, label]
+            if doc_id in cell:
+                raise UsageError(
+                    f"{shard}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
+                )
+            cell[doc_id] = value
 
 
 def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str | None]]:
@@ -103,7 +157,10 @@ def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str 
 
     a, b = fields(old), fields(new)
     keys = list(a) + [k for k in b if k not in a]
-    return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
+    # A key added to the signature later stands for its default in an older run's signature.
+    value = lambda f, k: f.get(k, ADDED_LATER.get(k))  # noqa: E731
+    return [(k, a.get(k), b.get(k)) for k in keys if value(a, k) != value(b, k)]
+
 
 
 # ------------------------------------------------------------------ comparing

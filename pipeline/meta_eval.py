@@ -15,12 +15,15 @@ import json
 import math
 import os
 import re
+import zlib
+from glob import escape as glob_escape
 from glob import glob
 from typing import Iterable, Optional
 
 import numpy as np
 
-from rouge_core import RougeInputError
+from pipeline.io.names import clashes, control_character, describe_clashes, seen_as, shown
+from rouge_core import RougeConfigError, RougeInputError
 from rouge_core import correlation as corr
 
 KEYS = ("system", "doc_id")
@@ -57,12 +60,23 @@ _INTEGERS = {"systems", "documents", "cells", "undefined", "replicates", "seed"}
 }
 
 def read_table(path: str) -> list[dict]:
-    """Rows of a JSONL / JSON / JSONL.gz / Parquet file (or a folder of Parquet parts)."""
+    """Rows of a JSONL / JSON / JSONL.gz / Parquet file (or a folder of Parquet parts).
+    A file that cannot be read (truncated, corrupt, not UTF-8) is a RougeInputError
+    naming it."""
     if os.path.isdir(path):
-        parts = sorted(glob(os.path.join(path, "*.parquet")))
+        parts = sorted(glob(os.path.join(glob_escape(path), "*.parquet")))
         if not parts:
             raise RougeInputError(f"{path}: a folder, but no *.parquet file in it")
         return [row for part in parts for row in read_table(part)]
+    try:
+        return _read_file(path)
+    except RougeInputError:
+        raise
+    except (OSError, EOFError, ValueError, zlib.error) as err:  # pyarrow's errors are OSError or ValueError
+        raise RougeInputError(f"{path}: cannot read it ({type(err).__name__}: {err})") from err
+
+
+def _read_file(path: str) -> list[dict]:
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 
@@ -84,6 +98,11 @@ def read_table(path: str) -> list[dict]:
     return rows
 
 
+# Scores and judgments are finite numbers of at most this magnitude: correlations
+# square and sum them (1e308 overflowed), so larger values are refused, not mangled.
+MAX_MAGNITUDE = 1e100
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -91,19 +110,61 @@ def _is_number(value) -> bool:
 def _keyed(rows: list[dict], path: str) -> None:
     for number, row in enumerate(rows, 1):
         for key in KEYS:
-            if row.get(key) is None:
+            value = row.get(key)
+            if value is None:
                 raise RougeInputError(f"{path}: row {number} has no {key!r}")
-            row[key] = str(row[key])
+            if not isinstance(value, (str, int)) or isinstance(value, bool):
+                raise RougeInputError(
+                    f"{path}: row {number}, column {key!r}: must be a string or an integer; got {type(value).__name__}"
+                )
+            row[key] = str(value)
+            bad = control_character(row[key])
+            if bad or not row[key]:
+                raise RougeInputError(
+                    f"{path}: row {number}, column {key!r}: "
+                    + (f"holds a control character ({bad})" if bad else "is empty")
+                )
 
 
 def _numeric_columns(rows: list[dict], exclude: Iterable[str]) -> list[str]:
-    """Columns (in first-seen order) whose non-null values are all numbers."""
+    """Columns (in first-seen order) that hold a number; a column that also holds
+    something else (a string, a boolean) is refused by `_value` when it is used."""
     seen: dict[str, bool] = {}
     for row in rows:
         for name, value in row.items():
-            if value is not None:
-                seen[name] = seen.get(name, True) and _is_number(value)
-    return [name for name, numeric in seen.items() if numeric and name not in set(exclude)]
+            if value is not None and _is_number(value):
+                seen[name] = True
+    return [name for name in seen if name not in set(exclude)]
+
+
+def _value(value, path: str, number: int, column: str) -> float:
+    """A cell as a float: NaN when it is missing (null, or NaN as pandas writes a
+    missing value); anything else but a finite number within MAX_MAGNITUDE is a
+    RougeInputError naming the file, the row and the column."""
+    if value is None:
+        return math.nan
+    if _is_number(value):
+        value = float(value) if not isinstance(value, int) or abs(value) <= MAX_MAGNITUDE else math.inf
+        if math.isnan(value):
+            return math.nan
+        if abs(value) <= MAX_MAGNITUDE:
+            return value
+        problem = f"{value!r} is not a finite number of magnitude at most {MAX_MAGNITUDE:g}"
+    else:
+        problem = f"{shown(repr(value))[:60]} is not a number (null marks a missing value)"
+    raise RougeInputError(f"{path}: row {number}, column {shown(column)!r}: {problem}")
+
+
+def _check_names(what: str, names: Iterable[str], path: str) -> None:
+    """Column or metric names: no control characters, no two printing alike."""
+    names = list(names)
+    for name in names:
+        bad = control_character(name)
+        if bad:
+            raise RougeInputError(f"{path}: {what} {shown(name)!r} holds a control character ({bad})")
+    groups = clashes(names)
+    if groups:
+        raise RougeInputError(f"{path}: {describe_clashes(what, groups)}")
 
 
 def split_list(text: Optional[str]) -> Optional[list[str]]:
@@ -124,41 +185,42 @@ def load_judgments(path: str, columns: Optional[list[str]]) -> tuple[dict, list[
         )
     if not chosen:
         raise RougeInputError(f"{path}: no numeric judgment column")
+    _check_names("judgment columns", chosen, path)
     judged: dict = {}
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         key = (row["system"], row["doc_id"])
         if key in judged:
-            raise RougeInputError(f"{path}: (system, doc_id) = {key} appears twice")
-        judged[key] = {c: _float(row.get(c)) for c in chosen}
+            raise RougeInputError(f"{path}: row {number}: (system, doc_id) = {key} appears twice")
+        judged[key] = {c: _value(row.get(c), path, number, c) for c in chosen}
     return judged, chosen
 
 
-def _float(value) -> float:
-    return float(value) if _is_number(value) else math.nan
-
-
-def _scores_from_rows(rows: list[dict], path: str, metric_columns: Optional[list[str]]) -> dict:
-    """{(profile, metric, measure): {(system, doc_id): score}} from a long or wide table."""
+def _scores_from_rows(rows: list[dict], path: str, metric_columns: Optional[list[str]], scores=None) -> dict:
+    """{(profile, metric, measure): {(system, doc_id): score}} from a long or wide table
+    (added to `scores` when given: the parts of a result folder)."""
     _keyed(rows, path)
-    scores: dict = {}
+    scores = {} if scores is None else scores
 
-    def put(series, key, value):
+    def put(series, key, value, number, column):
         cells = scores.setdefault(series, {})
         if key in cells:
-            raise RougeInputError(f"{path}: {series} has two scores for (system, doc_id) = {key}")
-        cells[key] = _float(value)
+            raise RougeInputError(f"{path}: row {number}: {series} has two scores for (system, doc_id) = {key}")
+        cells[key] = _value(value, path, number, column)
 
     long = rows and "metric" in rows[0]
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         key = (row["system"], row["doc_id"])
         profile = str(row.get("profile") or DEFAULT_PROFILE)
         if long:
+            metric = row.get("metric")
+            if not isinstance(metric, str) or not metric:
+                raise RougeInputError(f"{path}: row {number}, column 'metric': must be a non-empty string")
             for column, measure in MEASURES.items():
                 if column in row:
-                    put((profile, str(row["metric"]), measure), key, row[column])
+                    put((profile, metric, measure), key, row[column], number, column)
         else:
             for column in metric_columns:
-                put((profile, column, "score"), key, row.get(column))
+                put((profile, column, "score"), key, row.get(column), number, column)
     return scores
 
 
@@ -167,20 +229,27 @@ def load_metric_scores(
 ) -> tuple[dict, dict]:
     """The metric series and a description of where they came from."""
     if run:
-        parts = sorted(glob(os.path.join(run, "per_document", "*.parquet")))
+        parts = sorted(glob(os.path.join(glob_escape(run), "per_document", "*.parquet")))
         if not parts:
             raise RougeInputError(f"{run}: no per_document/*.parquet (is it a rouge-pipeline result folder?)")
-        rows = [row for part in parts for row in read_table(part)]
+        scores: dict = {}
+        for part in parts:
+            _scores_from_rows(read_table(part), part, None, scores)
         source = {"run": os.path.abspath(run), "parts": len(parts)}
         record = os.path.join(run, "run.json")
         if os.path.exists(record):
-            with open(record, encoding="utf-8") as fh:
-                run_record = json.load(fh)
-            source["signature"] = run_record.get("signature")
-            human = (run_record.get("config") or {}).get("human") or {}
-            if human.get("enabled"):
+            try:
+                with open(record, encoding="utf-8") as fh:
+                    run_record = json.load(fh)
+                human = (run_record.get("config") or {}).get("human") or {}
+                signature = run_record.get("signature")
+            except (OSError, ValueError, AttributeError) as err:
+                raise RougeInputError(f"{record}: not a run record ({type(err).__name__}: {err})") from err
+            source["signature"] = signature
+            if isinstance(human, dict) and human.get("enabled"):
                 source["human"] = human.get("name")
-        return _scores_from_rows(rows, run, None), source
+        _check_names("metrics", {k[1] for k in scores}, run)
+        return scores, source
     rows = read_table(metric_scores)
     if rows and "metric" not in rows[0]:
         available = _numeric_columns(rows, list(KEYS) + ["profile"] + list(exclude))
@@ -191,9 +260,33 @@ def load_metric_scores(
                 f"{metric_scores}: no numeric metric column {missing}; numeric: {available}"
             )
         metric_columns = chosen
-    return _scores_from_rows(rows, metric_scores, metric_columns), {
-        "metric_scores": os.path.abspath(metric_scores)
-    }
+    scores = _scores_from_rows(rows, metric_scores, metric_columns)
+    _check_names("metrics", {k[1] for k in scores}, metric_scores)
+    return scores, {"metric_scores": os.path.abspath(metric_scores)}
+
+
+def check_copies(copies: list[tuple[str, str]], judged: dict, scores: dict) -> None:
+    """--duplicate-system SYSTEM=COPY: SYSTEM must exist and COPY must not (a copy
+    never silently replaces a real system, nor one that prints like it)."""
+    systems = {k[0] for k in judged} | {k[0] for series in scores.values() for k in series}
+    for source, copy in copies:
+        if source not in systems:
+            raise RougeConfigError(f"--duplicate-system {source}={copy}: there is no system {source!r}")
+        alike = [s for s in systems if seen_as(s) == seen_as(copy)]
+        if alike:
+            raise RougeConfigError(
+                f"--duplicate-system {source}={copy}: {copy!r} would replace the existing system {alike[0]!r}; "
+                "choose a new name for the copy"
+            )
+        systems.add(copy)
+
+
+def check_systems(judged: dict, scores: dict, path: str) -> None:
+    """Systems of the judgments and of the scores: none two that print alike."""
+    systems = {k[0] for k in judged} | {k[0] for series in scores.values() for k in series}
+    groups = clashes(systems)
+    if groups:
+        raise RougeInputError(f"{path} and the metric scores: {describe_clashes('systems', groups)}")
 
 
 def duplicate_systems(table: dict, copies: list[tuple[str, str]]) -> None:
@@ -246,8 +339,9 @@ def grid(scores: dict, judged: dict) -> tuple[list, list, dict]:
     return sorted({k[0] for k in keys}), sorted({k[1] for k in keys}), judged_here
 
 
-def correlation_rows(scores: dict, judged: dict, judgments: list[str], options) -> list[dict]:
-    """One row per (profile, level, metric, measure, judgment)."""
+def correlation_rows(scores: dict, judged: dict, judgments: list[str], options, step=None) -> list[dict]:
+    """One row per (profile, level, metric, measure, judgment); `step()` is called
+    after each (the command's progress: len(scores) x len(judgments) x len(levels))."""
     systems, documents, judged_here = grid(scores, judged)
     measure_rank = {m: i for i, m in enumerate(MEASURES.values())}
     order = sorted(scores, key=lambda s: (s[0], metric_order(s[1]), measure_rank.get(s[2], 9), s[2]))
@@ -287,11 +381,14 @@ def correlation_rows(scores: dict, judged: dict, judgments: list[str], options) 
                 )
                 row.update({f"{m}_n": result[m].n for m in corr.METHODS})
                 rows.append({c: row[c] for c in COLUMNS})
+                if step is not None:
+                    step()
     return rows
 
 
-def comparison_rows(scores: dict, judged: dict, judgments: list[str], pairs: list, options) -> list[dict]:
-    """One row per (profile, level, measure, judgment, compared pair, method)."""
+def comparison_rows(scores: dict, judged: dict, judgments: list[str], pairs: list, options, step=None) -> list[dict]:
+    """One row per (profile, level, measure, judgment, compared pair, method); `step()`
+    after each permutation test (of every method at once)."""
     systems, documents, judged_here = grid(scores, judged)
     rows = []
     for profile, measure in dict.fromkeys((p, m) for p, _, m in scores):
@@ -321,6 +418,8 @@ def comparison_rows(scores: dict, judged: dict, judgments: list[str], pairs: lis
                                 "seed": options.seed, "alpha": _alpha(options, level),
                             }
                         )  # fmt: skip
+                    if step is not None:
+                        step()
     return rows
 
 

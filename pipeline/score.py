@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Optional
 
-from pipeline.config import InputConfig
+from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile, StatisticsConfig
+from pipeline.coverage import REFERENCES, Coverage, TextTally
 from pipeline.documents import DocumentGroup, resolve_document
 from pipeline.io.rows import (
     FILE_LEVEL_REASONS,
@@ -18,10 +20,13 @@ from pipeline.io.rows import (
     parse_reference,
     used_fields,
 )
+from pipeline.io.row_counts import count_all
+from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
-from rouge_core.report import printed_averages
-from rouge_core.resampling import SCORE_UNITS, to_units
+from pipeline.summaries import system_summaries
+from rouge_core.aggregate import BLOCK, SystemSums, stats_array, stats_bytes
+from rouge_core.textcheck import TextCheck
 
 
 @dataclass
@@ -32,10 +37,23 @@ class LocalScores:
     results: dict = field(default_factory=dict)  # system -> doc_id -> {metric tag: MetricStats}
     errors: list = field(default_factory=list)  # ErrorRecord
     rows_read: int = 0
+    texts: TextTally = field(default_factory=TextTally)  # texts the settings read badly
 
     @property
     def scored(self) -> int:
         return sum(len(docs) for docs in self.results.values())
+
+    def coverage(self) -> Coverage:
+        """Rows and documents rejected, per system, as `run` counts them."""
+        row_errors = [e for e in self.errors if e.reason not in FILE_LEVEL_REASONS]
+        by_system = Counter(e.system for e in row_errors if e.system is not None and e.reason != "duplicate_reference")
+        return Coverage(
+            rows=self.rows_read,
+            rejected=sum(e.reason != "duplicate_reference" for e in row_errors),
+            scored={system: len(docs) for system, docs in self.results.items()},
+            rejected_by_system=dict(by_system),
+            documents=len({d for docs in self.results.values() for d in docs}),
+        )
 
     def summary(self) -> str:
         by_reason = Counter(e.reason for e in self.errors)
@@ -59,10 +77,11 @@ def _rows(paths: list[str], config: InputConfig):
         yield from iter_rows(path, config, fields)
 
 
-def _readable(rows, scores: LocalScores, strict: bool):
+def _readable(rows, scores: LocalScores, strict: bool, stage):
     """The rows that could be read; every row is counted (as the pipeline counts:
     not a file-level error) and an unreadable one reported."""
     for row in rows:
+        stage.update(1)
         if isinstance(row, ErrorRecord):
             scores.rows_read += row.reason not in FILE_LEVEL_REASONS
             _report(row, scores, strict)
@@ -85,16 +104,18 @@ def score_files(
     *,
     keep_conflicts: bool = False,
     strict: bool = False,
-    progress=None,
+    progress: Optional[Progress] = None,
 ) -> LocalScores:
     """Read, validate, group and score, exactly as the pipeline does, in this process.
-    A glob that matches nothing is a usage error, as in `run`; '-' is stdin."""
+    A glob that matches nothing is a usage error, as in `run`; '-' is stdin.
+    `progress` shows reading (of the files' rows, counted ahead) and scoring."""
     candidate_files, missing, _ = expand_globs(c for c in candidates if c != "-")
     reference_files, missing_refs, _ = expand_globs(references)
     if missing + missing_refs:
         raise RougeInputError("; ".join(e.message for e in missing + missing_refs))
     if "-" in candidates:
         candidate_files.append("-")
+    shown = progress is not None and not progress.quiet
     return score_rows(
         _rows(candidate_files, config),
         _rows(reference_files, config),
@@ -104,6 +125,7 @@ def score_files(
         keep_conflicts=keep_conflicts,
         strict=strict,
         progress=progress,
+        rows_total=count_all(candidate_files + reference_files) if shown else None,
     )
 
 
@@ -116,35 +138,42 @@ def score_rows(
     joined: bool = True,
     keep_conflicts: bool = False,
     strict: bool = False,
-    progress=None,
+    progress: Optional[Progress] = None,
+    rows_total: Optional[int] = None,
 ) -> LocalScores:
     """Parse, group by doc_id and score rows (`SourceRow`, or `ErrorRecord` for a row
-    that could not be read), with the pipeline's rules (pipeline.documents)."""
+    that could not be read), with the pipeline's rules (pipeline.documents).
+    `progress` shows the stages reading (of `rows_total` rows) and scoring."""
+    progress = progress or Progress(quiet=True)
     scores = LocalScores()
     pattern = re.compile(config.system_from_path) if config.system_from_path else None
     by_doc: dict[str, tuple[list, list]] = {}
-    for row in _readable(candidate_rows, scores, strict):
-        parsed = parse_candidate(row, config, joined, pattern)
-        if isinstance(parsed, ErrorRecord):
-            _report(parsed, scores, strict)
-        else:
-            by_doc.setdefault(parsed.doc_id, ([], []))[0].append(parsed)
-    for row in _readable(reference_rows, scores, strict):
-        parsed = parse_reference(row, config)
-        if isinstance(parsed, ErrorRecord):
-            _report(parsed, scores, strict)
-        elif parsed.doc_id in by_doc:
-            by_doc[parsed.doc_id][1].append(parsed)
+    with progress.stage("reading", rows_total, "rows") as stage:
+        for row in _readable(candidate_rows, scores, strict, stage):
+            parsed = parse_candidate(row, config, joined, pattern)
+            if isinstance(parsed, ErrorRecord):
+                _report(parsed, scores, strict)
+            else:
+                by_doc.setdefault(parsed.doc_id, ([], []))[0].append(parsed)
+        for row in _readable(reference_rows, scores, strict, stage):
+            parsed = parse_reference(row, config)
+            if isinstance(parsed, ErrorRecord):
+                _report(parsed, scores, strict)
+            elif parsed.doc_id in by_doc:
+                by_doc[parsed.doc_id][1].append(parsed)
     scorer = RougeScorer(settings)
-    for doc_id in sorted(by_doc):
-        doc_candidates, doc_references = by_doc.pop(doc_id)
-        for out in resolve_document(doc_id, doc_candidates, doc_references, keep_conflicts):
-            if isinstance(out, ErrorRecord):
-                _report(out, scores, strict)
-                continue
-            _score_group(out, scorer, scores, strict)
-            if progress is not None:
-                progress.update(len(out.candidates))
+    check = TextCheck(settings)
+    with progress.stage("scoring", sum(len(c) for c, _ in by_doc.values()), "summaries") as stage:
+        for doc_id in sorted(by_doc):
+            doc_candidates, doc_references = by_doc.pop(doc_id)
+            for out in resolve_document(doc_id, doc_candidates, doc_references, keep_conflicts):
+                if isinstance(out, ErrorRecord):
+                    _report(out, scores, strict)
+                    stage.update(1)
+                    continue
+                _score_group(out, scorer, scores, strict)
+                check_texts(out, check, scores.texts)
+                stage.update(len(out.candidates))
     return scores
 
 
@@ -162,23 +191,53 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
         scores.results.setdefault(c.system, {})[c.doc_id] = result
 
 
-def system_rows(results: dict, settings: RougeSettings, ids: dict) -> list[dict]:
-    """The per-system table's rows, as the pipeline computes them: order-free means
-    and ROUGE-1.5.5's printed averages with their intervals."""
+def check_texts(group: DocumentGroup, check: TextCheck, tally: TextTally) -> None:
+    """Tally the group's texts that the settings read badly (rouge_core.textcheck):
+    each candidate under its system, each distinct reference list once, under
+    REFERENCES.  `run` tallies the same way (pipeline.beam.documents)."""
+    for kind, owner, doc_id in group_text_problems(group, check):
+        tally.add(owner, kind, doc_id)
+
+
+def group_text_problems(group: DocumentGroup, check: TextCheck):
+    """(kind, owner, doc_id) for each problem text of a document group."""
+    seen = set()
+    for c, references in group.candidates:
+        for kind in check(c.text):
+            yield kind, c.system, group.doc_id
+        key = id(references)
+        if key in seen:
+            continue
+        seen.add(key)
+        for reference in references:
+            for kind in check(reference):
+                yield kind, REFERENCES, group.doc_id
+
+
+def system_rows(
+    results: dict, settings: RougeSettings, ids: dict, statistics: StatisticsConfig | None = None,
+    had: dict | None = None,
+) -> list[dict]:
+    """The per-system table's rows, computed as `run` computes them: each system's
+    documents through the same accumulator (`rouge_core.aggregate.SystemSums`,
+    the Beam CombineFn's) and the same summaries (`pipeline.summaries`), so `score`
+    and `run` print and write the same columns and digits; plus `documents_had`
+    (scored plus rejected documents) when `had` gives it."""
+    statistics = statistics or StatisticsConfig()
+    profile = Profile(DEFAULT_PROFILE, (settings,))
+    tags = settings.metric_tags()
     rows = []
     for system in sorted(results):
-        docs = results[system]
-        for tag in settings.metric_tags():
-            by_eval_id = {ids[d]: metrics[tag] for d, metrics in docs.items() if tag in metrics}
-            if not by_eval_id:
-                continue
-            row = {"system": system, "metric": tag, "documents": len(by_eval_id)}
-            averages = printed_averages(system, by_eval_id, settings) if settings.preset == "rouge155" else None
-            for name, interval in zip(("recall", "precision", "f_measure"), averages or [(None,) * 3] * 3):
-                units = sum(to_units(getattr(s, name)) for s in by_eval_id.values())
-                row[name] = units / (len(by_eval_id) * SCORE_UNITS)
-                row[f"rouge155_{name}"], row[f"rouge155_{name}_low"], row[f"rouge155_{name}_high"] = (
-                    None if v is None else float(v) for v in interval
-                )
+        sums = SystemSums(statistics.bootstrap_replicates, statistics.jackknife_buckets)
+        for doc_id, metrics in sorted(results[system].items()):
+            sums.add(doc_id, stats_bytes(metrics, tags))
+            if sums.pending >= BLOCK:
+                sums.flush(statistics.bootstrap_seed)
+        sums.flush(statistics.bootstrap_seed)
+        metrics = [sums.metric(m) for m in range(sums.metrics)]
+        documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(sums.documents_seen)]
+        for *_, row, _ in system_summaries(((profile.name, system), (metrics, documents)), {profile.name: profile}, ids):
+            if had is not None:
+                row["documents_had"] = had.get(system, row["documents"])
             rows.append(row)
     return rows

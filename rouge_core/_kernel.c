@@ -1346,7 +1346,7 @@ static PyObject *score_pair(Kernel *k, PyObject *pair) {
     if (k->skip) {
         for (Py_ssize_t t = 0; t < nt; t++) {
             __int128 n = T[t].tok.n;
-            __int128 pairs = k->gap < 0 ? n * (n - 1) / 2 : n * (k->gap + 1);
+            __int128 all = n * (n - 1) / 2, pairs = k->gap < 0 || all < n * (k->gap + 1) ? all : n * (k->gap + 1);
             if (pairs > k->max_skip_bigrams) Py_RETURN_NONE;
         }
     }
@@ -1513,6 +1513,9 @@ static struct PyModuleDef kernel_module = {PyModuleDef_HEAD_INIT, "_kernel",
                                            "The compiled kernel behind rouge_core.RougeScorer.score_batch.", -1,
                                            NULL};
 
+/* rouge_core/_rouge_score_kernel.c: the rouge_score preset's RougeScoreKernel. */
+int rouge_score_kernel_register(PyObject *module);
+
 PyMODINIT_FUNC PyInit__kernel(void) {
     init_classes();
     if (PyType_Ready(&KernelType) < 0) return NULL;
@@ -1521,6 +1524,10 @@ PyMODINIT_FUNC PyInit__kernel(void) {
     Py_INCREF(&KernelType);
     if (PyModule_AddObject(m, "Kernel", (PyObject *)&KernelType) < 0) {
         Py_DECREF(&KernelType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (rouge_score_kernel_register(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -28,7 +28,7 @@ Example:
     >>> print(rouge2.format())
     ROUGE-2 F 0.63333 (0.60000 - 0.66667), 2 documents
     >>> result.signature.format(short=True)
-    'rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|f:average|p:0.5|t:0|c:95%@1000|e:doc_id|#:var|v:0.1.0'
+    'rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|sp:newline|f:average|p:0.5|t:0|c:95%@1000|e:doc_id|#:var|v:0.1.0'
 """
 
 from __future__ import annotations

@@ -22,9 +22,10 @@ import logging
 import os
 
 from rouge_core.errors import RougeConfigError, RougeInputError
+from rouge_core.sentence_split import splitter
 from rouge_core.stem import morph_stem, wordnet_exceptions
 from rouge_core.stopwords import smart_stopwords
-from rouge_core.text import limit_bytes, limit_words, sentences
+from rouge_core.text import limit_bytes, limit_words, lines, sentences
 from rouge_core.types import MetricStats
 
 try:
@@ -93,6 +94,8 @@ class CompiledScorer:
         metrics = scorer.metrics  # presets.rouge155.Rouge155Metrics
         self._settings = s
         self._limited = s.word_limit is not None or s.byte_limit is not None
+        # A sentence_split other than "newline": Python cuts the sentences, C scores them.
+        self._split = splitter(s.sentence_split)
         self._kernel = _kernel.Kernel(
             tags=list(scorer.tags),
             max_ngram=s.max_ngram,
@@ -117,7 +120,7 @@ class CompiledScorer:
     def _cut(self, text):
         """-l / -b: the sentence lists scoring.RougeScorer._prepare reads (text.py does the cutting)."""
         s = self._settings
-        sents = sentences(text)
+        sents = sentences(text, self._split)
         if s.word_limit is not None:
             return (limit_words(sents, s.word_limit), None)
         return (limit_bytes(sents, s.byte_limit), limit_bytes(sents, s.byte_limit, lcs_bug=True))
@@ -135,4 +138,115 @@ class CompiledScorer:
                 except (RougeInputError, TypeError, ValueError):
                     cut.append(None)  # Python scores it and raises the reference error
             pairs = cut
+        elif self._split is not None:
+            pairs = [self._presplit(pair) for pair in pairs]
+        return self._kernel.score_batch(pairs)
+
+    def _presplit(self, pair):
+        """(candidate, references) as lists of sentences (the kernel reads a list's
+        items as sentences), or the pair unchanged when it is not texts (Python
+        then raises its error)."""
+        try:
+            candidate, references = pair
+            if not isinstance(references, (list, tuple)):
+                return pair
+            return (lines(candidate, self._split), [lines(r, self._split) for r in references])
+        except (RougeInputError, TypeError, ValueError):
+            return pair
+
+
+# ------------------------------------------------------------------ the rouge_score preset
+# rouge_core/_rouge_score_kernel.c, compiled into the same module: rouge-score 0.1.2's
+# rougeN / rougeL / rougeLsum with its tokenizer and score_multi's best F.
+ROUGE_SCORE_FAMILIES = {"n": 0, "lcs": 1, "lcs_sentences": 2}
+
+
+def rouge_score_family(metric) -> str | None:
+    """The compiled rouge_score kernel's family of a metric (a `rouge_core.names.MetricName`):
+    "n" (rougeN), "lcs" (rougeL), "lcs_sentences" (rougeLsum), or None when the
+    kernel does not score it (rougeW, skip-bigrams: those stay in Python)."""
+    if metric.family == "n":
+        return "n"
+    if metric.family == "L":
+        return "lcs_sentences" if metric.summary_level else "lcs"
+    return None
+
+
+def rouge_score_kernel_available() -> bool:
+    """Whether the compiled module has the rouge_score kernel (a build older than it has not)."""
+    return _kernel is not None and hasattr(_kernel, "RougeScoreKernel")
+
+
+# Words that take every rule of NLTK's Porter stemmer (each suffix on short and long
+# stems, and NLTK's irregular forms): the compiled stemmer is used only when it gives
+# NLTK's own stem for each of them.
+_PROBE_STEMS = ("", "r", "tr", "happ", "gener", "conn", "hop", "fil", "agr", "y", "oat", "feud", "electr",
+                "sens", "contr", "bowdl", "ceas", "roll", "a1", "sky")
+_PROBE_SUFFIXES = (
+    "", "s", "sses", "ies", "ss", "ied", "eed", "ed", "ing", "ating", "bled", "izing", "lling", "ssed", "y",
+    "ational", "tional", "enci", "anci", "izer", "bli", "alli", "entli", "eli", "ousli", "ization", "ation",
+    "ator", "alism", "iveness", "fulness", "ousness", "aliti", "iviti", "biliti", "fulli", "logi", "icate",
+    "ative", "alize", "iciti", "ical", "ful", "ness", "al", "ance", "ence", "er", "ic", "able", "ible", "ant",
+    "ement", "ment", "ent", "sion", "tion", "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize", "e", "ll",
+    "ying", "yy", "ly",
+)
+_PROBE_WORDS = "sky skies dying lying tying news innings inning outings outing cannings canning howe proceed exceed succeed"
+_compiled_porter_checked: dict = {}
+
+
+def compiled_porter(stem):
+    """"nltk-porter" (the kernel's own C port of NLTK's Porter stemmer) when `stem` is
+    NLTK's `PorterStemmer().stem` in its default mode and the port gives its stems on
+    every probe word (once per process); else `stem` itself, which the kernel calls
+    once per distinct token (another NLTK version, another stemmer)."""
+    owner = getattr(stem, "__self__", None)
+    if owner is None or type(owner).__name__ != "PorterStemmer" or getattr(owner, "mode", None) != getattr(
+        owner, "NLTK_EXTENSIONS", object()
+    ):
+        return stem
+    key = type(owner).__module__
+    if key not in _compiled_porter_checked:
+        probes = [s + x for s in _PROBE_STEMS for x in _PROBE_SUFFIXES] + _PROBE_WORDS.split()
+        differing = [w for w in probes if _kernel.nltk_porter_stem(w) != stem(w)]
+        if differing:
+            _log.warning(
+                "rouge_core: the compiled Porter stemmer differs from this NLTK's on %d probe words (e.g. %r); "
+                "stemming through NLTK",
+                len(differing),
+                differing[0],
+            )
+        _compiled_porter_checked[key] = not differing
+    return "nltk-porter" if _compiled_porter_checked[key] else stem
+
+
+class CompiledRougeScore:
+    """The compiled rouge_score kernel for one list of rouge types.
+
+    Args:
+        types: `rouge_core.names.MetricName`s that `rouge_score_family` places.
+        stem: NLTK's `PorterStemmer().stem`, or None.  The kernel stems with its C
+            port of it (`compiled_porter`), or else calls it once per distinct
+            token longer than 3 characters; either way the stems are cached.
+        result_type: the named tuple the results are built as.
+        layout: 0 for `(precision, recall, fmeasure)` as rouge-score's `Score`, with
+            its int 0s for rougeL/rougeLsum when a side has no tokens; 1 for
+            `MetricStats`, as the rouge_score preset scores.
+        max_cells: a pair whose candidate tokens x reference tokens exceed it
+            gives None (scored, and refused, in Python); None for no limit.
+
+    `score(candidate, references)` and `score_batch(pairs)` give, per pair, a dict
+    of `result_type` by type name (the best F over the references, the first on
+    ties), or None for a pair the kernel does not score (not a str candidate with a
+    non-empty list of str references, or over max_cells).
+    """
+
+    def __init__(self, types, *, stem, result_type, layout: int, max_cells: int | None = None) -> None:
+        if not rouge_score_kernel_available():
+            raise RougeConfigError(f"the compiled rouge_score kernel is not available ({_IMPORT_ERROR or 'old build'})")
+        spec = [(t.tag("rouge_score"), ROUGE_SCORE_FAMILIES[rouge_score_family(t)], t.n) for t in types]
+        self.stemmer = None if stem is None else compiled_porter(stem)
+        self._kernel = _kernel.RougeScoreKernel(spec, self.stemmer, result_type, layout, -1 if max_cells is None else max_cells)
+        self.score = self._kernel.score
+
+    def score_batch(self, pairs) -> list:
         return self._kernel.score_batch(pairs)

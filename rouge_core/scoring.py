@@ -74,7 +74,9 @@ class RougeScorer:
         # semantics in Python, for the presets it scores (`Preset.uses_kernel`).
         self._kernel_request = kernel
         self.kernel = kernel_module.choose(kernel) if preset.uses_kernel else "python"
-        self._compiled = kernel_module.CompiledScorer(self) if self.kernel == "c" else None
+        self._compiled = preset.compiled(self) if self.kernel == "c" else None
+        if self._compiled is None:
+            self.kernel = "python"
 
     def __getstate__(self) -> dict:
         # Pickled (e.g. inside a Beam DoFn) without its caches and compiled kernel,
@@ -188,7 +190,7 @@ class RougeScorer:
             gap = s.gap_limit
             for text in [cand, *refs]:
                 n = len(text.tokens)
-                pairs = n * (n - 1) // 2 if gap is None else n * (gap + 1)
+                pairs = n * (n - 1) // 2 if gap is None else min(n * (n - 1) // 2, n * (gap + 1))
                 if pairs > self.max_skip_bigrams:
                     raise RougeInputError(
                         f"a text of {n} tokens has {pairs} skip-bigrams, over the limit of "

@@ -15,6 +15,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from rouge_core import sentence_split
 from rouge_core.errors import RougeConfigError
 from rouge_core.names import MetricName
 from rouge_core.presets import get_preset
@@ -75,6 +76,10 @@ class RougeSettings:
         language: the unicode preset's Snowball stemmer and stopword language.
         tokenizer: the unicode preset's optional word segmenter, a callable
             from a normalised sentence to its tokens.
+        sentence_split: how texts become sentences, which summary-level
+            ROUGE-L/W and rougeLsum depend on: "newline" (as given, one per
+            line), "sep:STR" (also at every STR) or "sentencex" (a sentence
+            segmenter); see `rouge_core.sentence_split`.
     """
 
     max_ngram: int = 0
@@ -97,6 +102,7 @@ class RougeSettings:
     rouge_types: Optional[tuple[str, ...]] = None
     language: Optional[str] = None
     tokenizer: Optional[Any] = None
+    sentence_split: str = "newline"
 
     def __post_init__(self) -> None:
         def fail(what: str, value: object, allowed: str) -> None:
@@ -130,10 +136,12 @@ class RougeSettings:
             fail("alpha (-p)", self.alpha, "a number between 0 and 1")
         if not _NUMBER.fullmatch(str(self.confidence)) or not 0 <= float(self.confidence) <= 100:
             fail("confidence (-c)", self.confidence, "a number between 0 and 100")
+        sentence_split.check(self.sentence_split)
         if self.counting not in (0, 1, 2):
             fail("counting (-t)", self.counting, "0, 1 or 2")
         if not isinstance(self.resamples, int) or not 0 <= self.resamples <= MAX_RESAMPLES:
             fail("resamples (-r)", self.resamples, f"a whole number from 1 to {MAX_RESAMPLES:,}")
+        check_flag_ranges(self)
         if self.resamples == 0 and self.counting != 2:
             # ROUGE-1.5.5 dies with "Illegal division by zero" (l.906) here.
             raise RougeConfigError(
@@ -180,7 +188,7 @@ class RougeSettings:
             text = str(opts[letter])
             if not _INTEGER.fullmatch(text):
                 raise RougeConfigError(f"-{letter} ({what}) must be a whole number; got {text!r}")
-            return int(text)
+            return whole_number_in_range(letter, text)
 
         mode = str(opts.get("f", "A"))
         if mode not in ("A", "B"):
@@ -315,6 +323,65 @@ class RougeSettings:
 
         Example:
             >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000").signature(version="0.1.0")
-            'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
+            'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
         """
         return Signature.from_settings(self, eval_ids=eval_ids, nrefs=nrefs, version=version).format()
+
+
+# ---------------------------------------------------------------- flag ranges
+# Every value the flag parser accepts is either scored or refused here, when the
+# settings are made, with its range stated: no value may reach the scorer and fail
+# every row there (an overflow) or crash it (a C long).  One row per valued flag:
+# (field, flag, lowest, highest, why the bound).
+FLAG_LIMITS = (
+    ("max_ngram", "-n", 0, MAX_NGRAM, "n-grams longer than 100 words are not a measure of anything"),
+    ("word_limit", "-l", 1, (1 << 63) - 1, "a 64-bit count"),
+    ("byte_limit", "-b", 1, (1 << 63) - 1, "a 64-bit count"),
+    # ROUGE-1.5.5 computes f(f(x)) = x**(w*w) of a reference's length (l.2450):
+    # with w <= 6 it stays finite for texts of up to 10**8.5 words, more than
+    # input.max_text_bytes (256 MiB at most) can hold; and x**(1/w), finite for w >= 0.01.  (Lin 2004 3.2 means w > 1; the script
+    # accepts w < 1, where a ROUGE-W recall can exceed 1, and so does this package.)
+    ("wlcs_weight", "-w", 0.01, 6, "ROUGE-W raises lengths to the powers w*w and 1/w"),
+    # Any gap at least a text's length means "no limit"; the kernel holds the gap
+    # in a C long.  Negative values mean no limit and are not bounded.
+    ("skip_distance", "-2", None, 1_000_000_000, "a gap beyond any text's length"),
+    ("resamples", "-r", 0, MAX_RESAMPLES, "the bootstrap costs resamples x documents"),
+    ("confidence", "-c", 0, 100, "a percentage"),
+    ("alpha", "-p", 0, 1, "a weight between recall and precision"),
+)
+_LIMIT_OF_FLAG = {flag[1:]: (low, high) for _, flag, low, high, _ in FLAG_LIMITS}
+_MAX_DIGITS = 25  # more digits than any bound above: refused before int() is tried
+
+
+def _describe(flag: str, low, high, why: str) -> str:
+    if low is None:
+        return f"{flag} must be a negative number (no limit) or from 0 to {high:,} ({why})"
+    return f"{flag} must be from {low:,} to {high:,} ({why})"
+
+
+def whole_number_in_range(letter: str, text: str) -> int:
+    """The integer value of flag -`letter` typed as `text`, refused past its range
+    (before a 5,000-digit number reaches int())."""
+    limits = _LIMIT_OF_FLAG.get(letter)
+    if limits is not None and len(text.lstrip("+-")) > _MAX_DIGITS and not (limits[0] is None and text.startswith("-")):
+        row = next(r for r in FLAG_LIMITS if r[1] == f"-{letter}")
+        raise RougeConfigError(f"{_describe(row[1], row[2], row[3], row[4])}; got {text[:40]!r}...")
+    return int(text)
+
+
+def check_flag_ranges(settings: "RougeSettings") -> None:
+    """Refuse a setting outside FLAG_LIMITS, naming the flag and its range."""
+    for field, flag, low, high, why in FLAG_LIMITS:
+        value = getattr(settings, field)
+        if value is None:
+            continue
+        text = str(value)
+        if len(text.lstrip("+-").split(".")[0].split("e")[0].split("E")[0]) > _MAX_DIGITS + 5:
+            if not (low is None and text.startswith("-")):
+                raise RougeConfigError(f"{_describe(flag, low, high, why)}; got {text[:40]!r}...")
+            continue
+        number = float(value) if isinstance(value, str) else value
+        if low is None and number < 0:
+            continue
+        if not ((0 if low is None else low) <= number <= high):
+            raise RougeConfigError(f"{_describe(flag, low, high, why)}; got {text!r}")

@@ -13,8 +13,8 @@ varies).  Those two are left out when not given, so that
 Long form (`format()`), then the short form with one abbreviation table
 (`format(short=True)`):
 
-    rouge155|n:2|L:yes|W:no|S:no|stem:porter155+wn2.0|stop:no|limit:none|mref:average|alpha:0.5|t:0|ci:95%@1000|eval_ids:doc_id|nrefs:4|v:0.1.0
-    rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|f:average|p:0.5|t:0|c:95%@1000|e:doc_id|#:4|v:0.1.0
+    rouge155|n:2|L:yes|W:no|S:no|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@1000|eval_ids:doc_id|nrefs:4|v:0.1.0
+    rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|sp:newline|f:average|p:0.5|t:0|c:95%@1000|e:doc_id|#:4|v:0.1.0
 
 The short keys are ROUGE-1.5.5's own flag letters where the field is a flag
 (`-m` stem, `-s` stopwords, `-l` limit, `-f` multi-reference, `-p` alpha,
@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rouge_core import sentence_split
 from rouge_core.errors import RougeConfigError
 from rouge_core.presets import get_preset
 from rouge_core.version import __version__
@@ -51,6 +52,7 @@ ABBREVIATIONS = {
     "stop": "s",
     "lsum": "ls",
     "limit": "l",
+    "sent": "sp",  # sentence_split
     "mref": "f",
     "alpha": "p",
     "t": "t",
@@ -60,6 +62,8 @@ ABBREVIATIONS = {
     "v": "v",
 }
 _LONG = {short: long for long, short in ABBREVIATIONS.items()}
+# Fields added after signatures were published, with the value an older signature implies.
+ADDED_LATER = {"sent": "newline"}
 EVAL_ID_MODES = ("doc_id", "index")
 
 
@@ -158,7 +162,8 @@ class Signature:
         if self.preset != other.preset:
             out["preset"] = (self.preset, other.preset)
         for key in [*mine, *(k for k in theirs if k not in mine)]:
-            if mine.get(key) != theirs.get(key):
+            # A field added to signatures later stands for its default in an older one.
+            if mine.get(key, ADDED_LATER.get(key)) != theirs.get(key, ADDED_LATER.get(key)):
                 out[key] = (mine.get(key), theirs.get(key))
         return out
 
@@ -180,6 +185,7 @@ def _common_fields(settings) -> dict[str, str]:
         "W": settings.wlcs_weight or "no",
         "S": skip,
         "limit": limit,
+        "sent": sentence_split.describe(settings.sentence_split),
         "mref": settings.multi_reference,
         "alpha": settings.alpha,
         "t": str(settings.counting),

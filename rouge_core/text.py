@@ -17,12 +17,13 @@ A text is a `str` (sentences separated by `\\n`) or a list of sentence strings
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Union
+from collections.abc import Callable, Sequence
+from typing import Optional, Union
 
 from rouge_core.errors import RougeInputError
 
 Text = Union[str, Sequence[str]]
+Splitter = Optional[Callable[[str], list[str]]]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Perl's \s on bytes: space, \t, \n, \r, \f and (since Perl 5.18) \x0B.
@@ -30,11 +31,12 @@ _PERL_SPACE = re.compile(r"[ \t\n\r\f\x0b]+")
 ASCII_LOWERCASE = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def sentences(text: Text) -> list[str]:
+def sentences(text: Text, split: Splitter = None) -> list[str]:
     """Split a text into the sentences ROUGE reads, lowercased as ROUGE does.
 
     Args:
         text: a string with one sentence per line, or a list of sentences.
+        split: cuts each line further (`rouge_core.sentence_split`); None: lines as given.
 
     Returns:
         The non-empty lines, with ASCII capitals lowercased (`tr/A-Z/a-z/`; a
@@ -48,12 +50,13 @@ def sentences(text: Text) -> list[str]:
         >>> sentences("The Cat sat.\\n\\nOn the mat")
         ['the cat sat.', 'on the mat']
     """
-    return [line.translate(ASCII_LOWERCASE) for line in lines(text)]
+    return [line.translate(ASCII_LOWERCASE) for line in lines(text, split)]
 
 
-def lines(text: Text) -> list[str]:
+def lines(text: Text, split: Splitter = None) -> list[str]:
     """The non-empty lines of a text as they are: a string split at `\\n`, or a list
-    of sentences (a `\\n` inside one counts as a space).  Every preset reads them so.
+    of sentences (a `\\n` inside one counts as a space).  Every preset reads them so;
+    `split` (the `sentence_split` setting's function) then cuts each line further.
 
     Example:
         >>> lines(["One.", "", "Two\\nthree"])
@@ -65,7 +68,9 @@ def lines(text: Text) -> list[str]:
         found = [s.replace("\n", " ") for s in text]
     else:
         raise RougeInputError(f"a text must be a string or a list of strings; got {type(text).__name__}")
-    return [line for line in found if line]
+    if split is None:
+        return [line for line in found if line]
+    return [sentence for line in found if line for sentence in split(line)]
 
 
 def perl_words(sentence: str) -> list[str]:

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from functools import cache, lru_cache
 
 from rouge_core.errors import RougeConfigError
-from rouge_core.text import Text, lines
+from rouge_core.text import Splitter, Text, lines
 
 NO_SPACE_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar")
 TOKENIZER_VERSION = "unicode-v1"  # bump when the rules above change
@@ -87,14 +87,15 @@ def _token_pattern():
     )
 
 
-def sentences(text: Text) -> list[str]:
-    """The non-empty lines of a text, normalised.
+def sentences(text: Text, split: Splitter = None) -> list[str]:
+    """The non-empty lines of a text (cut further by `split`, the sentence_split
+    setting's function), normalised.
 
     Example:
         >>> sentences("Éte\\n\\nÜBER")
         ['éte', 'über']
     """
-    return [normalize(line) for line in lines(text)]
+    return [normalize(line) for line in lines(text, split)]
 
 
 @cache

@@ -30,7 +30,7 @@ def test_score_reports_bad_rows_like_run_and_continues_or_stops_with_strict(tmp_
         json.dumps(read_jsonl(GOLDEN / "cases.jsonl")[0]) + "\n" + '{"system": "x", "doc_id": 1}\n'
     )
     result = cli("score", bad, "--rouge-args", "-n 1 -r 10")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # half the rows rejected: past --max-rejected
     assert "rows read 2, scored 1, errors 1\n  wrong_type: 1\n" in result.stderr
     assert f"{bad}:2: wrong_type: field 'doc_id' must be a non-empty string; got int" in result.stderr
     assert "ROUGE-1 Average_R" in result.stdout
@@ -71,13 +71,15 @@ def test_run_exit_codes(tmp_path):
         "".join(json.dumps(c) + "\n" for c in read_jsonl(GOLDEN / "cases.jsonl")[:16]) + "{oops\n"
     )
     common = ["--rouge-args", "-n 1 -r 10", "--runner", "FnApiRunner"]
-    ok = cli("run", "--input", data, "--output", tmp_path / "ok", *common)
+    ok = cli("run", "--input", data, "--output", tmp_path / "ok", "--max-rejected", "0.1", *common)
     assert ok.returncode == 0, ok.stderr
     assert "rows read 17, scored 16, errors 1\n  invalid_json: 1" in ok.stdout
     strict = cli("run", "--input", data, "--output", tmp_path / "strict", "--strict", *common)
     assert strict.returncode == 1 and "strict mode: 1 error rows" in strict.stderr
     again = cli("run", "--input", data, "--output", tmp_path / "ok", *common)
     assert again.returncode == 2 and "already exists" in again.stderr
+    rejected = cli("run", "--input", data, "--output", tmp_path / "rejected", *common)  # 1 of 17 > 1%
+    assert rejected.returncode == 3 and "WARNING: these numbers rest on part of the input" in rejected.stdout
     missing = cli("run", "--config", tmp_path / "nope.toml")
     assert missing.returncode == 2 and "config file not found" in missing.stderr
 
@@ -192,7 +194,7 @@ def test_the_demo_config_works_from_any_folder(tmp_path):
     result = cli("run", "--config", GOLDEN.parents[2] / "configs" / "demo.toml", "--output", tmp_path / "demo",
                  cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "runner: in-process" in result.stderr
+    assert "runner: in this process" in result.stderr
     lines = result.stdout.splitlines()
     assert result.stdout.count("signature:") == 1
     # The sample's best system by ROUGE-1, as the official script prints it: 0.27397 (0.22021 - 0.33224).

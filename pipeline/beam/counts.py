@@ -19,7 +19,7 @@ def _per(pcoll, label: str, key):
 
 class CountRows(beam.PTransform):
     """A dict of the graph's PCollections in ("read_counts", "references", "unused",
-    "scored", "human", "documents", "errors", "eval_ids"); `_counts.json` written to
+    "scored", "human", "documents", "errors", "eval_ids", "text_checks"); `_counts.json` written to
     `staging`.  Scored documents are counted once, in the first profile; the human
     pseudo-system is counted apart (it is not an input row)."""
 
@@ -29,6 +29,8 @@ class CountRows(beam.PTransform):
 
     def expand(self, c):
         first = self.first
+        # Texts the settings read badly, (kind, owner, doc_id) (optional: none when not given).
+        text_checks = c.get("text_checks") or (c["read_counts"].pipeline | "NoTextChecks" >> beam.Create([]))
         counts = {
             "read_counts": c["read_counts"] | "SumReadCounts" >> beam.CombineGlobally(merge_read_counts),
             "scored": _count(c["scored"], "Scored", first),
@@ -40,6 +42,15 @@ class CountRows(beam.PTransform):
             "documents_by_system": _per(
                 c["documents"] | "OneProfile" >> beam.Filter(lambda d: d.profile == first), "System", lambda d: d.system
             ),
+            # Rejected candidate rows per system, for "scored/had" and the rejected share.
+            "errors_by_system": _per(
+                c["errors"] | "CandidateErrors" >> beam.Filter(lambda e: e.system is not None and e.reason != "duplicate_reference"),
+                "ErrorSystem", lambda e: e.system,
+            ),
+            "text_checks": text_checks
+            | "KeyTextCheck" >> beam.Map(lambda t: ((t[1], t[0]), (1, t[2])))  # (kind, owner, doc_id) in
+            | "TallyTextChecks" >> beam.CombinePerKey(lambda found: (sum(n for n, _ in found), min(d for _, d in found)))
+            | "TextChecksToList" >> beam.combiners.ToList(),
         }
         return (
             c["read_counts"].pipeline

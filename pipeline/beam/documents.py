@@ -14,11 +14,14 @@ from pipeline.beam.read import ERRORS, tagged
 from pipeline.config import Profile
 from pipeline.documents import DocumentGroup, candidate_error, resolve_document
 from pipeline.records import ErrorRecord
+from pipeline.score import group_text_problems
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
+from rouge_core.textcheck import TextCheck
 
 UNUSED = "unused_references"
 HUMAN = "human"
+TEXT_CHECKS = "text_checks"  # (owner, kind, doc_id) of texts the settings read badly
 
 
 class ScoredDocument(NamedTuple):
@@ -101,12 +104,16 @@ class ScoreDocumentFn(beam.DoFn):
     def setup(self):
         self.scorers = [[RougeScorer(s) for s in p.settings] for p in self.profiles]
         self.tags = [[s.metric_tags() for s in p.settings] for p in self.profiles]
+        self.check = TextCheck(self.profiles[0].settings[0])  # the first setting's reading
         self.best = (
             [[RougeScorer(s.replace(multi_reference="best")) for s in p.settings] for p in self.profiles]
             if self.human
             else None
         )
         self.progress.start()
+
+    def finish_bundle(self):
+        self.progress.flush(force=True)
 
     def _human(self, group: DocumentGroup):
         """Lin (2004) 2.1's human pseudo-system for a document with two or more
@@ -128,6 +135,8 @@ class ScoreDocumentFn(beam.DoFn):
     def process(self, group: DocumentGroup):
         if self.human:
             yield from self._human(group)
+        for problem in group_text_problems(group, self.check):
+            yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
         pairs = [(c.text, references) for c, references in group.candidates]
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
         failed: dict[int, tuple[str, Exception]] = {}
@@ -143,7 +152,7 @@ class ScoreDocumentFn(beam.DoFn):
                 self.progress.add("failed")
                 yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
                 continue
-            self.progress.add("scored")
+            self.progress.add("scored", system=c.system)
             for profile, per_candidate in zip(self.profiles, values):
                 yield ScoredDocument(profile.name, c.system, c.doc_id, per_candidate[i])
 
@@ -170,7 +179,8 @@ class ScoreDocumentFn(beam.DoFn):
 class ScoreDocuments(beam.PTransform):
     """DocumentGroups in; out a dict: "scored" (one ScoredDocument per candidate and
     profile), "human" (Lin 2004's human pseudo-system, when `human` names it),
-    "documents" (both: what every table shows) and "errors"."""
+    "documents" (both: what every table shows), "errors" and "text_checks"
+    ((owner, kind, doc_id) per text rouge_core.textcheck flags)."""
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
         super().__init__()
@@ -178,6 +188,7 @@ class ScoreDocuments(beam.PTransform):
 
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
-        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, main="scored")
+        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="scored")
         documents = (scored.scored, scored[HUMAN]) | "WithHuman" >> beam.Flatten()
-        return {"scored": scored.scored, "human": scored[HUMAN], "documents": documents, "errors": scored[ERRORS]}
+        return {"scored": scored.scored, "human": scored[HUMAN], "documents": documents, "errors": scored[ERRORS],
+                "text_checks": scored[TEXT_CHECKS]}

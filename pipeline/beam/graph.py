@@ -44,4 +44,5 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "documents": scored["documents"],
         "errors": errors,
         "eval_ids": eval_ids,
+        "text_checks": scored["text_checks"],
     } | "CountRows" >> CountRows(staging, profiles[0].name)

@@ -46,6 +46,13 @@ def check_beam_args(args: Sequence[str], ours: Iterable[str]) -> None:
     ours = set(ours)
     for i, arg in enumerate(args):
         if not arg.startswith("--"):
+            previous = args[i - 1] if i else ""
+            if not (previous.startswith("--") and "=" not in previous):
+                # e.g. a file the shell expanded after another option: never silently dropped
+                raise RougeConfigError(
+                    f"unexpected argument {arg!r}: every input goes after --input (or --references), "
+                    "and every Beam option is --name=value or --name value"
+                )
             continue
         name = arg.split("=", 1)[0]
         if name in known:
@@ -76,7 +83,10 @@ def choose_runner(args: Sequence[str], input_bytes: int) -> tuple[list[str], str
         return args, "runner: as given"
     if input_bytes < SMALL_INPUT_BYTES:
         return IN_PROCESS + args, (
-            f"runner: in-process (input {input_bytes / 1e6:.1f} MB is under {SMALL_INPUT_BYTES >> 20} MiB; "
-            "--runner overrides)"
+            f"runner: in this process (the input, {input_bytes / (1 << 20):.1f} MiB, is under "
+            f"{SMALL_INPUT_BYTES >> 20} MiB; --runner overrides)"
         )
-    return LOCAL_DEFAULTS + args, "runner: every local core, in worker processes"
+    return LOCAL_DEFAULTS + args, (
+        f"runner: every local core, in worker processes (the input, {input_bytes / (1 << 20):.1f} MiB, is "
+        f"{SMALL_INPUT_BYTES >> 20} MiB or more)"
+    )

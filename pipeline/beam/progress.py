@@ -1,39 +1,80 @@
-"""Progress lines for long runs, printed by each worker at most every few seconds.
+"""The workers' side of a run's progress: counters, kept in memory per element and
+handed on every few seconds, never per element.
 
-Beam's local runners report metrics only when a run ends, so every worker
-prints what it has done so far straight to stderr (the worker processes of the
-multi-processing DirectRunner share the terminal); on Dataflow the same counts
-also appear live as the job's metrics.
+Beam's local runners show nothing while they run and report metrics only when
+the run ends.  So when the driver names a progress folder (the environment
+variable PROGRESS_FOLDER_ENV, set by pipeline/run_progress.py and inherited by the
+local runners' worker processes), each worker replaces its own small JSON file
+there with its cumulative counts at most four times a second; the driver sums the files
+and draws the stages with their totals (pipeline/progress.py).  Without that
+folder (Dataflow, Spark, Flink: the workers are other machines) each worker
+prints a line to its log every `every_seconds`, and the same counts are the job's
+live Beam metrics ("rouge" namespace, `<stage>_<what>`).
+
+Per element, `add` costs one dict update and one integer comparison; the clock,
+the Beam counters and the file are touched once every `CHECK_EVERY` elements.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
+import uuid
 
 from apache_beam.metrics import Metrics
+
+from pipeline.progress import write_counts
+
+PROGRESS_FOLDER_ENV = "ROUGE_PIPELINE_PROGRESS_FOLDER"
+CHECK_EVERY = 64  # elements between two looks at the clock
+FILE_SECONDS = 0.25  # at most four file writes a second per worker
+MAX_SYSTEMS = 10_000  # systems names kept for the driver's totals
 
 
 class Progress:
     def __init__(self, stage: str, every_seconds: float):
         self.stage = stage
         self.every_seconds = every_seconds
-        self.counters: dict = {}
         self.counts: dict = {}
+        self.reported: dict = {}
+        self.systems: set = set()
 
     def start(self) -> None:
-        self.started = self.last = time.monotonic()
+        self.started = time.monotonic()
+        self.last = -math.inf  # the first element is handed on at once: the driver sees the stage start
+        self.folder = os.environ.get(PROGRESS_FOLDER_ENV) or None
+        self.name = f"{self.stage}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.pending = CHECK_EVERY - 1
 
-    def add(self, what: str, n: int = 1) -> None:
-        if what not in self.counters:
-            self.counters[what] = Metrics.counter("rouge", f"{self.stage}_{what}")
-            self.counts[what] = 0
-        self.counters[what].inc(n)
-        self.counts[what] += n
+    def add(self, what: str, n: int = 1, system: str | None = None) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+        if system is not None and len(self.systems) < MAX_SYSTEMS:
+            self.systems.add(system)
+        self.pending += 1
+        if self.pending >= CHECK_EVERY:
+            self.pending = 0
+            self.flush()
+
+    def flush(self, force: bool = False) -> None:
+        """Hand the counts on, if enough time has passed (or `force`)."""
         now = time.monotonic()
-        if now - self.last >= self.every_seconds:
-            self.last = now
+        every = FILE_SECONDS if self.folder else self.every_seconds
+        if not force and now - self.last < every:
+            return
+        self.last = now
+        for what, n in self.counts.items():
+            delta = n - self.reported.get(what, 0)
+            if delta:
+                Metrics.counter("rouge", f"{self.stage}_{what}").inc(delta)
+        self.reported = dict(self.counts)
+        if self.folder:
+            counts = {self.stage: self.counts}
+            if self.systems:
+                counts["systems"] = sorted(self.systems)
+            write_counts(self.folder, self.name, counts)
+        else:
             self.report(now)
 
     def report(self, now: float) -> None:
@@ -44,3 +85,17 @@ class Progress:
             file=sys.stderr,
             flush=True,
         )
+
+
+_TALLIES: dict = {}
+
+
+def tally(stage: str, what: str, n: int = 1) -> None:
+    """Count from a plain function (a Map or a CombineFn's extract_output): one
+    Progress per stage and worker process, made on first use."""
+    progress = _TALLIES.get(stage)
+    if progress is None or progress.folder != (os.environ.get(PROGRESS_FOLDER_ENV) or None):
+        progress = _TALLIES[stage] = Progress(stage, 30.0)
+        progress.start()
+    progress.add(what, n)
+    progress.flush(force=True)  # a tally counts whole systems or pairs: few, and each worth showing

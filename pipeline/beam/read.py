@@ -10,7 +10,7 @@ import apache_beam as beam
 from pipeline.beam.progress import Progress
 from pipeline.config import InputConfig
 from pipeline.io.rows import FILE_LEVEL_REASONS, isolated, iter_rows, parse_candidate, parse_reference, used_fields
-from pipeline.io.tables import ErrorFileWriter
+from pipeline.io.tables import ErrorFileWriter, write_fingerprint
 from pipeline.records import ErrorRecord, SourceRow
 
 ERRORS = "errors"
@@ -30,12 +30,15 @@ class ReadFileFn(beam.DoFn):
         self.kind = kind
         self.joined = joined
         self.errors_folder = errors_folder
-        self.progress = Progress("reading", progress_seconds)
+        self.progress = Progress(f"reading_{kind}", progress_seconds)
 
     def setup(self):
         self.fields = used_fields(self.config)
         self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
         self.progress.start()
+
+    def finish_bundle(self):
+        self.progress.flush(force=True)
 
     def _parse(self, item: SourceRow):
         with isolated(item.source, item.position, "parsing") as out:
@@ -48,8 +51,9 @@ class ReadFileFn(beam.DoFn):
     def process(self, path: str):
         rows = 0
         errors = ErrorFileWriter(self.errors_folder, path)
+        digest: dict = {}
         try:
-            for item in iter_rows(path, self.config, self.fields):
+            for item in iter_rows(path, self.config, self.fields, digest):
                 if isinstance(item, SourceRow):
                     rows += 1
                     item = self._parse(item)
@@ -63,6 +67,7 @@ class ReadFileFn(beam.DoFn):
                     yield item
         finally:
             errors.close()
+        write_fingerprint(self.errors_folder, path, digest)
         yield beam.pvalue.TaggedOutput(COUNTS, (rows, dict(errors.by_reason)))
 
 

@@ -3,7 +3,6 @@ result folder atomically with its run record."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -17,14 +16,21 @@ from typing import Optional, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
+from pipeline.beam.faults import watch_workers
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
+from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
+from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
-from pipeline.io.tables import read_json
+from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
+from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_bytes, read_fingerprints, read_json, read_system_rows
+from pipeline.progress import Progress
+from pipeline.render import tables as views
 from pipeline.render.html import write_run_report
+from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
 
 log = logging.getLogger("rouge-pipeline")
@@ -43,21 +49,22 @@ def resolve_inputs(config: RunConfig) -> dict:
     references, missing_refs, reference_size = expand_globs(config.input.references)
     if missing + missing_refs:
         raise RougeConfigError("; ".join(e.message for e in missing + missing_refs))
+    for path in candidates + references:
+        kind = files.special_kind(path)
+        if kind:
+            raise RougeConfigError(
+                f"input {path} is {kind}, which can be read only once; `run` reads each input in a Beam "
+                "worker that may read it again (a retry). Save it to a file first, or score it with "
+                "`rouge-pipeline score`, which reads every input exactly once"
+            )
     return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
-def fingerprint(path: str) -> dict:
-    """Size and SHA-256 of an input file (read once more)."""
-    digest = hashlib.sha256()
-    size = 0
-    try:
-        with files.open_read(path) as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
-                size += len(chunk)
-    except OSError as err:  # the errors table already says the file could not be read
-        return {"path": path, "error": str(err)}
-    return {"path": path, "bytes": size, "sha256": digest.hexdigest()}
+def fingerprints(folder: str, paths: list[str]) -> list[dict]:
+    """Each input's size and SHA-256, as its reader hashed it while reading: the bytes
+    that were scored, even if the file changed after (pipeline.io.rows.HashingReader)."""
+    read = read_fingerprints(folder)
+    return [read.get(path, {"path": path, "error": "not read"}) for path in paths]
 
 
 def check_counts(counts: dict, strict: bool) -> None:
@@ -75,20 +82,104 @@ def check_counts(counts: dict, strict: bool) -> None:
             f"({row_errors}) + reference rows ({counts['reference_rows'] - reported_references}): rows were lost"
         )
     if strict and counts["errors"]:
-        raise RunFailed(f"strict mode: {counts['errors']} error rows ({by_reason}); see errors/")
+        raise RunFailed(f"strict mode: {counts['errors']} error rows")
     if counts["scored"] == 0:
-        raise RunFailed("nothing was scored; see errors/")
+        raise RunFailed(f"nothing was scored ({counts['rows_read']} rows read)")
 
 
-def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None) -> dict:
-    """Run the whole job and publish its result folder; returns the run record."""
+def check_names(counts: dict, human: Optional[str]) -> None:
+    """Systems are compared as people see them (pipeline.io.names): two that print
+    alike are refused, and so is a submitted system named like the human
+    pseudo-system, which would silently take its place."""
+    systems = counts["documents_by_system"]
+    groups = clashes(systems)
+    if groups:
+        raise RunFailed(describe_clashes("systems", groups))
+    if human:
+        alike = [s for s in systems if seen_as(s) == seen_as(human) and s != human]
+        submitted = systems.get(human, 0) - counts.get("human_documents", 0)
+        if alike or submitted > 0:
+            name = alike[0] if alike else human
+            raise RunFailed(
+                f"a submitted system is named {spelled(name)}, like the human pseudo-system {spelled(human)} "
+                "(human.name): it would replace the human upper bound; rename the system or set human.name"
+            )
+
+
+def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool) -> str:
+    """The first reasons, with their counts, and the first error rows, for the
+    terminal; the errors table is kept (moved to `<output>.failed-<run id>/errors`
+    for a local output) and named."""
+    lines = []
+    if counts:
+        by_reason = sorted(counts["errors_by_reason"].items(), key=lambda kv: (-kv[1], kv[0]))
+        if by_reason:
+            lines.append(
+                "error rows by reason: " + ", ".join(f"{reason} {n}" for reason, n in by_reason[:5])
+                + (f" and {len(by_reason) - 5} more reasons" if len(by_reason) > 5 else "")
+            )
+    errors = sorted(files.match(files.join(folder, "errors", "*.jsonl")))
+    first = []
+    for name in errors:
+        for line in files.read_bytes(name).decode("utf-8", "replace").splitlines():
+            if len(first) == 5:
+                break
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            where = str(row.get("source")) + (f":{row['position']}" if row.get("position") is not None else "")
+            first.append(f"  {shown(where)}: {row.get('reason')}: {shown(str(row.get('message')))[:300]}")
+    if first:
+        lines.append("first error rows:")
+        lines += first
+    if errors and keep and is_local(folder):
+        kept = f"{final}.failed-{run_id}"
+        os.makedirs(kept)
+        os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
+        if counts:
+            with open(os.path.join(kept, "counts.json"), "w", encoding="utf-8") as fh:
+                json.dump(counts, fh, indent=1)
+        lines.append(f"the errors table is kept in {kept}/errors/ (delete the folder when done)")
+    elif errors:
+        lines.append(f"the errors table is in {files.join(folder, 'errors')}/")
+    else:
+        lines.append("no error rows were written")
+    return "\n".join(lines)
+
+
+def resolve_output(path: str) -> str:
+    """The output folder as the system resolves it, never simplified as text:
+    `dl/../out` with `dl` a symlink is the folder beside dl's target, as a shell's
+    `ls dl/../out` shows, and `nonexist/../out` names nothing (refused).  The last
+    name is kept as given (a symlink there is refused by check_output)."""
+    parts = path.split(os.sep)
+    for i, part in enumerate(parts):
+        if part == ".." and i:
+            prefix = os.sep.join(parts[:i]) or os.sep
+            if not os.path.isdir(prefix):
+                raise OutputError(
+                    f"output {path}: {prefix} is not an existing folder, so {prefix}{os.sep}.. names "
+                    "nothing; give the output without '..'"
+                )
+    head, name = os.path.split(path.rstrip(os.sep) or os.sep)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(head or "."), name)
+
+
+def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None,
+        progress: Optional[Progress] = None) -> dict:
+    """Run the whole job and publish its result folder; returns the run record.
+    `progress` shows the stages while it works (default: nothing)."""
+    progress = progress or Progress(quiet=True)
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
     inputs = inputs or resolve_inputs(config)
     staging = None
     if is_local(final):
-        final = os.path.abspath(final)
+        final = resolve_output(final)
         replaces = check_output(final, config.output.overwrite, inputs["candidates"] + inputs["references"])
         staging = Staging(final, replaces).create()
         folder, run_id = staging.path, staging.run_id
@@ -104,11 +195,20 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         runner_note,
     )
     options = PipelineOptions(args)
+    view = RunProgress(
+        progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,
+        significance=config.significance.enabled, human=config.human.name if config.human.enabled else "",
+        local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
+    )
+    counts = None
     try:
-        with beam.Pipeline(options=options) as p:
-            build_pipeline(p, config, inputs, folder)
-        counts = read_json(files.join(folder, "_counts.json"))
+        with view:
+            with watch_workers(), beam.Pipeline(options=options) as p:
+                build_pipeline(p, config, inputs, folder)
+            counts = read_json(files.join(folder, "_counts.json"))
+            view.finish(counts)
         check_counts(counts, config.run.strict)
+        check_names(counts, config.human.name if config.human.enabled else None)
         record = {
             "signature": profiles_signature(profiles),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,
@@ -125,8 +225,8 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "config": config.to_dict(),
             "config_file": config.source,
             "inputs": {
-                "candidates": [fingerprint(p) for p in inputs["candidates"]],
-                "references": [fingerprint(p) for p in inputs["references"]],
+                "candidates": fingerprints(folder, inputs["candidates"]),
+                "references": fingerprints(folder, inputs["references"]),
             },
             "counts": counts,
             "runner": options.view_as(StandardOptions).runner,
@@ -135,20 +235,52 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "run_id": run_id,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "seconds": round(time.time() - started, 3),
+            "output": final,
         }
-        files.delete([files.join(folder, "_counts.json")])
+        record["rejected"] = _coverage(folder, counts, config, profiles)
+        files.delete([files.join(folder, "_counts.json")] + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
+        if is_local(folder):
+            os.rmdir(os.path.join(folder, FINGERPRINTS))
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
-        write_run_report(folder, record)
+        with progress.stage("report", 1, "pages") as stage:
+            write_run_report(folder, record)
+            stage.update(1)
         _write_text(files.join(folder, "_SUCCESS"), "")
         if staging is not None:
             staging.publish()
+    except RunFailed as err:
+        explained = explain_failure(folder, final, run_id, counts, keep=staging is not None)
+        if staging is not None:
+            staging.discard()
+        raise RunFailed(f"{err}\n{explained}") from None
     except BaseException:
         if staging is not None:
             staging.discard()
         raise
     return record
+
+
+def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
+    """The rejected share against run.max_rejected (pipeline.coverage), for run.json;
+    system_scores.{parquet,csv,md} written again with `documents_had` (the .md headed
+    by the warning when the share is past the threshold: the run still publishes)."""
+    coverage = Coverage.from_counts(counts)
+    problems = coverage.problems(config.run.max_rejected)
+    warning = (
+        rejected_warning(problems, config.run.max_rejected, "The rejected rows are in errors/.", counts["errors_by_reason"])
+        if problems
+        else None
+    )
+    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
+    metadata = {"signature": profiles_signature(profiles)}
+    files.write_bytes(files.join(folder, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
+    files.write_bytes(files.join(folder, "system_scores.csv"), csv_text(rows).encode("utf-8"))
+    table = views.profiles_markdown(rows, profiles)
+    _write_text(files.join(folder, "system_scores.md"), (f"**{warning}**\n\n" if warning else "") + table)
+    return {"max_rejected": config.run.max_rejected, "problems": problems, "warning": warning,
+            "exit_status": EXIT_REJECTED if problems else 0}
 
 
 def _flags_or_none(settings):

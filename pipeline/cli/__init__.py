@@ -21,6 +21,7 @@ import threading
 import traceback
 from typing import Optional, Sequence
 
+from pipeline.io.names import shown
 from rouge_core import RougeConfigError, RougeInputError, __version__
 
 
@@ -112,7 +113,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _unknown_options(sub, args.command, extra)
         return args.handler(args, extra)
     except (RougeConfigError, RougeInputError) as err:
-        print(f"rouge-pipeline: error: {err}", file=sys.stderr)
+        print(f"rouge-pipeline: error: {shown(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rouge-pipeline: interrupted; nothing was published", file=sys.stderr)
@@ -123,7 +124,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as err:  # disk full, a worker's failure: one line, never a traceback
         if getattr(args, "verbose", False):
             traceback.print_exc()
-        print(f"rouge-pipeline: error: {one_line(err)}", file=sys.stderr)
+        print(f"rouge-pipeline: error: {shown(one_line(err))}", file=sys.stderr)
         return 1
 
 

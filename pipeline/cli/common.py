@@ -42,6 +42,14 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
         "overrides -f in --rouge-args",
     )
     group.add_argument(
+        "--sentence-split",
+        metavar="RULE",
+        help='how texts are cut into sentences, which summary-level ROUGE-L/W and rougeLsum depend on: '
+        '"newline" (as given, one per line; the default), "sep:STR" (also at every STR; several joined by |, e.g. "sep: . | ? | ! " '
+        'for PTB-tokenized text) '
+        'or "sentencex" (a sentence segmenter)',
+    )
+    group.add_argument(
         "--eval-ids",
         choices=["doc_id", "index"],
         default="doc_id",
@@ -51,7 +59,7 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
 
 def settings_from_args(args: argparse.Namespace) -> RougeSettings:
     return make_settings(args.preset or "rouge155", args.rouge_args, args.rouge_types, args.stem, args.language,
-                         args.multi_ref)
+                         args.multi_ref, args.sentence_split)
 
 
 def print_signature(settings: RougeSettings, file=sys.stderr) -> None:

@@ -4,17 +4,22 @@ publishes, and its exit status (the comparison itself: pipeline/compare.py)."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
 from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE, ResultFolder, UsageError, compare_runs, settings_differences
+from pipeline.cli import one_line
 from pipeline.io import files
+from pipeline.io.document_texts import find_texts, input_files
+from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.publish import publish_files
-from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, names, read_parquet_rows, read_system_rows, table_files
+from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, table_files
+from pipeline.progress import Progress
 from rouge_core.types import MEASURES
-from pipeline.render.compare import markdown_report, moved_markdown, signed
-from pipeline.render.html import Section, render_report
-from rouge_core.errors import RougeConfigError
+from pipeline.render.compare import markdown_report, moved_markdown, page_context, terminal_text, verdict
+from pipeline.render.html import render_comparison_page
+from rouge_core.errors import RougeConfigError, RougeInputError
 
 
 def output_is_empty(path: str) -> bool:
@@ -23,36 +28,47 @@ def output_is_empty(path: str) -> bool:
     return not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path))
 
 
-def publish(output: str, rows: list[dict], moved: list[dict], markdown: str, new=None, note: str = "") -> None:
-    """comparison.{parquet,csv,md}, moved_documents.{parquet,csv,md} and report.html (the
-    new run's report with the comparison as its first sections), published whole."""
+def publish(output: str, rows: list[dict], moved: list[dict], markdown: str, page: str | None = None) -> None:
+    """comparison.{parquet,csv,md}, moved_documents.{parquet,csv,md} and report.html
+    (the comparison's own page, `page`), published whole."""
     contents = {
         **table_files(rows, COMPARISON_COLUMNS, markdown, "comparison"),
         **table_files(moved, MOVED_COLUMNS, moved_markdown(moved), "moved_documents"),
     }
-    if new is not None:
-        contents["report.html"] = comparison_report(new, rows, moved, note).encode("utf-8")
+    if page is not None:
+        contents["report.html"] = page.encode("utf-8")
     publish_files(output, contents)
 
 
-def comparison_report(new, rows: list[dict], moved: list[dict], note: str) -> str:
-    """report.html: the new run's page, headed by what changed since the old run."""
-    columns = [c for c in names(COMPARISON_COLUMNS) if c in (rows[0] if rows else {})] or None
-    sections = [
-        Section("Changes since the previous run", note=note, rows=rows, columns=columns),
-        Section("Documents that moved most", rows=moved[:100]),
-    ]
-    significance_path = files.join(new.path, "significance.parquet")
-    significance = read_parquet_rows(significance_path) if files.exists(significance_path) else []
-    errors = (new.record.get("counts") or {}).get("errors_by_reason") or {}
-    return render_report(read_system_rows(new.path), significance, errors, new.record, sections)
+def comparison_page(old, new, rows: list[dict], moved: list[dict], options: str, fail_on_drop: float,
+                    progress: Progress) -> str:
+    """report.html: the verdict, the changes by size, the documents that moved most
+    with both runs' candidate texts (read back from the runs' inputs) and the reference."""
+    context = page_context(old, new, rows, moved, options, fail_on_drop, {}, {})
+    wanted = {(d["system"], d["doc_id"]) for d in context["documents"]}
+    texts = []
+    if wanted:
+        runs = [(run.record, input_files(run.record)) for run in (old, new)]
+        with progress.stage("texts", sum(len(c) + len(r) for _, (c, r) in runs), "files") as stage:
+            texts = [find_texts(record, wanted, on_file=stage.update) for record, _ in runs]
+    if texts:
+        context = page_context(old, new, rows, moved, options, fail_on_drop, *texts)
+    return render_comparison_page(context)
 
 
 EPILOG = """\
+prints: the verdict first (OK or FAIL, what the exit status says), then only the
+(system, metric) pairs that changed, in the runs' metric order (--all: every pair),
+systems added and removed, and the documents that moved most.  --output DIR also
+writes report.html, the comparison for people (verdict banner, changes by size,
+moved documents with their texts, links to both runs' reports).
+
 exit status:
   0  no significant drop of more than --fail-on-drop points
   1  a significant drop (Holm-adjusted p < 0.05) of more than --fail-on-drop points
-  2  usage error: a folder is missing or not a result folder, or --output is not empty
+  2  the runs could not be compared: a folder is missing, not a result folder or holds
+     a value that is not a score (the file, row and column are named), an option is out
+     of range, --output is not empty, or any other failure
   3  not comparable: the runs' signatures differ (the differing settings are named)
 
 example (nightly, after tonight's run):
@@ -61,18 +77,42 @@ example (nightly, after tonight's run):
 """
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Every numeric option in its range (NaN and infinities refused)."""
+    if not (math.isfinite(args.confidence) and 0 < args.confidence < 100):
+        raise RougeConfigError(f"--confidence must be a number between 0 and 100 (exclusive), got {args.confidence}")
+    if not (math.isfinite(args.fail_on_drop) and 0 <= args.fail_on_drop <= 100):
+        raise RougeConfigError(f"--fail-on-drop must be a number of points from 0 to 100, got {args.fail_on_drop}")
+
+
 def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
+    """Exit 1 means only "a significant drop": any failure to compare is 2, in one line."""
     try:
-        if not 0 < args.confidence < 100:
-            raise RougeConfigError(f"--confidence must be between 0 and 100, got {args.confidence}")
-        if args.fail_on_drop < 0:
-            raise RougeConfigError(f"--fail-on-drop must be at least 0 points, got {args.fail_on_drop}")
+        return _compare_command(args, extra)
+    except (UsageError, RougeConfigError, RougeInputError) as err:
+        print(f"rouge-pipeline compare: error: {shown(str(err))}", file=sys.stderr)
+    except Exception as err:  # a folder that breaks the comparison in a way not checked above
+        print(f"rouge-pipeline compare: error: {shown(one_line(err))}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
+    try:
+        check_options(args)
         if args.output and not output_is_empty(args.output):
             raise UsageError(f"output folder {args.output} exists and is not empty; choose another --output")
-        old = ResultFolder(args.old_run, args.measure)
-        new = ResultFolder(args.new_run, args.measure)
+        with Progress(quiet=args.quiet).stage("reading runs", 2, "runs") as stage:  # per-document tables: seconds
+            old = ResultFolder(args.old_run, args.measure)
+            stage.update(1)
+            new = ResultFolder(args.new_run, args.measure)
+            stage.update(1)
+        for what, names in (("systems", {k[0] for k in old.scores} | {k[0] for k in new.scores}),
+                            ("metrics", {k[1] for k in old.scores} | {k[1] for k in new.scores})):
+            groups = clashes(names)
+            if groups:
+                raise UsageError(f"{args.old_run} and {args.new_run}: {describe_clashes(what, groups)}")
     except (UsageError, RougeConfigError) as err:
-        print(f"rouge-pipeline compare: error: {err}", file=sys.stderr)
+        print(f"rouge-pipeline compare: error: {shown(str(err))}", file=sys.stderr)
         return EXIT_USAGE
 
     differences = settings_differences(old.signature, new.signature)
@@ -86,13 +126,16 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"old signature: {old.signature}\nnew signature: {new.signature}")
         return EXIT_NOT_COMPARABLE
 
-    rows, moved = compare_runs(
-        old,
-        new,
-        measure=args.measure,
-        fail_on_drop=args.fail_on_drop,
-        confidence=args.confidence,
-    )
+    progress = Progress(quiet=args.quiet)
+    with progress.stage("paired tests", 1, "comparisons") as stage:
+        rows, moved = compare_runs(
+            old,
+            new,
+            measure=args.measure,
+            fail_on_drop=args.fail_on_drop,
+            confidence=args.confidence,
+        )
+        stage.update(1)
     options = (
         f"Measure: {args.measure}; change = new - old on the documents both runs scored, with its "
         f"{args.confidence:g}% t interval; p: paired sign-flip test (exact up to 20 documents, Student's t "
@@ -100,23 +143,15 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
         f"comparisons; fail on a significant drop of more than {args.fail_on_drop:g} points."
     )
     if args.output:
-        publish(args.output, rows, moved, markdown_report(old, new, rows, moved, options), new, options)
-    print(markdown_report(old, new, rows, moved, options, all_moved=False))
-    failing = [r for r in rows if r["fails"]]
-    changed = [r for r in rows if r["verdict"] in ("better", "worse")]
-    if failing:
-        print(
-            f"FAIL: significant drop of more than {args.fail_on_drop:g} points: "
-            + ", ".join(f"{r['system']} {r['metric']} {signed(r['delta_points'])}" for r in failing)
-        )
-        return EXIT_DROP
-    print(
-        f"OK: no significant drop of more than {args.fail_on_drop:g} points"
-        + (f" ({len(changed)} significant change(s))" if changed else "; no significant change")
-    )
+        page = comparison_page(old, new, rows, moved, options, args.fail_on_drop, progress)
+        with progress.stage("report", 1, "pages") as stage:
+            publish(args.output, rows, moved, markdown_report(old, new, rows, moved, options), page)
+            stage.update(1)
+    sys.stdout.write(terminal_text(old, new, rows, moved, options, args.fail_on_drop, show_all=args.all))
     if args.output:
-        print(f"results: {args.output}")
-    return EXIT_OK
+        print(f"results: {args.output} (report: {files.join(args.output, 'report.html')})")
+    status, _ = verdict(rows, args.fail_on_drop)
+    return EXIT_DROP if status else EXIT_OK
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -137,8 +172,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--output",
         metavar="DIR",
-        help="write comparison.{parquet,csv,md} and "
-        "moved_documents.{parquet,csv,md} here (must not exist or be empty)",
+        help="write report.html (the comparison for people: the verdict first), comparison.{parquet,csv,md} "
+        "and moved_documents.{parquet,csv,md} here (must not exist or be empty)",
     )
     parser.add_argument(
         "--fail-on-drop",
@@ -152,5 +187,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--confidence", type=float, default=95.0, help="of the interval, percent (default 95)"
     )
+    parser.add_argument("--all", action="store_true",
+                        help="list every (system, metric), not only what changed")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=compare_command)
     return parser

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -14,6 +15,8 @@ from pipeline.io.tables import csv_text, parquet_bytes
 from pipeline.meta_eval import (
     COLUMNS,
     COMPARISON_COLUMNS,
+    check_copies,
+    check_systems,
     split_list,
     comparison_rows,
     correlation_rows,
@@ -22,7 +25,8 @@ from pipeline.meta_eval import (
     load_metric_scores,
     typed_columns,
 )
-from pipeline.render.meta_eval import human_upper_bound, markdown, report_html
+from pipeline.progress import Progress
+from pipeline.render.meta_eval import comparisons_markdown, human_upper_bound, markdown, report_html
 from rouge_core import RougeConfigError, RougeInputError, __version__
 from rouge_core import correlation as corr
 
@@ -54,8 +58,12 @@ correlations.md (Lin 2004 Table 1's shape: metrics as rows, profiles as columns)
 meta_eval.json (inputs, options, counts); with --compare X,Y also comparisons.parquet and
 .csv: delta = r(X) - r(Y) and the one-sided permutation p-value of "X correlates better"
 (Deutsch et al. 2021's PERM tests, swapping the two metrics' standardized scores per
-cell, system or document); report.html: all of it as a page for people (with the settings).
-Without --output the Markdown is printed.
+cell, system or document); report.html: all of it as a page for people (with the settings):
+first the metrics ranked per judgment (the best marked) and a chart of the correlations
+with their intervals.  Without --output every correlation, with its interval, and every
+comparison is printed as Markdown, and nothing is saved.  While it works, stderr shows
+each stage (correlations with bootstrap, permutation tests, report) with its total, rate
+and time left (--quiet: nothing).
 """
 
 
@@ -84,6 +92,22 @@ def _copies(values: Optional[list[str]]) -> list[tuple[str, str]]:
     return copies
 
 
+MAX_REPLICATES = 100_000
+MAX_SEED = (1 << 63) - 1
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Every numeric option in its range; NaN and infinities refused."""
+    if not 0 <= args.replicates <= MAX_REPLICATES:
+        raise RougeConfigError(f"--replicates must be from 0 (no intervals) to {MAX_REPLICATES:,}; got {args.replicates}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise RougeConfigError(f"--seed must be a whole number from 0 to {MAX_SEED:,}; got {args.seed}")
+    if not (math.isfinite(args.confidence) and 0 < args.confidence < 100):
+        raise RougeConfigError(f"--confidence must be a number between 0 and 100 (exclusive); got {args.confidence}")
+    if args.alpha is not None and not (math.isfinite(args.alpha) and 0 < args.alpha <= 1):
+        raise RougeConfigError(f"--alpha must be a number in (0, 1]; got {args.alpha}")
+
+
 def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     started = time.time()
     options = args
@@ -91,10 +115,7 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     for level in options.levels:
         if level not in corr.LEVELS:
             raise RougeConfigError(f"--levels: {level!r} is not one of {corr.LEVELS}")
-    if args.replicates < 0:
-        raise RougeConfigError("--replicates must be >= 0 (0: no intervals)")
-    if args.alpha is not None and not 0 < args.alpha <= 1:
-        raise RougeConfigError("--alpha must be in (0, 1]")
+    check_options(args)
     if args.output and os.path.exists(args.output) and os.listdir(args.output):
         raise RougeConfigError(
             f"output folder {args.output} exists and is not empty; choose another --output"
@@ -108,13 +129,25 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     if wanted:
         scores = {k: v for k, v in scores.items() if k[1] in wanted}
     copies = _copies(args.duplicate_system)
+    check_systems(judged, scores, args.judgments)
+    check_copies(copies, judged, scores)
     duplicate_systems(judged, copies)
     for series in scores.values():
         duplicate_systems(series, copies)
     if not scores:
         raise RougeInputError("no metric scores to correlate")
-    rows = correlation_rows(scores, judged, judgments, options)
-    comparisons = comparison_rows(scores, judged, judgments, pairs, options) if pairs else []
+    if not args.output:
+        print("rouge-pipeline: meta-eval without --output: every correlation and interval is printed, nothing is "
+              "saved (--output DIR writes correlations.csv and report.html)", file=sys.stderr)
+    progress = Progress(quiet=args.quiet)
+    what = "correlations with bootstrap" if args.replicates else "correlations"
+    with progress.stage(what, len(scores) * len(judgments) * len(options.levels), "series") as stage:
+        rows = correlation_rows(scores, judged, judgments, options, step=stage.update)
+    comparisons = []
+    if pairs:
+        tests = len({(p, m) for p, _, m in scores}) * len(pairs) * len(judgments) * len(options.levels)
+        with progress.stage("permutation tests", tests, "tests") as stage:
+            comparisons = comparison_rows(scores, judged, judgments, pairs, options, step=stage.update)
     if not rows or all(r["cells"] == 0 for r in rows):
         raise RougeInputError("no (system, doc_id) has both a metric score and a judgment")
     matched = {k for s in scores.values() for k in s if k in judged}
@@ -147,6 +180,9 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     text = markdown(rows, options)
     if args.output:
         human = human_upper_bound(scores, judged, source.get("human"))
+        with progress.stage("report", 1, "pages") as stage:
+            page = report_html(rows, comparisons, record, human)
+            stage.update(1)
         publish_files(
             args.output,
             {
@@ -162,11 +198,15 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
                 ),
                 "correlations.md": text.encode("utf-8"),
                 "meta_eval.json": (json.dumps(record, indent=1) + "\n").encode("utf-8"),
-                "report.html": report_html(rows, comparisons, record, human).encode("utf-8"),
+                "report.html": page.encode("utf-8"),
             },
         )
-        print(f"results: {os.path.abspath(args.output)}")
-    sys.stdout.write(text)
+        sys.stdout.write(text)
+        print(f"results: {os.path.abspath(args.output)} (report: {os.path.join(os.path.abspath(args.output), 'report.html')})")
+    else:
+        sys.stdout.write(markdown(rows, options, intervals=bool(args.replicates), saved=False))
+        if comparisons:
+            sys.stdout.write("\n" + comparisons_markdown(comparisons))
     counts = record["counts"]
     if counts["judged_pairs_without_scores"]:
         print(
@@ -203,7 +243,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="wide --metric-scores: metric columns (default: every numeric non-judgment one)",
     )
     parser.add_argument("--metrics", metavar="A,B", help="only these metrics (e.g. ROUGE-1,ROUGE-2,ROUGE-L)")
-    parser.add_argument("--output", metavar="DIR", help="result folder (must not exist or be empty)")
+    parser.add_argument("--output", metavar="DIR", help="result folder (must not exist or be empty); without it "
+                        "every correlation and interval is printed and nothing is saved")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     stats = parser.add_argument_group("statistics")
     stats.add_argument("--levels", default="system,summary", help="system, summary or both (default)")
     stats.add_argument(

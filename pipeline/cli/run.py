@@ -7,16 +7,19 @@ import sys
 
 from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
-from pipeline.beam.run import RunFailed, resolve_inputs, run
+from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
 from pipeline.cli.common import add_rouge_options, print_signature
+from pipeline.coverage import EXIT_REJECTED, Coverage, document_sets_warning, text_warnings
+from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
+from pipeline.progress import Progress
 from pipeline.render import tables as views
 from rouge_core import RougeConfigError
 
 RUN_EPILOG = """\
 examples:
   rouge-pipeline run --config configs/demo.toml
-      the bundled sample, on every local core; prints the per-system table.
+      the bundled sample (84 KiB: it runs in this process); prints the per-system table.
   rouge-pipeline run --config configs/pyrouge.toml --input 'outputs/*.jsonl.gz' --output out/tonight
   rouge-pipeline run --config configs/duc.toml --input 'cands/*.parquet' --references 'refs/*.parquet'
       split form: candidates and references in separate files, joined by doc_id.
@@ -25,8 +28,10 @@ examples:
   rouge-pipeline run --config configs/pyrouge.toml --dry-run
       check the config, list the inputs, print the signature; run nothing.
 
-runners: without --runner, the local DirectRunner (FnApiRunner) on every core, in
-separate processes.  --runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
+runners: without --runner, Beam's local FnApiRunner: in this process for an input
+under 8 MiB (worker processes would cost more than they save), else on every local
+core in worker processes; the first line printed names the one chosen.
+--runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
 --runner SparkRunner / FlinkRunner, or --runner PortableRunner --job_endpoint HOST:PORT
 submit the same pipeline to a cluster; see configs/ and the README.
 
@@ -35,13 +40,18 @@ ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json,
 report.html (the page for people: charts and tables of the scores with their
 intervals, significance, errors) and _SUCCESS.  It appears only when the run
 succeeded.
+
+exit status: 0 when the run published; 1 when it failed (nothing published);
+3 when it published but more rows were rejected than --max-rejected allows
+(run.max_rejected, default 1% of all rows or of any one system's documents):
+the printed table, system_scores.md and report.html are headed by a warning.
 """
 
 
 def run_command(args: argparse.Namespace, beam_args: list[str], our_options: list[str]) -> int:
     config = run_config.load_config(args.config)
-    given = [f"--{name.replace('_', '-')}" for name in ("rouge_args", "preset", "rouge_types", "stem", "language", "multi_ref")
-             if getattr(args, name) is not None]
+    rouge_options = ("rouge_args", "preset", "rouge_types", "stem", "language", "multi_ref", "sentence_split")
+    given = [f"--{name.replace('_', '-')}" for name in rouge_options if getattr(args, name) is not None]
     if config.profiles and given:
         raise RougeConfigError(
             f"{', '.join(given)} set [rouge], but {config.source} scores with its [profiles]; "
@@ -59,8 +69,10 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         rouge_stem=args.stem,
         rouge_language=args.language,
         rouge_multi_reference=args.multi_ref,
+        rouge_sentence_split=args.sentence_split,
         rouge_eval_ids=args.eval_ids,
         run_strict=True if args.strict else None,
+        run_max_rejected=args.max_rejected,
         significance_baseline=args.baseline,
         output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
     ).validate()
@@ -75,27 +87,36 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     if args.dry_run:
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
-                print(f"{kind[:-1]}: {path}")
-        print(f"output: {config.output.folder}")
+                print(f"{kind[:-1]}: {shown(path)}")
+        folder = config.output.folder
+        print(f"output: {resolve_output(folder) if '://' not in folder else folder}")
         return 0
+    progress = Progress(quiet=args.quiet, interval=config.run.progress_seconds)
     try:
-        record = run(config, beam_args, inputs)
+        record = run(config, beam_args, inputs, progress)
     except RunFailed as err:
         print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
         return 1
-    folder = config.output.folder
-    print()
-    print(views.profiles_text(read_system_rows(folder), profiles))
+    folder = record.get("output") or config.output.folder  # the output as the system resolved it
     counts = record["counts"]
+    coverage = Coverage.from_counts(counts)
+    rejected = record["rejected"]
+    print()
+    if rejected["warning"]:  # the table a person reads starts with it
+        print(rejected["warning"] + "\n")
+    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
+    print(views.profiles_text(rows, profiles))
     print(
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
         + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
     )
-    for system, missing in counts["systems_missing_documents"].items():
-        print(f"warning: {system} has no score for {missing} of the {counts['documents']} documents")
+    for line in document_sets_warning(counts["systems_missing_documents"], counts["documents"]):
+        print(line)
+    for line in text_warnings(counts.get("text_checks", {})):
+        print(line)
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     print(f"report: {folder}/report.html")
-    return 0
+    return rejected["exit_status"]
 
 
 def register(commands) -> argparse.ArgumentParser:
@@ -110,9 +131,12 @@ def register(commands) -> argparse.ArgumentParser:
     )
     run.add_argument("--config", help="TOML run configuration (see configs/)")
     io_group = run.add_argument_group("input and output (override the config)")
-    io_group.add_argument("--input", action="append", metavar="GLOB", help="candidate files (repeatable)")
+    # nargs="+": `--input dir/*.jsonl` expanded by the shell gives every file to --input
+    io_group.add_argument("--input", nargs="+", action="extend", metavar="GLOB",
+                          help="candidate files or globs (several values; repeatable)")
     io_group.add_argument(
-        "--references", action="append", metavar="GLOB", help="reference files, split form (repeatable)"
+        "--references", nargs="+", action="extend", metavar="GLOB",
+        help="reference files or globs, split form (several values; repeatable)",
     )
     io_group.add_argument("--output", metavar="DIR", help="result folder")
     io_group.add_argument(
@@ -127,6 +151,11 @@ def register(commands) -> argparse.ArgumentParser:
     control = run.add_argument_group("run control")
     control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
     control.add_argument(
+        "--max-rejected", type=float, metavar="SHARE",
+        help=f"publish, but exit with status {EXIT_REJECTED} and head the tables with a warning, when more than "
+        "this share of the rows, or of any one system's documents, was rejected (default: run.max_rejected, 0.01)",
+    )
+    control.add_argument(
         "--baseline",
         metavar="SYSTEM",
         help="paired significance of each system against this one (default: every pair of systems)",
@@ -135,6 +164,11 @@ def register(commands) -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="validate, list inputs, print the signature; run nothing"
     )
     control.add_argument("--verbose", action="store_true", help="show tracebacks and Beam's own messages")
+    control.add_argument(
+        "--quiet", action="store_true",
+        help="no progress (by default each stage shows what is done of its total, the rate and the time "
+        "left: bars on a terminal, a line every [run] progress_seconds otherwise)",
+    )
     ours = [o for action in run._actions for o in action.option_strings]  # noqa: SLF001
     run.set_defaults(handler=lambda args, beam_args: run_command(args, beam_args, ours))
     return run

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+from collections import Counter
 
-from pipeline.cli.common import PYROUGE_DEFAULTS, add_rouge_options, print_signature, settings_from_args
-from pipeline.config import InputConfig
+from pipeline import config as run_config
+from pipeline.cli.common import PYROUGE_DEFAULTS, add_rouge_options, print_signature
+from pipeline.coverage import (
+    DEFAULT_MAX_REJECTED,
+    EXIT_REJECTED,
+    document_sets_warning,
+    rejected_warning,
+    text_warnings,
+)
+from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.tables import csv_text
-from pipeline.io.text_files import line_aligned_rows
+from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
+from pipeline.io.text_files import is_text_file, line_aligned_rows
+from pipeline.progress import Progress
 from pipeline.render import tables as views
 from pipeline.score import LocalScores, StrictStop, score_files, score_rows, system_rows
-from rouge_core import RougeInputError, render_report
+from rouge_core import RougeConfigError, RougeInputError, names, render_report
 from rouge_core.report import evaluation_ids
 
 
@@ -21,7 +33,7 @@ def print_errors(scores: LocalScores, limit: int = 10, file=sys.stderr) -> None:
     print(scores.summary(), file=file)
     for error in scores.errors[:limit]:
         where = error.source + (f":{error.position}" if error.position is not None else "")
-        print(f"  {where}: {error.reason}: {error.message}", file=file)
+        print(f"  {shown(where)}: {error.reason}: {shown(error.message)}", file=file)
     if len(scores.errors) > limit:
         print(f"  ... and {len(scores.errors) - limit} more", file=file)
 
@@ -31,9 +43,15 @@ examples:
   rouge-pipeline score summaries.jsonl
       ROUGE-1..4, L, W-1.2, S*, SU* with stemming: pyrouge's defaults,
       "{PYROUGE_DEFAULTS}", which most papers report.
-  rouge-pipeline score --candidates cand.txt --references ref.txt [ref2.txt ...]
-      line-aligned text files (files2rouge, rouge-score): line n of every file is
-      document n; several reference files give several references.
+  rouge-pipeline score cand.txt ref.txt [ref2.txt ...]
+      line-aligned text files (files2rouge, sacreBLEU, rouge-score): line n of every
+      file is document n; several reference files give several references.  The
+      same as --candidates cand.txt --references ref.txt; '-' reads one from stdin:
+      my_model | rouge-pipeline score - ref.txt
+  rouge-pipeline score --system-dir sys/ --model-dir models/ \\
+      --system-pattern 'text.(\\d+).txt' --model-pattern 'text.[A-Z].#ID#.txt'
+      pyrouge's folders: one file per document, one sentence per line, the
+      patterns as pyrouge's system_filename_pattern and model_filename_pattern.
   rouge-pipeline score 'outputs/*.parquet' --references 'refs/*.jsonl' --format csv
       split form, as `run` reads it; every system's table as CSV.
   cat summaries.jsonl | rouge-pipeline score - --format report
@@ -44,10 +62,26 @@ examples:
       number documents 1..N in sorted doc_id order, as pyrouge does: the printed
       averages are bootstrap means whose digits depend on that order.
 
+  rouge-pipeline score cand.txt ref.txt --rouge-types rouge2 --preset rouge_score --score-only
+      just the number (x 100), as sacreBLEU's -b: one line per system.
+
+exit status: 0 when every row was scored or few were rejected; 1 for an error
+(nothing scored, a usage error, --strict on a bad row); 3 when more rows were
+rejected than --max-rejected allows (default 1% of all rows, or of any one
+system's documents): everything that could be scored is still printed, headed
+by a warning.  The table's docs column reads scored/had per system.
+
 formats (--format): table (the default on a terminal): systems as rows, metrics
 as columns, x 100 with intervals; report (the default otherwise): the ROUGE-1.5.5
-text; csv: one row per (system, metric), every number; jsonl: one object per
+text; json: a list of one object per (system, metric), the measure's score x 100
+with its interval, recall, precision and F, and the signature (sacreBLEU's
+shape); csv: one row per (system, metric), every number; jsonl: one object per
 (system, doc_id, metric) with recall, precision and f_measure at full precision.
+--sort and --measure name metrics and measures as the field writes them:
+rouge2 or ROUGE-2, rougeLsum or ROUGE-L, ROUGE-SU4; F, f, R, P.
+
+while it works, stderr shows each stage (reading, scoring, bootstrap, report)
+with its total, rate and time left (--quiet: nothing); stdout gets only the result.
 
 input: JSON Lines (.jsonl, .jsonl.gz), Parquet, or '-' for JSON Lines on stdin,
 one object per (system, document):
@@ -56,90 +90,276 @@ one object per (system, document):
 """
 
 
+FORMATS = ["table", "report", "json", "csv", "jsonl"]
+MEASURE_WORDS = {"f": "f", "r": "r", "p": "p", "f_measure": "f", "f-measure": "f", "fmeasure": "f",
+                 "recall": "r", "precision": "p"}
+
+
+def measure_name(text: str) -> str:
+    """--measure, in any case: F, f, R, P (or the words)."""
+    key = text.strip().lower()
+    if key not in MEASURE_WORDS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a measure: F (F-measure), R (recall) or P (precision)")
+    return MEASURE_WORDS[key]
+
+
 def register(commands) -> argparse.ArgumentParser:
     score = commands.add_parser(
         "score",
         help="score files on this machine (no Beam) and print a table or the ROUGE-1.5.5 report",
         description="Score summaries on this machine, without Beam, through the same reader and\n"
-        "rules as `run`, and print a table, the ROUGE-1.5.5 report, CSV or JSON Lines.",
+        "rules as `run`, and print a table, the ROUGE-1.5.5 report, JSON, CSV or JSON Lines.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     score.add_argument(
         "input", nargs="*", metavar="INPUT",
         help="files or globs: JSONL, .jsonl.gz or Parquet (joined form, or candidates with "
-        "--references); '-' reads JSON Lines from stdin",
+        "--references); '-' reads JSON Lines from stdin; or plain text files CAND REF [REF ...], "
+        "one summary per line",
     )
     inputs = score.add_argument_group("line-aligned text files")
-    inputs.add_argument("--candidates", metavar="FILE", help="one candidate summary per line")
+    inputs.add_argument("--candidates", metavar="FILE", help="one candidate summary per line ('-': stdin)")
     score.add_argument(
         "--references", nargs="+", action="extend", metavar="FILE",
         help="reference files: globs of split-form files, or with --candidates, line-aligned text files",
     )
     inputs.add_argument("--sentence-sep", metavar="STR", help="split each line into sentences at STR, e.g. '<q>'")
-    inputs.add_argument("--system", default="system", help="the system name for --candidates (default: system)")
+    inputs.add_argument("--system", default="system", help="the system name of text or pyrouge input (default: system)")
+    folders = score.add_argument_group("pyrouge's folders (one file per document)")
+    folders.add_argument("--system-dir", metavar="DIR", help="the system summaries (pyrouge's system_dir)")
+    folders.add_argument("--model-dir", metavar="DIR", help="the reference summaries (pyrouge's model_dir)")
+    folders.add_argument("--system-pattern", metavar="REGEX",
+                         help=r"a system file's name, its one group the document ID, e.g. 'text.(\d+).txt'")
+    folders.add_argument("--model-pattern", metavar="REGEX",
+                         help="a reference file's name with #ID# for the ID, e.g. 'text.[A-Z].#ID#.txt'")
     out = score.add_argument_group("output")
-    out.add_argument("--format", choices=["table", "report", "csv", "jsonl"], help="see below")
-    out.add_argument("--measure", choices=["f", "r", "p"], default="f", help="the table's measure (default F)")
-    out.add_argument("--sort", metavar="METRIC", help="rank the table's systems by this metric (default: the first)")
+    out.add_argument("--format", choices=FORMATS, help="see below")
+    out.add_argument("--score-only", "-b", action="store_true",
+                     help="print only the scores x 100 of --measure: one line per system, the metrics tab-separated")
+    out.add_argument("--measure", type=measure_name, default="f", metavar="{F,R,P}",
+                     help="the measure of the table, json and --score-only: F (default), R or P, any case")
+    out.add_argument("--sort", metavar="METRIC",
+                     help="rank the table's systems by this metric, e.g. rouge2, ROUGE-L, rougeLsum (default: the first)")
+    score.add_argument("--config", help="a run configuration (TOML, as for run): its [input] fields and "
+                       "policies, [rouge] and [statistics]; options given here override it")
+    policies = score.add_argument_group("rejected rows")
+    policies.add_argument(
+        "--conflicting-references", choices=["reject", "keep"],
+        help="joined form, rows of one doc_id with different references: reject them all (the default, "
+        'input.conflicting_references = "error") or keep each row\'s own references (a system released '
+        "with its own copy of the references, e.g. SimCLS on CNN/DM)",
+    )
+    policies.add_argument(
+        "--max-rejected", type=float, metavar="SHARE",
+        help=f"exit with status {EXIT_REJECTED} (after printing everything) when more than this share of the "
+        f"rows, or of any one system's documents, was rejected (default: run.max_rejected, {DEFAULT_MAX_REJECTED})",
+    )
     score.add_argument("--strict", action="store_true", help="stop at the first bad row (exit 1)")
+    score.add_argument("--quiet", action="store_true", help="no progress on stderr")
     score.add_argument("--verbose", action="store_true", help="show tracebacks")
     add_rouge_options(score)
-    score.set_defaults(handler=lambda args, extra: score_command(args))
+    score.set_defaults(rouge_args=None, eval_ids=None, handler=lambda args, extra: score_command(args))
     return score
 
 
-def score_command(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
-    config = InputConfig(candidates=tuple(args.input), references=tuple(args.references or ()))
+def score_configuration(args: argparse.Namespace) -> run_config.RunConfig:
+    """The run configuration `score` reads: --config's (or the defaults, with
+    pyrouge's flags), and the options given on the command line over it."""
+    config = run_config.load_config(args.config)
+    if config.profiles:
+        raise RougeConfigError(f"{config.source} has [profiles]: score takes one setting ([rouge]); use run for profiles")
+    if args.config is None:
+        config = run_config.with_overrides(config, rouge_args=PYROUGE_DEFAULTS)
+    policy = {"reject": "error", "keep": "keep", None: None}[args.conflicting_references]
+    config = run_config.with_overrides(
+        config,
+        input_conflicting_references=policy,
+        rouge_args=args.rouge_args,
+        rouge_preset=args.preset,
+        rouge_rouge_types=tuple(t for t in args.rouge_types.split(",") if t) if args.rouge_types else None,
+        rouge_stem=args.stem,
+        rouge_language=args.language,
+        rouge_multi_reference=args.multi_ref,
+        rouge_sentence_split=args.sentence_split,
+        rouge_eval_ids=args.eval_ids,
+        run_max_rejected=args.max_rejected,
+    )
+    # Check what score uses ([input] needs no candidates here: they come from the command line).
+    dataclasses.replace(config, input=dataclasses.replace(config.input, candidates=("-",))).validate()
+    return config
+
+
+def _input_mode(args: argparse.Namespace) -> str:
+    """Which reader, from the options, checked before anything is read:
+    "tables" (JSONL/Parquet), "text" (line-aligned) or "pyrouge" (folders)."""
+    pyrouge = [o for o in ("system_dir", "model_dir", "system_pattern", "model_pattern") if getattr(args, o)]
+    if pyrouge:
+        if args.input or args.candidates or args.references:
+            raise RougeConfigError("pyrouge's folders (--system-dir ...) replace INPUT, --candidates and --references")
+        missing = [f"--{o.replace('_', '-')}" for o in ("system_dir", "model_dir", "system_pattern", "model_pattern")
+                   if not getattr(args, o)]
+        if missing:
+            raise RougeConfigError(
+                f"pyrouge's folders need all four of --system-dir, --model-dir, --system-pattern and "
+                f"--model-pattern; missing {', '.join(missing)}"
+            )
+        check_patterns(args.system_pattern, args.model_pattern)
+        return "pyrouge"
     if args.candidates and args.input:
-        raise RougeInputError("give either INPUT files or --candidates with --references, not both")
-    if not args.candidates and not args.input:
-        raise RougeInputError("nothing to score: give INPUT files, '-' for stdin, or --candidates and --references")
-    progress = _progress_bar()
+        raise RougeConfigError("give either INPUT files or --candidates with --references, not both")
+    if args.candidates:
+        if not args.references:
+            raise RougeConfigError(f"--candidates needs --references: rouge-pipeline score --candidates "
+                                   f"{args.candidates} --references REF.txt")
+        return "text"
+    if not args.input:
+        if args.config:  # the config's [input] candidates (checked when they are resolved)
+            return "tables"
+        raise RougeConfigError("nothing to score: give INPUT files, '-' for stdin, text files CAND REF, "
+                               "or pyrouge's --system-dir and --model-dir")
+    text = [path for path in args.input if is_text_file(path)]
+    if text:
+        if args.references:
+            raise RougeConfigError(
+                f"{text[0]} is a text file: give the text files as CAND REF [REF ...] "
+                f"(rouge-pipeline score {' '.join(args.input + args.references)}), without --references"
+            )
+        if len(args.input) < 2:
+            raise RougeConfigError(
+                f"{text[0]} is a text file (one summary per line) and needs its references: "
+                f"rouge-pipeline score {text[0]} REF.txt [REF2.txt ...]"
+            )
+        tables = [path for path in args.input if path != "-" and not is_text_file(path)]
+        if tables:
+            raise RougeConfigError(f"mixed inputs: {text[0]} is a text file but {tables[0]} is JSONL or Parquet")
+        return "text"
+    if args.sentence_sep:
+        raise RougeConfigError("--sentence-sep applies to text files; JSONL input gives sentences as lists")
+    return "tables"
+
+
+def _checked_sort(args: argparse.Namespace, settings) -> str | None:
+    if args.sort is None:
+        return None
+    try:  # the project's one grammar of metric names: rouge2, ROUGE-2, rougeLsum, ROUGE-L, ROUGE-su4 ...
+        return names.find(args.sort, settings.metric_tags())
+    except RougeConfigError as err:
+        raise RougeConfigError(f"--sort {args.sort}: {err}") from None
+
+
+def score_command(args: argparse.Namespace) -> int:
+    # Every option is checked before anything is read (a usage error is exit 2).
+    run = score_configuration(args)
+    settings = run.settings()
+    mode = _input_mode(args)
+    sort = _checked_sort(args, settings)
+    if args.score_only and args.format:
+        raise RougeConfigError("--score-only prints only the scores; it takes no --format")
+    form = "score-only" if args.score_only else args.format or ("table" if sys.stdout.isatty() else "report")
+    inputs = tuple(args.input) or (() if args.candidates or mode == "pyrouge" else run.input.candidates)
+    config = dataclasses.replace(run.input, candidates=inputs, references=tuple(args.references or run.input.references))
+    keep = config.conflicting_references == "keep"
+    progress = Progress(quiet=args.quiet)
     try:
-        if args.candidates:
-            rows = line_aligned_rows(args.candidates, args.references or [], args.system, args.sentence_sep, config)
-            scores = score_rows(rows, [], config, settings, strict=args.strict, progress=progress)
+        if mode == "pyrouge":
+            rows = pyrouge_rows(args.system_dir, args.model_dir, args.system_pattern, args.model_pattern,
+                                args.system, config)
+            scores = score_rows(rows, [], config, settings, keep_conflicts=keep, strict=args.strict, progress=progress)
+        elif mode == "text":
+            candidates, references = (args.candidates, args.references) if args.candidates else (args.input[0], args.input[1:])
+            rows = line_aligned_rows(candidates, references, args.system, args.sentence_sep, config)
+            scores = score_rows(rows, [], config, settings, keep_conflicts=keep, strict=args.strict, progress=progress)
         else:
-            scores = score_files(args.input, args.references or [], config, settings, strict=args.strict, progress=progress)
+            scores = score_files(list(inputs), list(config.references), config, settings, keep_conflicts=keep,
+                                 strict=args.strict, progress=progress)
     except StrictStop as err:
         print(f"rouge-pipeline: error: strict mode: {err}", file=sys.stderr)
         return 1
-    finally:
-        if progress is not None:
-            progress.close()
     if scores.errors:
         print_errors(scores)
     if not scores.scored:
         print("rouge-pipeline: error: nothing was scored", file=sys.stderr)
         return 1
-    form = args.format or ("table" if sys.stdout.isatty() else "report")
-    ids = evaluation_ids((d for docs in scores.results.values() for d in docs), args.eval_ids)
-    if form == "report":
-        results = {s: {ids[d]: stats for d, stats in docs.items()} for s, docs in scores.results.items()}
-        sys.stdout.write(render_report(results, settings))
-    elif form == "jsonl":
+    groups = clashes(scores.results)
+    if groups:  # two systems that print alike would be two rows a reader cannot tell apart
+        raise RougeInputError(describe_clashes("systems", groups))
+    ids = evaluation_ids((d for docs in scores.results.values() for d in docs), run.rouge.eval_ids)
+    coverage = scores.coverage()
+    for line in text_warnings(scores.texts.to_dict()) + document_sets_warning(
+        coverage.different_document_sets(), coverage.documents
+    ):
+        print(line, file=sys.stderr)
+    problems = coverage.problems(run.run.max_rejected)
+    by_reason = dict(Counter(e.reason for e in scores.errors))
+    warning = rejected_warning(problems, run.run.max_rejected, "The first rejected rows are listed on stderr.",
+                               by_reason) if problems else ""
+    if warning:  # the table a person reads starts with it; machine formats keep stdout clean
+        print(warning + ("\n" if form == "table" else ""), file=sys.stdout if form == "table" else sys.stderr)
+    if form == "jsonl":
         for system in sorted(scores.results):
             for doc_id, metrics in sorted(scores.results[system].items()):
                 for tag, s in metrics.items():
                     record = {"system": system, "doc_id": doc_id, "metric": tag, "recall": s.recall,
                               "precision": s.precision, "f_measure": s.f_measure}
                     sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    elif form == "report":
+        results = {s: {ids[d]: stats for d, stats in docs.items()} for s, docs in scores.results.items()}
+        with progress.stage("bootstrap", len(results), "systems") as stage:
+            for system in sorted(results):  # the report is the systems' blocks in name order
+                sys.stdout.write(render_report({system: results[system]}, settings))
+                stage.update(1)
     else:
-        rows = system_rows(scores.results, settings, ids)
+        rows = []
+        had = {s: coverage.had(s) for s in coverage.systems()}
+        with progress.stage("bootstrap" if settings.preset == "rouge155" else "averaging", len(scores.results),
+                            "systems") as stage:
+            for system in sorted(scores.results):
+                rows += system_rows({system: scores.results[system]}, settings, ids, run.statistics, had)
+                stage.update(1)
+        measure = views.MEASURES[args.measure]
         if form == "csv":
             sys.stdout.write(csv_text(rows))
+        elif form == "json":
+            sys.stdout.write(json_text(rows, settings, measure))
+        elif form == "score-only":
+            sys.stdout.write(score_only_text(rows, settings, measure))
         else:
-            sys.stdout.write(views.text(rows, settings, views.MEASURES[args.measure], args.sort))
-    print_signature(settings)
-    return 0
+            sys.stdout.write(views.text(rows, settings, measure, sort))
+    if form != "score-only":
+        print_signature(settings)
+    return EXIT_REJECTED if problems else 0
 
 
-def _progress_bar():
-    """A progress bar on a terminal (tqdm); nothing when stderr is a file or a pipe."""
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
+def json_text(rows: list[dict], settings, measure: str) -> str:
+    """sacreBLEU's JSON shape, one object per (system, metric): the name, the score
+    x 100 of `measure` with its interval, R/P/F, the documents and the signature."""
+    objects = []
+    for row in rows:
+        value, low, high = views.measure_value(row, measure)
+        objects.append({
+            "system": row["system"],
+            "name": row["metric"],
+            "measure": measure,
+            "score": None if value is None else round(100 * value, 2),
+            "low": None if low is None else round(100 * low, 2),
+            "high": None if high is None else round(100 * high, 2),
+            "recall": row["recall"],
+            "precision": row["precision"],
+            "f_measure": row["f_measure"],
+            "documents": row["documents"],
+            "signature": settings.signature(),
+        })
+    return json.dumps(objects, indent=1, ensure_ascii=False) + "\n"
 
-    return tqdm(unit=" summaries", desc="scoring", file=sys.stderr, leave=False)
+
+def score_only_text(rows: list[dict], settings, measure: str) -> str:
+    """One line per system (name order): its metrics' scores x 100, tab-separated, in
+    the signature's metric order, as sacreBLEU's --score-only prints one number."""
+    by_system: dict = {}
+    for row in rows:
+        by_system.setdefault(row["system"], {})[row["metric"]] = views.measure_value(row, measure)[0]
+    tags = settings.metric_tags()
+    return "".join(
+        "\t".join(views.pct(scores[t]) for t in tags if t in scores) + "\n" for _, scores in sorted(by_system.items())
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob as _glob
 import os
 import re
+import stat
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -75,8 +76,25 @@ def match(pattern: str) -> dict[str, int]:
         return {m.path: m.size_in_bytes for m in _beam().match([pattern])[0].metadata_list}
     if os.path.isdir(pattern):  # a folder names the files in it
         pattern = os.path.join(_glob.escape(pattern), "*")
+    elif os.path.lexists(pattern):  # a name that exists is that file, even with [ ] * ? in it
+        return {pattern: os.stat(pattern).st_size}
     found = {}
     for path in sorted(_glob.glob(pattern)):
         if not os.path.isdir(path):
             found[path] = os.stat(path).st_size
     return found
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a pipe (a FIFO, or <(...) process substitution)"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: str):
+    """What a local path is when it is not a regular file (a pipe, a device), else None."""
+    if is_url(path):
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return next((name for test, name in _SPECIAL if test(mode)), None)

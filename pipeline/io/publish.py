@@ -17,8 +17,10 @@ deleted by the next run into the same output.  Where `renameat2` is missing
 (not Linux, or a filesystem without it) the same checks run just before a plain
 rename, which leaves a short window.
 
-`--overwrite` replaces only a folder this tool published: one that holds the
-marker file and `run.json`, and nothing this tool does not write.
+`--overwrite` replaces only a folder this tool published: one whose marker file
+records every file this tool wrote there with its SHA-256 (`Staging.seal`), and
+that holds nothing else and no changed file; once the new folder is in place, only
+the recorded files of the old one are deleted.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -65,8 +68,57 @@ def _contains(folder: str, path: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+# Names this tool writes inside a result folder's subfolders, for folders published
+# before the marker recorded its files (checked by name then, not by digest).
+_LEGACY_PARTS = {
+    "per_document": re.compile(r"part-\d{5}-of-\d{5}\.(parquet|csv|jsonl)"),
+    "errors": re.compile(r"(part-\d{5}-of-\d{5}|file-[0-9a-f]{16})\.(parquet|jsonl)"),
+}
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _walk(folder: str) -> tuple[list[str], list[str]]:
+    """(files, other entries: folders, symlinks, pipes ...) under `folder`, as paths
+    relative to it, without following symlinks."""
+    found, other = [], []
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        for name in dirs + names:
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, folder)
+            if os.path.islink(path) or not (os.path.isfile(path) or os.path.isdir(path)):
+                other.append(rel)
+            elif os.path.isfile(path):
+                found.append(rel)
+            else:
+                other.append(rel + os.sep)
+    return sorted(found), sorted(other)
+
+
+def recorded_files(folder: str) -> dict[str, str]:
+    """{relative path: sha256} of every file this tool wrote in `folder`, from its
+    marker ({} when the marker does not record them: an older folder)."""
+    try:
+        with open(os.path.join(folder, MARKER), encoding="utf-8") as fh:
+            marker = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    listed = marker.get("files") if isinstance(marker, dict) else None
+    return listed if isinstance(listed, dict) else {}
+
+
 def _foreign_entries(folder: str) -> Optional[list[str]]:
-    """None when `folder` is a result folder of this tool, else what makes it foreign."""
+    """None when `folder` holds only what this tool wrote, else what else it holds.
+
+    A folder this tool published records every file it wrote, with its SHA-256, in
+    its marker: anything unlisted, changed, a symlink or a pipe is foreign.  A folder
+    of an older version (no list) is checked by names, inside its subfolders too."""
     names = sorted(os.listdir(folder))
     if MARKER not in names and "_SUCCESS" not in names:
         return names or ["(it is empty, but this tool did not create it)"]
@@ -77,7 +129,52 @@ def _foreign_entries(folder: str) -> Optional[list[str]]:
             raise ValueError
     except (OSError, ValueError):
         return ["run.json (missing or not a run record of this tool)"]
-    return [n for n in names if not RESULT_ENTRIES.fullmatch(n)] or None
+    found, other = _walk(folder)
+    listed = recorded_files(folder)
+    if listed:
+        foreign = [f for f in found if f != MARKER and (f not in listed or _sha256(os.path.join(folder, f)) != listed[f])]
+        folders = {os.path.dirname(f) + os.sep for f in listed if os.path.dirname(f)}
+        folders |= {sub + os.sep for sub in _LEGACY_PARTS}  # may be empty
+        foreign += [o for o in other if o not in folders]
+        return [f + (" (changed since this tool wrote it)" if f in listed else "") for f in sorted(foreign)] or None
+    foreign = [n for n in names if not RESULT_ENTRIES.fullmatch(n)]
+    for sub, pattern in _LEGACY_PARTS.items():
+        foreign += [f for f in found if f.startswith(sub + os.sep) and not pattern.fullmatch(f[len(sub) + 1 :])]
+    foreign += [o for o in other if o not in (sub + os.sep for sub in _LEGACY_PARTS)]
+    return sorted(foreign) or None
+
+
+def _legacy_files(folder: str) -> dict[str, str]:
+    """The files of an older result folder that this tool wrote (by name)."""
+    found, _ = _walk(folder)
+    keep = {}
+    for f in found:
+        sub, _, rest = f.partition(os.sep)
+        if (rest and sub in _LEGACY_PARTS and _LEGACY_PARTS[sub].fullmatch(rest)) or (not rest and RESULT_ENTRIES.fullmatch(f)):
+            keep[f] = ""
+    return keep
+
+
+def remove_written(folder: str, listed: dict[str, str]) -> list[str]:
+    """Delete the files this tool wrote in `folder` (`listed`, and its marker), then
+    the folders left empty; returns what is left (anything else, e.g. a file a
+    person put there while the run was working), which is never deleted."""
+    for rel in list(listed) + [MARKER]:
+        try:
+            os.unlink(os.path.join(folder, rel))
+        except FileNotFoundError:
+            pass
+    for root, dirs, _ in sorted(os.walk(folder, topdown=False), key=lambda w: -len(w[0])):
+        for name in dirs:
+            try:
+                os.rmdir(os.path.join(root, name))
+            except OSError:
+                pass
+    try:
+        os.rmdir(folder)
+        return []
+    except OSError:
+        return _walk(folder)[0]
 
 
 @dataclass(frozen=True)
@@ -187,7 +284,17 @@ class Staging:
             raise OutputError(f"cannot create the result folder {self.final}: {err.strerror} ({err.filename})")
         return self
 
+    def seal(self) -> None:
+        """Record every file of the staging folder, with its SHA-256, in the marker:
+        what a later --overwrite may remove (and nothing else).  The last write."""
+        found, _ = _walk(self.path)
+        listed = {f: _sha256(os.path.join(self.path, f)) for f in found if f != MARKER}
+        with open(os.path.join(self.path, MARKER), "w", encoding="utf-8") as fh:
+            json.dump({"tool": "rouge-pipeline", "run_id": self.run_id, "files": listed}, fh, indent=0, sort_keys=True)
+            fh.write("\n")
+
     def publish(self) -> None:
+        self.seal()
         test_pause("before_publish")
         if self.replaces is None:
             self._publish_new()
@@ -227,9 +334,22 @@ class Staging:
             os.rename(self.path, self.final)
             os.rename(old, self.path)
         test_pause("after_exchange")
-        # The new folder is in place: a failure to delete the old one is not the run's
-        # failure, and whatever is left is deleted by the next run into this output.
-        shutil.rmtree(self.path, ignore_errors=True)
+        # The new folder is in place: the old one loses only the files this tool wrote
+        # (a failure to delete one is not the run's failure).  Anything else (put there
+        # while the run was working) is kept, in a folder no later run deletes.
+        listed = recorded_files(self.path) or _legacy_files(self.path)
+        try:
+            left = remove_written(self.path, listed)
+        except OSError:
+            left = ["(files that could not be deleted)"]
+        if left:
+            kept = f"{self.final}.replaced-{self.run_id}"
+            os.rename(self.path, kept)
+            print(
+                f"rouge-pipeline: warning: the replaced folder held files this tool did not write "
+                f"({', '.join(left[:5])}); they are kept in {kept}",
+                file=sys.stderr,
+            )
 
     def discard(self) -> None:
         """Remove the staging folder (an interrupted or failed run)."""
@@ -269,7 +389,12 @@ def remove_stale_staging(final: str) -> list[str]:
                     continue  # a live run
             elif not os.path.exists(os.path.join(path, MARKER)):
                 continue  # not ours
-            shutil.rmtree(path, ignore_errors=True)
+            listed = recorded_files(path)
+            if listed:  # a replaced result folder (the run was killed before deleting it)
+                if remove_written(path, listed):
+                    os.rename(path, path.replace(".staging-", ".replaced-", 1))
+            else:  # a killed run's staging folder: only what it wrote
+                shutil.rmtree(path, ignore_errors=True)
             if fd is not None:
                 os.unlink(path + ".lock")
             removed.append(path)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import codecs
 import contextlib
 import gzip
+import hashlib
+import io
 import json
+import os
 import re
 import sys
 import zlib
@@ -50,7 +53,20 @@ def read_lines(fh, limit: int):
     """
     pending = bytearray()
     overflow = False
-    while chunk := fh.read(1 << 16):
+    # read1: what is decoded so far, never more; a damaged .gz raises on the call
+    # after the last good bytes, so every row before the damage is kept.
+    read = getattr(fh, "read1", fh.read)
+    while True:
+        try:
+            chunk = read(1 << 16)
+        except (OSError, EOFError, zlib.error):
+            # The last line before the damage, cut or whole, is still a row to
+            # account for (a cut JSON line becomes an invalid_json error row).
+            if pending and not overflow:
+                yield from _cr_lines(bytes(pending))
+            raise
+        if not chunk:
+            break
         start = 0
         while (end := chunk.find(b"\n", start)) != -1:
             if overflow:
@@ -103,13 +119,80 @@ def _sniff(fh) -> bytes:
     return head
 
 
-def iter_rows(path: str, config: InputConfig, fields: frozenset[str]):
+class HashingReader:
+    """A binary file read once, front to back, hashing every byte as it goes: the
+    run record's fingerprint is of the bytes that were parsed, not of the file as
+    it is after the run (which may have changed, or be a pipe that is gone)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+        self._head = b""
+
+    def _take(self, data: bytes) -> bytes:
+        self.sha256.update(data)
+        self.size += len(data)
+        return data
+
+    def peek(self, n: int = 1) -> bytes:
+        """The next bytes without consuming them (read once from the file, kept)."""
+        if len(self._head) < n:
+            self._head += self._take(self.raw.read(n - len(self._head)))
+        return self._head
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            head, self._head = (self._head, b"") if n < 0 or n >= len(self._head) else (self._head[:n], self._head[n:])
+            if n < 0:
+                return head + self._take(self.raw.read())
+            return head
+        return self._take(self.raw.read(n))
+
+    read1 = read
+
+    def readable(self) -> bool:
+        return True
+
+    def drain(self) -> None:
+        """Hash what is left unread (after a damaged block), so the digest is the file's."""
+        self._head = b""
+        while self._take(self.raw.read(1 << 20)):
+            pass
+
+    def digest(self) -> dict:
+        return {"bytes": self.size, "sha256": self.sha256.hexdigest()}
+
+
+def _parquet_digest(raw_file) -> tuple[dict, Optional[tuple]]:
+    """A Parquet file is read by seeking (footer first), so it is hashed in one pass
+    through the same open file first; its (size, mtime) is returned to tell, after
+    parsing, whether it changed in between."""
+    reader = HashingReader(raw_file)
+    reader.drain()
+    raw_file.seek(0)
+    return reader.digest(), _stat_of(raw_file)
+
+
+def _stat_of(raw_file) -> Optional[tuple]:
+    try:
+        st = os.fstat(raw_file.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Optional[dict] = None):
     """Every row of one file, as a `SourceRow` holding only `fields`, or an
     `ErrorRecord`; a file that cannot be read ends with one `unreadable_file` error.
 
     The format comes from the extension (any case: `.parquet`, `.jsonl`, `.json`,
     `.gz`) and, for gzip, from the file's first bytes.  `run` (one call per file,
     in a Beam worker) and `score` read through this same function.
+
+    `digest`, when given, is filled with {"bytes", "sha256"} of the bytes read
+    (the file is opened once and read once; JSON Lines are hashed as they are
+    parsed), or {"error": ...} when the file could not be opened.
     """
     rows = 0
     try:
@@ -118,17 +201,34 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str]):
             return
         with files.open_read(path) as raw_file:
             if path.lower().endswith(".parquet"):
+                before = (None, None)
+                if digest is not None:
+                    before = _parquet_digest(raw_file)
+                    digest.update(before[0])
                 read = _parquet_rows(raw_file, path, config, fields)
+                reader = None
             else:
-                read = _jsonl_rows(raw_file, path, config, fields)
-            for item in read:
-                rows += 1
-                yield item
+                reader = HashingReader(raw_file)
+                read = _jsonl_rows(reader, path, config, fields)
+            try:
+                for item in read:
+                    rows += 1
+                    yield item
+            finally:
+                if reader is not None and digest is not None:
+                    reader.drain()
+                    digest.update(reader.digest())
+            if reader is None and before[1] is not None and _stat_of(raw_file) != before[1]:
+                raise OSError(f"{path} changed while it was being read; its rows may mix two versions")
     except (OSError, EOFError, zlib.error) as err:  # EOFError, zlib.error: a truncated or corrupt .gz
+        if digest is not None and not digest:
+            digest["error"] = str(err)
         yield ErrorRecord(
             None, None, path, None, "unreadable_file", f"cannot read {path} after {rows} rows: {err}"
         )
     except Exception as err:  # the last resort: the file stops here, and says so
+        if digest is not None and not digest:
+            digest["error"] = f"{type(err).__name__}: {err}"
         yield ErrorRecord(
             None, None, path, None, "unreadable_file",
             f"unexpected {type(err).__name__} reading {path} after {rows} rows: {str(err)[:300]!r}",
@@ -171,60 +271,114 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
 
 # A Parquet batch is made to hold about this many bytes of used columns.
 _BATCH_BYTES = 32 << 20
+# What one leaf value costs in memory beyond its text (offsets, validity, an index):
+# counted against a row's max_text_bytes, so that a run-length encoded list of a
+# hundred million empty strings is refused from the metadata, before it is decoded.
+_VALUE_OVERHEAD = 16
+# Arrow decodes a list column (references) a whole row group at a time, whatever
+# the batch size: a row group whose list column would decode to more than this
+# (its uncompressed bytes plus _VALUE_OVERHEAD a value) is refused unread.
+_NESTED_GROUP_BYTES = 1 << 30
 
 
 def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
     """Rows of a Parquet file, reading only the used columns, one row group at a
-    time, in batches that shrink for wide rows.  Cell sizes are checked on the
-    Arrow arrays before any Python string is made; a row group whose column
-    chunk is too large to hold one value within `max_text_bytes` is refused from
-    its metadata alone, without being read."""
+    time, in batches that shrink for wide rows.
+
+    Memory is bounded by what is decoded, for every encoding.  Text columns are
+    read dictionary-encoded (`read_dictionary`), so a dictionary page of one large
+    text repeated in every row stays one text; each row's decoded size is computed
+    from the dictionary's value lengths (or the plain values' lengths) before any
+    Python string is made, and a row over `max_text_bytes` is an error row naming
+    the file (its source) and the column.  From the metadata alone, before reading,
+    a row group is refused whose column chunk could not hold one row within
+    `max_text_bytes`: by its uncompressed size (compressed pages) or by its number
+    of values (run-length encoded nested lists); and so is a row group whose list
+    column, which Arrow decodes whole, is over _NESTED_GROUP_BYTES.  (A list column
+    that is dictionary-encoded is decoded whole by Arrow too, and its decoded size
+    is not in the metadata: that case is bounded by the row group's size only.)"""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     number = 0
     try:
-        parquet = pq.ParquetFile(raw_file)
-        columns = [name for name in parquet.schema_arrow.names if name in fields]
+        probe = pq.ParquetFile(raw_file)
+        columns = [name for name in probe.schema_arrow.names if name in fields]
+        text_leaves = [
+            probe.schema.column(i).path
+            for i in range(len(probe.schema))
+            if probe.schema.column(i).path.split(".")[0] in columns
+            and probe.schema.column(i).physical_type == "BYTE_ARRAY"
+        ]
+        list_columns = {
+            field.name for field in probe.schema_arrow
+            if field.name in columns and (pa.types.is_list(field.type) or pa.types.is_large_list(field.type))
+        }
+        raw_file.seek(0)
+        parquet = pq.ParquetFile(raw_file, read_dictionary=text_leaves)
         for group in range(parquet.num_row_groups):
             meta = parquet.metadata.row_group(group)
             rows = meta.num_rows
             # Column chunks by leaf path: a list column has several leaves under one name.
-            sizes = {}
+            sizes, values_of = {}, {}
             for i in range(meta.num_columns):
                 chunk = meta.column(i)
                 top = chunk.path_in_schema.split(".")[0]
                 sizes[top] = sizes.get(top, 0) + chunk.total_uncompressed_size
-            used_bytes = sum(sizes.get(name, 0) for name in columns)
-            largest = max((sizes.get(name, 0) for name in columns), default=0)
-            if rows and largest > 4 * config.max_text_bytes and largest / rows > config.max_text_bytes:
+                values_of[top] = values_of.get(top, 0) + chunk.num_values
+            cost = {name: sizes.get(name, 0) + _VALUE_OVERHEAD * values_of.get(name, 0) for name in columns}
+            used_bytes = sum(cost.values())
+            worst = max(columns, key=lambda name: cost[name], default=None)
+            if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
                 for _ in range(rows):
                     number += 1
                     yield row_error(
                         path,
                         number,
                         "text_too_long",
-                        f"row group {group} holds {largest} bytes in one column for {rows} row(s), over "
-                        f"input.max_text_bytes ({config.max_text_bytes}) a row; not read",
+                        f"row group {group} holds {sizes.get(worst, 0)} bytes in {values_of.get(worst, 0)} value(s) "
+                        f"of column {worst!r} for {rows} row(s), over input.max_text_bytes "
+                        f"({config.max_text_bytes}) a row; not read",
+                    )
+                continue
+            nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
+            if rows and nested:
+                for _ in range(rows):
+                    number += 1
+                    yield row_error(
+                        path,
+                        number,
+                        "text_too_long",
+                        f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "
+                        f"bytes, of list column {nested[0]!r} for {rows} row(s): Arrow decodes a list column a row "
+                        f"group at a time, and this one is over the reader's bound of {_NESTED_GROUP_BYTES >> 20} MiB; "
+                        "not read (write the file with smaller row groups)",
                     )
                 continue
             batch_rows = max(1, min(4096, int(_BATCH_BYTES * rows / max(used_bytes, 1))))
+            dictionaries: dict = {}
             for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns):
-                sizes = [_cell_bytes(batch.column(i), pa) for i in range(batch.num_columns)]
-                values = [_as_binary(batch.column(i), pa).to_pylist() for i in range(batch.num_columns)]
+                arrays = [batch.column(i) for i in range(batch.num_columns)]
+                cell_sizes = [_cell_bytes(array, pa) for array in arrays]
+                values = [_batch_values(array, pa, dictionaries, i) for i, array in enumerate(arrays)]
                 for r in range(batch.num_rows):
                     number += 1
-                    too_long = [columns[i] for i in range(len(columns)) if sizes[i][r] > config.max_text_bytes]
+                    too_long = [columns[i] for i in range(len(columns)) if cell_sizes[i][r] > config.max_text_bytes]
                     if too_long:
+                        size = max(cell_sizes[i][r] for i in range(len(columns)))
                         yield row_error(
                             path,
                             number,
                             "text_too_long",
-                            f"field {too_long[0]!r} is over input.max_text_bytes ({config.max_text_bytes})",
+                            f"field {too_long[0]!r} decodes to {size} bytes, over input.max_text_bytes "
+                            f"({config.max_text_bytes}); not decoded",
                         )
                         continue
                     try:
-                        row = {columns[i]: _decode(values[i][r], config.invalid_utf8) for i in range(len(columns))}
+                        row = {
+                            columns[i]: _decode(values[i][r], config.invalid_utf8)
+                            for i in range(len(columns))
+                        }
                     except UnicodeDecodeError as err:
                         yield row_error(path, number, "undecodable", f"a cell is not valid UTF-8 at byte {err.start}")
                         continue
@@ -233,37 +387,62 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
         yield row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
 
 
-def _as_binary(array, pa):
-    """The same array with every string type as binary, so a cell with invalid UTF-8
-    fails alone (when it is decoded) instead of failing its whole batch."""
-    return array.cast(_binary_type(array.type, pa))
-
-
-def _binary_type(kind, pa):
+def _batch_values(array, pa, dictionaries: dict, key) -> list:
+    """An Arrow array as Python values, text as bytes (so that a cell with invalid
+    UTF-8 fails alone, when it is decoded).  A dictionary's values are converted
+    once per row group and shared by the rows that use them, never copied."""
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        known = _dictionary_values(array.dictionary, pa, dictionaries, key)
+        return [None if i is None else known[i] for i in array.indices.to_pylist()]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        offsets = array.offsets.to_pylist()
+        base = offsets[0]
+        inner = _batch_values(array.values.slice(base, offsets[-1] - base), pa, dictionaries, (key, "item"))
+        valid = array.is_valid().to_pylist()
+        return [inner[a - base : b - base] if ok else None for a, b, ok in zip(offsets, offsets[1:], valid)]
     if pa.types.is_string(kind):
-        return pa.binary()
+        return array.cast(pa.binary()).to_pylist()
     if pa.types.is_large_string(kind):
-        return pa.large_binary()
-    if pa.types.is_list(kind):
-        return pa.list_(_binary_type(kind.value_type, pa))
-    if pa.types.is_large_list(kind):
-        return pa.large_list(_binary_type(kind.value_type, pa))
-    return kind
+        return array.cast(pa.large_binary()).to_pylist()
+    return array.to_pylist()
+
+
+def _dictionary_values(dictionary, pa, cache: dict, key) -> list:
+    address = dictionary.buffers()[-1].address if dictionary.buffers()[-1] is not None else 0
+    cached = cache.get(key)
+    if cached is None or cached[0] != (address, len(dictionary)):
+        kind = dictionary.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            dictionary = dictionary.cast(pa.large_binary() if pa.types.is_large_string(kind) else pa.binary())
+        cached = ((address, len(dictionary)), dictionary.to_pylist())
+        cache[key] = cached
+    return cached[1]
 
 
 def _cell_bytes(array, pa) -> list[int]:
-    """Per row, the bytes of string data in the cell (nested lists summed)."""
+    """Per row, the bytes of string data the cell decodes to (nested lists summed;
+    a dictionary-encoded cell counts its value's length, without decoding it)."""
     import pyarrow.compute as pc
 
     kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+    if pa.types.is_dictionary(kind):
+        lengths = pc.binary_length(array.dictionary) if _is_text_type(kind.value_type, pa) else pa.array(
+            [0] * len(array.dictionary), pa.int64()
+        )
+        return [n or 0 for n in pc.take(lengths, array.indices).to_pylist()]
+    if _is_text_type(kind, pa):
         return [n or 0 for n in pc.binary_length(array).to_pylist()]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        inner = _cell_bytes(array.flatten(), pa)
         offsets = array.offsets.to_pylist()
         base = offsets[0]
+        inner = _cell_bytes(array.values.slice(base, offsets[-1] - base), pa)
         return [sum(inner[a - base : b - base]) for a, b in zip(offsets, offsets[1:])]
     return [0] * len(array)
+
+
+def _is_text_type(kind, pa) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
 
 
 def _decode(value, invalid_utf8: str):

@@ -16,6 +16,7 @@ from typing import Optional
 
 from pipeline.config import Profile
 from pipeline.io import files
+from pipeline.io.names import shown
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core.resampling import stable_hash
 
@@ -45,6 +46,8 @@ SYSTEM_COLUMNS = [
     ("jackknife_se_precision", "float64"),
     ("jackknife_se_f_measure", "float64"),
     ("signature", "string"),
+    # Scored plus rejected candidate rows of the system (filled in when the run's counts are known).
+    ("documents_had", "int64"),
 ]
 DOCUMENT_COLUMNS = [
     ("profile", "string"),
@@ -151,14 +154,15 @@ def csv_text(rows: list[dict], names: Optional[list[str]] = None, decimals: Opti
 
 def csv_cell(value, decimals: Optional[int] = 6) -> str:
     """A CSV cell that a spreadsheet cannot run: text starting with = + - @ tab or CR
-    gets a leading apostrophe (OWASP's advice on CSV injection); numbers stay numbers."""
+    gets a leading apostrophe (OWASP's advice on CSV injection), control characters
+    are written as escapes (`\\x1b`); numbers stay numbers."""
     if value is None:
         return ""
     if isinstance(value, float):
         return repr(value) if decimals is None else f"{value:.{decimals}f}"
     if isinstance(value, int):
         return str(value)
-    text = str(value)
+    text = shown(str(value))  # control characters as visible escapes (pipeline.io.names)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
@@ -267,6 +271,27 @@ class ErrorFileWriter:
             self.parquet_file.close()
 
 
+FINGERPRINTS = "_fingerprints"
+
+
+def write_fingerprint(staging: str, path: str, digest: dict) -> None:
+    """`_fingerprints/file-<hash of path>.json`: the size and SHA-256 of the bytes a
+    reader read from `path` (hashed while reading), for run.json; a retried read
+    rewrites it."""
+    name = files.join(staging, FINGERPRINTS, f"file-{stable_hash(path):016x}.json")
+    files.write_bytes(name, json.dumps({"path": path, **digest}, sort_keys=True).encode("utf-8"))
+
+
+def read_fingerprints(staging: str) -> dict[str, dict]:
+    """{path: fingerprint} of every `write_fingerprint` in `staging`."""
+    found = files.match(files.join(staging, FINGERPRINTS, "file-*.json"))
+    out = {}
+    for name in found:
+        record = json.loads(files.read_bytes(name).decode("utf-8"))
+        out[record["path"]] = record
+    return out
+
+
 def errors_writer(staging: str):
     """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: the rows that failed after reading
     (grouping, scoring), sorted by source and position within each shard.  (Rows that
@@ -293,6 +318,8 @@ def write_counts(
     human_documents: int,
     documents: int,
     documents_by_system: list,
+    errors_by_system: list = (),
+    text_checks: list = (),
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
     are listed: their averages are over different document sets."""
@@ -310,6 +337,9 @@ def write_counts(
         "documents": documents,
         "documents_by_system": by_system,
         "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
+        "errors_by_system": dict(sorted(errors_by_system)),
+        # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
+        "text_checks": _text_checks(text_checks),
     }
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
@@ -328,6 +358,13 @@ def read_system_rows(folder: str) -> list[dict]:
 
 def read_json(path: str) -> Optional[dict]:
     return json.loads(files.read_bytes(path).decode("utf-8"))
+
+
+def _text_checks(tallies) -> dict:
+    out: dict = {}
+    for (owner, kind), (n, example) in sorted(tallies):
+        out.setdefault(owner, {})[kind] = {"texts": n, "example": example}
+    return out
 
 
 def merge_read_counts(counts) -> tuple:

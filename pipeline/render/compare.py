@@ -3,7 +3,9 @@ documents that moved most."""
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
+from pathlib import Path
 
 from pipeline.render.significance import as_points, format_p
 from pipeline.render.tables import markdown_cell
@@ -89,3 +91,203 @@ def moved_markdown(moved: list[dict]) -> str:
         for m in moved
     ]
     return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------- for people: what changed first
+
+MEASURE_WORDS = {"recall": "recall", "precision": "precision", "f_measure": "F-measure"}
+CHANGED = ("worse", "better", "added", "removed")
+TEXT_CHARS = 280  # a candidate or reference shown in the report, at most
+
+
+def verdict(rows: list[dict], fail_on_drop: float) -> tuple[int, str]:
+    """(exit status, the one line that says it): 1 on a significant drop of more
+    than `fail_on_drop` points, else 0."""
+    failing = [r for r in rows if r["fails"]]
+    if failing:
+        return 1, (
+            f"FAIL: significant drop of more than {fail_on_drop:g} points: "
+            + ", ".join(f"{r['system']} {r['metric']} {signed(r['delta_points'])}" for r in failing)
+        )
+    changed = [r for r in rows if r["verdict"] in ("better", "worse")]
+    return 0, (
+        f"OK: no significant drop of more than {fail_on_drop:g} points"
+        + (f" ({len(changed)} significant change(s))" if changed else "; no significant change")
+    )
+
+
+def metric_order(*records: dict):
+    """A sort key of metric labels in the runs' own metric order (run.json's profiles:
+    "ROUGE-1" .. "ROUGE-SU*", or "<profile> <metric>"), unknown ones after, by name."""
+    order: dict[str, int] = {}
+    for record in records:
+        profiles = record.get("profiles") or []
+        for profile in profiles:
+            for metric in profile.get("metrics") or []:
+                label = metric if profile.get("name") in (None, "default") or len(profiles) == 1 else f"{profile['name']} {metric}"
+                order.setdefault(label, len(order))
+    return lambda metric: (order.get(metric, len(order)), metric)
+
+
+def by_size_of_change(rows: list[dict]) -> list[dict]:
+    """Failing rows first, then by the size of the change, largest first; rows
+    without a change (added, removed) last."""
+    return sorted(rows, key=lambda r: (not r["fails"], r["delta_points"] is None, -abs(r["delta_points"] or 0)))
+
+
+def verdict_words(row: dict) -> str:
+    """The row's verdict in words: booleans never show as True/False."""
+    words = {"worse": "worse", "better": "better", "added": "added (new run only)",
+             "removed": "removed (old run only)", "no significant change": "no significant change"}
+    text = words.get(row["verdict"], row["verdict"])
+    return text + ", fails the check" if row["fails"] else text
+
+
+def _interval(row: dict) -> str:
+    if row["ci_low_points"] is None:
+        return ""
+    return f"{signed(row['ci_low_points'])} to {signed(row['ci_high_points'])}"
+
+
+def _aligned(head: list[str], body: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
+
+    def fmt(row):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    return [fmt(head)] + [fmt(row) for row in body]
+
+
+def partial_notes(rows: list[dict]) -> list[str]:
+    """Systems compared on fewer documents than a run scored, one line each."""
+    partial: dict = {}
+    for r in rows:
+        if r["status"] == "both" and r["documents"] < max(r["old_documents"], r["new_documents"]):
+            key = (r["system"], r["documents"], r["old_documents"], r["new_documents"])
+            partial.setdefault(key, []).append(r["metric"])
+    return [
+        f"{system} ({', '.join(metrics)}): compared on the {shared} documents both runs scored "
+        f"(old run {before}, new run {after})"
+        for (system, shared, before, after), metrics in partial.items()
+    ]
+
+
+def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, fail_on_drop: float,
+                  show_all: bool = False, moved_per_metric: int = 3) -> str:
+    """What `compare` prints: the verdict first, then only what changed (`show_all`:
+    every row), in the runs' metric order, as plain aligned text (no Markdown)."""
+    _, line = verdict(rows, fail_on_drop)
+    order = metric_order(old.record, new.record)
+    listed = [r for r in rows if show_all or r["verdict"] in CHANGED]
+    listed.sort(key=lambda r: (r["system"], order(r["metric"])))
+    measure = MEASURE_WORDS.get(rows[0]["measure"], rows[0]["measure"]) if rows else ""
+    out = [line, ""]
+    if listed:
+        out.append(("Every (system, metric)" if show_all else "What changed") + f", {measure} x 100:")
+        head = ["system", "metric", "old", "new", "change", "interval", "docs", "p adjusted", "verdict"]
+        body = [
+            [r["system"], r["metric"], as_points(r["old"]), as_points(r["new"]), signed(r["delta_points"]),
+             _interval(r), str(r["documents"]) if r["status"] == "both" else "", format_p(r["p_adjusted"]),
+             verdict_words(r)]
+            for r in listed
+        ]
+        out += ["  " + text for text in _aligned(head, body, {2, 3, 4, 6, 7})]
+    else:
+        out.append("Nothing changed significantly.")
+    hidden = len(rows) - len(listed)
+    if hidden:
+        out.append(f"{hidden} (system, metric) pair(s) without a significant change are not listed; --all lists them.")
+    for status, label in (("added", "Systems added"), ("removed", "Systems removed")):
+        systems = sorted({r["system"] for r in rows if r["status"] == status})
+        if systems:
+            out.append(f"{label}: {', '.join(systems)}")
+    out += partial_notes(rows)
+    shown = {(r["system"], r["metric"]) for r in listed if r["verdict"] in ("better", "worse")}
+    groups: dict = defaultdict(list)
+    for m in moved:
+        if (m["system"], m["metric"]) in shown and len(groups[m["system"], m["metric"]]) < moved_per_metric:
+            groups[m["system"], m["metric"]].append(m)
+    if groups:
+        out += ["", f"Documents whose {measure} moved most (x 100):"]
+        for (system, metric), items in sorted(groups.items(), key=lambda g: (g[0][0], order(g[0][1]))):
+            out.append(f"  {system} {metric}: " + ", ".join(
+                f"{m['doc_id']} {as_points(m['old'])} -> {as_points(m['new'])} ({signed(m['delta_points'])})"
+                for m in items))
+    out += ["", f"old: {old.path}", f"new: {new.path}", f"signature: {new.signature}", options]
+    return "\n".join(out) + "\n"
+
+
+def shorten(text: str | None, limit: int = TEXT_CHARS) -> str:
+    """A text cut at a word boundary to about `limit` characters, with an ellipsis."""
+    if text is None:
+        return ""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit] + " \u2026"
+
+
+def report_link(path: str) -> str:
+    """A link to a run's report.html: a file: URI for a local folder, else the URL."""
+    if "://" in path:
+        return path.rstrip("/") + "/report.html"
+    return (Path(os.path.abspath(path)) / "report.html").as_uri()
+
+
+def page_context(old, new, rows: list[dict], moved: list[dict], options: str, fail_on_drop: float,
+                 old_texts: dict, new_texts: dict, moved_per_metric: int = 3, metrics_with_texts: int = 12) -> dict:
+    """Everything report.html of a comparison shows, formatted for people (the
+    template only lays it out): the verdict, the rows by size of change, the
+    documents that moved most with their texts, systems added and removed."""
+    status, line = verdict(rows, fail_on_drop)
+    measure = MEASURE_WORDS.get(rows[0]["measure"], rows[0]["measure"]) if rows else ""
+    table = [
+        {
+            "system": r["system"], "metric": r["metric"], "old": as_points(r["old"]), "new": as_points(r["new"]),
+            "change": signed(r["delta_points"]), "interval": _interval(r),
+            "documents": str(r["documents"]) if r["status"] == "both" else "",
+            "p": format_p(r["p_adjusted"]), "verdict": verdict_words(r),
+            "tone": "fail" if r["fails"] else "worse" if r["verdict"] == "worse" else
+            "better" if r["verdict"] == "better" else "",
+        }
+        for r in by_size_of_change(rows)
+    ]
+    changed = [r for r in by_size_of_change(rows) if r["verdict"] in ("better", "worse")]
+    groups: dict = defaultdict(list)
+    for m in moved:
+        groups[m["system"], m["metric"]].append(m)
+    documents = []
+    for r in (changed or by_size_of_change([r for r in rows if r["status"] == "both"]))[:metrics_with_texts]:
+        for m in groups.get((r["system"], r["metric"]), [])[:moved_per_metric]:
+            references = new_texts.get("references", {}).get(m["doc_id"]) or old_texts.get("references", {}).get(m["doc_id"]) or []
+            documents.append({
+                "system": m["system"], "metric": m["metric"], "doc_id": m["doc_id"],
+                "old": as_points(m["old"]), "new": as_points(m["new"]), "change": signed(m["delta_points"]),
+                "tone": "better" if m["delta_points"] > 0 else "worse",
+                "old_text": shorten(old_texts.get("candidates", {}).get((m["system"], m["doc_id"]))),
+                "new_text": shorten(new_texts.get("candidates", {}).get((m["system"], m["doc_id"]))),
+                "reference": shorten(references[0]) if references else "",
+                "more_references": max(0, len(references) - 1),
+            })
+    return {
+        "status": status,
+        "verdict": line,
+        "status_words": "exit status 1: a significant drop" if status else "exit status 0: no significant drop beyond the threshold",
+        "measure": measure,
+        "options": options,
+        "old": {"path": old.path, "link": report_link(old.path), "signature": old.signature},
+        "new": {"path": new.path, "link": report_link(new.path), "signature": new.signature},
+        "rows": table,
+        "counts": {
+            "compared": sum(r["status"] == "both" for r in rows),
+            "better": sum(r["verdict"] == "better" for r in rows),
+            "worse": sum(r["verdict"] == "worse" for r in rows),
+            "failing": sum(bool(r["fails"]) for r in rows),
+        },
+        "documents": documents,
+        "texts_found": any(d["old_text"] or d["new_text"] for d in documents),
+        "added": sorted({r["system"] for r in rows if r["status"] == "added"}),
+        "removed": sorted({r["system"] for r in rows if r["status"] == "removed"}),
+        "partial": partial_notes(rows),
+    }

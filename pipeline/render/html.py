@@ -25,8 +25,10 @@ import re
 from typing import Optional, Sequence
 
 from pipeline.io import files
+from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
 from pipeline.records import REASONS
+from pipeline.render.tables import pct
 
 REPORT_NAME = "report.html"
 # The one colour of the chart's dots and whiskers (the report test looks for it).
@@ -103,7 +105,8 @@ def render_report(
     """
     signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
     confidence = _confidence(signature)
-    metrics = _metric_views(system_rows)
+    coverage = Coverage.from_counts(run_record.get("counts") or {})
+    metrics = _metric_views([dict(r, documents_had=coverage.had(r["system"])) for r in system_rows])
     rank = {m["metric"]: [s["system"] for s in m["systems"]] for m in metrics}
     significance = _significance_views(significance_rows, rank)
     counts = run_record.get("counts") or {}
@@ -122,6 +125,8 @@ def render_report(
         "errors": _error_views(errors_by_reason),
         "errors_total": sum(errors_by_reason.values()),
         "missing_documents": sorted((counts.get("systems_missing_documents") or {}).items()),
+        "rejected_warning": (run_record.get("rejected") or {}).get("warning"),
+        "text_warnings": [line.removeprefix("warning: ") for line in text_warnings(counts.get("text_checks") or {})],
         "run": _run_view(run_record),
         "sections": [_section_view(s) for s in extra_sections or ()],
     }
@@ -129,19 +134,30 @@ def render_report(
 
 
 def render_sections_page(
-    title: str, subtitle: str, cards: Sequence[tuple[str, object]], sections: list[Section], footer: str
+    title: str, subtitle: str, cards: Sequence[tuple[str, object]], sections: list[Section], footer: str,
+    nav: Optional[Sequence[tuple[int, str]]] = None,
 ) -> str:
     """A page of sections only, in the report's look: the title, `cards` (label, value)
-    as the header's counts, a link to each section, the sections, and `footer`.
-    meta-eval's report.html is one."""
+    as the header's counts, the navigation, the sections, and `footer`.  `nav`:
+    (section index, label) of the few links the header shows (default: one per
+    section).  meta-eval's report.html is one."""
     context = {
         "title": title,
         "subtitle": subtitle,
         "cards": list(cards),
         "sections": [_section_view(s) for s in sections],
+        "nav": [(i + 1, label) for i, label in nav] if nav is not None else
+        [(i + 1, s.title) for i, s in enumerate(sections)],
         "footer": footer,
     }
     return _environment().get_template("sections.html").render(context)
+
+
+def render_comparison_page(context: dict) -> str:
+    """compare's report.html from `pipeline.render.compare.page_context`: the verdict
+    first, then the changes, the documents that moved most and the systems added
+    and removed, in the report's look."""
+    return _environment().get_template("compare.html").render(dict(context, sections=[]))
 
 
 def write_report(
@@ -207,7 +223,7 @@ def _pct(value, signed: bool = False) -> str:
     value = _number(value)
     if value is None:
         return "\u2013"
-    return ("%+.2f" if signed else "%.2f") % (100 * value)
+    return pct(value, signed)  # rounded half up, as papers round the script's digits
 
 
 def _cell(value) -> str:
@@ -247,7 +263,7 @@ def _metric_views(system_rows: list[dict]) -> list[dict]:
         systems = [
             {
                 "system": r["system"],
-                "documents": r.get("documents"),
+                "documents": docs_cell(r.get("documents"), r.get("documents_had") or None),
                 "recall": r.get(prefix + "recall"),
                 "precision": r.get(prefix + "precision"),
                 "f": _number(r.get(prefix + "f_measure")),

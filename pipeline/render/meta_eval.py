@@ -8,7 +8,7 @@ from typing import Optional
 
 
 from pipeline.meta_eval import metric_order
-from pipeline.render.html import Section, render_sections_page
+from pipeline.render.html import MARKER_COLOUR, Section, figure_svg, render_sections_page
 from pipeline.render.tables import markdown_cell
 
 
@@ -21,15 +21,19 @@ def lin_tables(rows: list[dict]) -> tuple[list[str], dict]:
     return list(dict.fromkeys(r["profile"] for r in rows)), tables
 
 
-def markdown(rows: list[dict], options) -> str:
+def markdown(rows: list[dict], options, intervals: bool = False, saved: bool = True) -> str:
     """Lin (2004) Table 1's shape: per level, judgment and measure, metrics as rows and
-    profiles as columns; each cell Pearson / Spearman / Kendall tau-b.  Names from the
-    input (metrics, profiles, judgments) are escaped, never markup."""
+    profiles as columns; each cell Pearson / Spearman / Kendall tau-b, with
+    `intervals` each followed by its bootstrap interval.  `saved`: the tables were
+    written (the last line points at them), else it says how to keep them.  Names
+    from the input (metrics, profiles, judgments) are escaped, never markup."""
     cell = markdown_cell
 
     profiles, tables = lin_tables(rows)
+    groups = list(dict.fromkeys((level, judgment) for level, judgment, _ in tables))
     out = []
-    for (level, judgment, measure), cells in tables.items():
+    ordered = sorted(tables.items(), key=lambda t: (groups.index(t[0][:2]), MEASURE_ORDER.get(t[0][2], 9)))
+    for (level, judgment, measure), cells in ordered:  # F first, then R and P
         metrics = list(dict.fromkeys(metric for metric, _ in cells))
         any_row = next(iter(cells.values()))
         note = f"{any_row['systems']} systems, {any_row['documents']} documents"
@@ -38,7 +42,7 @@ def markdown(rows: list[dict], options) -> str:
         out += [
             f"### {level}-level correlation with {cell(judgment)}, {measure} ({note})",
             "",
-            "Pearson r / Spearman rho / Kendall tau-b.",
+            "Pearson r / Spearman rho / Kendall tau-b" + (", each [its bootstrap interval]." if intervals else "."),
             "",
             "| metric | " + " | ".join(map(cell, profiles)) + " |",
             "|---|" + "---|" * len(profiles),
@@ -47,16 +51,37 @@ def markdown(rows: list[dict], options) -> str:
             line = [cell(metric)]
             for profile in profiles:
                 r = cells.get((metric, profile))
+                shown = _coefficient if intervals else (lambda r, m: _two(r[m]))
                 line.append(
-                    "" if r is None else " / ".join(_two(r[m]) for m in ("pearson", "spearman", "kendall_b"))
+                    "" if r is None else " / ".join(shown(r, m) for m in ("pearson", "spearman", "kendall_b"))
                 )
             out.append("| " + " | ".join(line) + " |")
         out.append("")
     if options.replicates:
+        where = "correlations.csv" if saved else "shown above; --output DIR keeps them, with the counts, in correlations.csv"
         out.append(
             f"Bootstrap intervals ({options.confidence:g}%, {options.replicates} replicates over "
-            f"{options.resample}, seed {options.seed}) and counts: correlations.csv."
+            f"{options.resample}, seed {options.seed}): {where}."
         )
+    elif not saved:
+        out.append("Not saved: --output DIR writes correlations.csv (with the counts) and report.html.")
+    return "\n".join(out) + "\n"
+
+
+def comparisons_markdown(comparisons: list[dict]) -> str:
+    """The permutation tests as Markdown: per test, which metric leads, by how much, and p."""
+    if not comparisons:
+        return ""
+    tests: dict = {}
+    for c in comparisons:
+        key = (c["profile"], c["level"], c["judgment"], c["measure"], c["metric_x"], c["metric_y"])
+        tests.setdefault(key, {})[c["method"]] = c
+    out = ["### Does X correlate better than Y? (one-sided permutation tests)", "",
+           "| profile | level | judgment | measure | X | Y | " + " | ".join(COEFFICIENTS.values()) + " |",
+           "|---|---|---|---|---|---|" + "---|" * len(COEFFICIENTS)]
+    for (profile, level, judgment, measure, x, y), by_method in tests.items():
+        cells = [profile, level, judgment, measure, x, y] + [_verdict(by_method.get(m), x, y) for m in COEFFICIENTS]
+        out.append("| " + " | ".join(markdown_cell(c) for c in cells) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -87,9 +112,17 @@ def report_html(rows: list[dict], comparisons: list[dict], record: dict, human_s
     settings, in pipeline.report's look."""
     options = record["options"]
     profiles, tables = lin_tables(rows)
-    sections, explained = [], set()
-    by_level = sorted(tables.items(), key=lambda table: options["levels"].index(table[0][0]))
+    sections, explained = ranking_sections(rows, options), set()
+    nav = [(0, "Ranking")]
+    chart = correlation_chart(rows, options)
+    if chart is not None:
+        nav.append((len(sections), "Chart"))
+        sections.append(chart)
+    by_level = sorted(tables.items(), key=lambda table: (options["levels"].index(table[0][0]),
+                                                          MEASURE_ORDER.get(table[0][2], 9)))
     for (level, judgment, measure), cells in by_level:
+        if level not in explained:
+            nav.append((len(sections), f"{level.capitalize()} level"))
         lines = []
         for metric in dict.fromkeys(metric for metric, _ in cells):
             line = {"metric": metric}
@@ -105,9 +138,13 @@ def report_html(rows: list[dict], comparisons: list[dict], record: dict, human_s
             Section(title, note=_table_note(level, cells, options, level not in explained), rows=lines)
         )
         explained.add(level)
+    if human_sections:
+        nav.append((len(sections), "Human upper bound"))
     sections += human_sections
     if comparisons:
+        nav.append((len(sections), "Metric against metric"))
         sections.append(_comparisons_section(comparisons, profiles, options))
+    nav.append((len(sections), "Settings"))
     sections.append(Section("Settings", rows=_settings(record), columns=["setting", "value"]))
     counts = record["counts"]
     cards = [
@@ -125,7 +162,121 @@ def report_html(rows: list[dict], comparisons: list[dict], record: dict, human_s
         sections,
         "Written by rouge-pipeline meta-eval. Every number, with Kendall tau-c and the counts per "
         "coefficient, is in correlations.parquet / .csv; the settings and inputs in meta_eval.json.",
+        nav=nav,
     )
+
+
+# --------------------------------------------------------------------------
+# the ranking and the chart: which metric agrees best with each judgment
+# --------------------------------------------------------------------------
+
+MEASURE_ORDER = {"F": 0, "score": 0, "R": 1, "P": 2}  # F first
+RANKED_BY = "kendall_b"
+BEST = "\u2605 best"
+
+
+def _ranked(rows: list[dict], options: dict) -> dict:
+    """Per judgment: (the measure shown, the levels, the series ranked best first,
+    {(level, series): row}).  A series is (profile, metric); the measure is F (or a
+    wide table's "score", else the first seen); ranked by the first level's Kendall
+    tau-b, a series without a value last."""
+    out: dict = {}
+    for judgment in dict.fromkeys(r["judgment"] for r in rows):
+        mine = [r for r in rows if r["judgment"] == judgment]
+        measure = min((r["measure"] for r in mine), key=lambda m: MEASURE_ORDER.get(m, 9))
+        cells = {(r["level"], (r["profile"], r["metric"])): r for r in mine if r["measure"] == measure}
+        levels = [level for level in options["levels"] if any(k[0] == level for k in cells)]
+        series = list(dict.fromkeys(key[1] for key in cells))
+
+        def value(s, level):
+            r = cells.get((level, s))
+            return None if r is None else r[RANKED_BY]
+
+        series.sort(key=lambda s: (value(s, levels[0]) is None, -(value(s, levels[0]) or 0)))
+        out[judgment] = (measure, levels, series, cells)
+    return out
+
+
+def _series_label(series: tuple, several_profiles: bool) -> str:
+    profile, metric = series
+    return f"{profile} {metric}" if several_profiles else metric
+
+
+def ranking_sections(rows: list[dict], options: dict) -> list:
+    """One short table per judgment: the metrics ranked by how well they agree with it
+    (Kendall tau-b of F, with its interval), the best of each level marked."""
+    several = len({r["profile"] for r in rows}) > 1
+    sections = []
+    for judgment, (measure, levels, series, cells) in _ranked(rows, options).items():
+        best = {}
+        for level in levels:
+            values = [(cells[level, s][RANKED_BY], s) for s in series
+                      if (level, s) in cells and cells[level, s][RANKED_BY] is not None]
+            if values:
+                best[level] = max(values, key=lambda v: v[0])[1]
+        lines = []
+        for rank, s in enumerate(series, 1):
+            line = {"#": rank, "metric": _series_label(s, several)}
+            for level in levels:
+                text = _coefficient(cells.get((level, s)), RANKED_BY)
+                line[f"{level} level"] = f"{text}  {BEST}" if best.get(level) == s else text
+            lines.append(line)
+        name = MEASURE_NAMES.get(measure, measure)
+        note = (
+            f"Kendall \u03c4b of each metric's {name} with {judgment}"
+            + (f" [its {options['confidence']:g}% bootstrap interval]" if options["replicates"] else "")
+            + f", ranked by the {levels[0]} level, best first; {BEST} marks the best of each level. "
+            "The other coefficients and measures are in the tables below."
+        )
+        sections.append(Section(f"Ranking for {judgment}", note=note, rows=lines))
+    return sections
+
+
+def correlation_chart(rows: list[dict], options: dict):
+    """The ranking as a chart: per judgment (rows) and level (columns), each metric's
+    Kendall tau-b with its interval as a dot and whisker, best at the top."""
+    import matplotlib  # noqa: PLC0415 (only when a report is written)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    ranked = _ranked(rows, options)
+    levels = list(dict.fromkeys(level for _, ls, _, _ in ranked.values() for level in ls))
+    if not ranked or not levels:
+        return None
+    several = len({r["profile"] for r in rows}) > 1
+    most = max(len(series) for _, _, series, _ in ranked.values())
+    with matplotlib.rc_context({"font.size": 9, "svg.fonttype": "none", "axes.spines.top": False,
+                                "axes.spines.right": False, "text.usetex": False}):
+        fig, axes = plt.subplots(len(ranked), len(levels), squeeze=False,
+                                 figsize=(5.2 * len(levels), 0.9 + 0.28 * most * len(ranked)))
+        for i, (judgment, (measure, _, series, cells)) in enumerate(ranked.items()):
+            for j, level in enumerate(levels):
+                ax = axes[i][j]
+                for k, s in enumerate(series):
+                    r = cells.get((level, s))
+                    if r is None or r[RANKED_BY] is None:
+                        continue
+                    y = len(series) - 1 - k
+                    low, high = r[f"{RANKED_BY}_low"], r[f"{RANKED_BY}_high"]
+                    if low is not None and high is not None:
+                        ax.plot([low, high], [y, y], color=MARKER_COLOUR, linewidth=1.6)
+                    ax.plot([r[RANKED_BY]], [y], "o", color=MARKER_COLOUR, markersize=4.5)
+                ax.set_yticks(range(len(series)))
+                ax.set_yticklabels([_series_label(s, several)[:32] for s in reversed(series)])
+                ax.axvline(0, color="#d0d7de", linewidth=0.8)
+                ax.grid(axis="x", color="#eaeef2", linewidth=0.6)
+                ax.set_xlim(-1.05, 1.05)
+                ax.set_title(f"{judgment}: {level} level ({MEASURE_NAMES.get(measure, measure)})", fontsize=9,
+                             loc="left")
+                for text in ax.get_yticklabels() + [ax.title]:
+                    text.set_parse_math(False)
+        fig.supxlabel("Kendall \u03c4b" + (" with its bootstrap interval" if options["replicates"] else ""), fontsize=9)
+        fig.tight_layout()
+        svg = figure_svg(fig)
+        plt.close(fig)
+    return Section("Chart", note="Kendall \u03c4b of each metric with each judgment, best at the top of each panel.",
+                   html=svg)
 
 
 def _table_note(level: str, cells: dict, options: dict, explain: bool) -> str:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 import textwrap
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Optional, Sequence
+
+from rouge_core import sentence_split
 
 MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
@@ -30,7 +33,7 @@ def markdown_cell(value) -> str:
     return text
 
 
-def _value(row: dict, measure: str):
+def measure_value(row: dict, measure: str):
     """(value, low, high): ROUGE-1.5.5's printed average and interval when the run has
     them, else the plain mean with the Poisson bootstrap interval (F only)."""
     if row.get(f"rouge155_{measure}") is not None:
@@ -40,13 +43,26 @@ def _value(row: dict, measure: str):
     return row.get(measure), low, high
 
 
-def pct(x: Optional[float]) -> str:
-    return "" if x is None else f"{100 * x:.2f}"
+def pct(x: Optional[float], signed: bool = False) -> str:
+    """A 0-1 score x 100 with two decimals, rounded half up from its shortest decimal
+    form, as papers round ROUGE-1.5.5's printed 0.49065 to 49.07 (binary floating
+    point would give 49.06: 100 * 0.49065 is 49.064999...).
+
+    Example:
+        >>> pct(0.49065), pct(0.31335), pct(0.2), pct(-0.00125, signed=True)
+        ('49.07', '31.34', '20.00', '-0.13')
+    """
+    if x is None:
+        return ""
+    value = (Decimal(repr(float(x))) * 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
 
 
 def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measure", sort_by: Optional[str] = None):
     """(metrics, [(rank, system, documents, {metric: (value, low, high)})]), ranked by
-    `sort_by` (default: the first metric), best first, ties by system name."""
+    `sort_by` (default: the first metric), best first, ties by system name.
+    `documents` is the docs cell: "scored/had" when the rows carry `documents_had`
+    (the documents a system had, scored or rejected), else the documents scored."""
     metrics = [m for m in metric_order if any(r["metric"] == m for r in rows)]
     if sort_by is None:
         sort_by = metrics[0] if metrics else None
@@ -54,16 +70,20 @@ def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measur
         raise ValueError(f"cannot sort by {sort_by!r}: the metrics are {', '.join(metrics)}")
     systems: dict[str, dict] = {}
     documents: dict[str, int] = {}
+    had: dict[str, int] = {}
     for r in rows:
-        systems.setdefault(r["system"], {})[r["metric"]] = _value(r, measure)
+        systems.setdefault(r["system"], {})[r["metric"]] = measure_value(r, measure)
         documents[r["system"]] = max(documents.get(r["system"], 0), r.get("documents") or 0)
+        if r.get("documents_had") is not None:
+            had[r["system"]] = max(had.get(r["system"], 0), r["documents_had"])
 
     def key(system):
         value = systems[system].get(sort_by, (None,))[0]
         return (value is None, -(value or 0.0), system)
 
     ranked = sorted(systems, key=key)
-    return metrics, [(i, s, documents[s], systems[s]) for i, s in enumerate(ranked, 1)]
+    cells = {s: f"{documents[s]}/{had[s]}" if s in had else str(documents[s]) for s in systems}
+    return metrics, [(i, s, cells[s], systems[s]) for i, s in enumerate(ranked, 1)]
 
 
 def _cell(value_low_high) -> str:
@@ -73,7 +93,11 @@ def _cell(value_low_high) -> str:
     return pct(value) + (f" ({pct(low)}-{pct(high)})" if low is not None and high is not None else "")
 
 
-def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interval: str) -> str:
+def _had(rows: list[dict]) -> bool:
+    return any(r.get("documents_had") is not None for r in rows)
+
+
+def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interval: str, had: bool = False) -> str:
     """What the numbers are, in a few lines."""
     parts = []
     names = {
@@ -101,14 +125,24 @@ def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interva
         "; ".join(parts) + ".",
         f"R = matches / reference size, P = matches / candidate size, F = RP / ((1-a)P + aR) with a = {alpha}.",
     ]
+    if had:
+        lines.append("docs: documents scored / documents the system had (the others were rejected: see the errors).")
+    if hasattr(settings, "sentence_split"):
+        lines.append(sentence_split.legend(settings.sentence_split))
     return "\n".join(textwrap.fill(line, 100) for line in lines)
 
 
 def interval_name(rows: list[dict], settings, measure: str) -> str:
     if any(r.get(f"rouge155_{measure}") is not None for r in rows):
-        return f"ROUGE-1.5.5's average with its {settings.confidence}% bootstrap interval ({settings.resamples} resamples)"
+        return (
+            f"ROUGE-1.5.5's average with its {settings.confidence}% bootstrap interval ({settings.resamples} "
+            "resamples), the number papers quote from ROUGE-1.5.5 and pyrouge"
+        )
     if any(r.get(f"bootstrap_{measure}_low") is not None for r in rows):
-        return "mean over documents with its Poisson bootstrap interval"
+        return (
+            "mean over documents (rouge-score's and HF evaluate's number) with its seeded Poisson bootstrap "
+            f"{getattr(settings, 'confidence', '95')}% interval"
+        )
     return "mean over documents"
 
 
@@ -123,9 +157,9 @@ def markdown(
     lines.append("| # | system | docs | " + " | ".join(metrics) + " |")
     lines.append("|---:|---|---:|" + "---:|" * len(metrics))
     for rank, system, docs, values in ranked:
-        cells = [str(rank), markdown_cell(system), str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
+        cells = [str(rank), markdown_cell(system), docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
+    lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
     return "\n".join(lines) + "\n"
 
 
@@ -133,14 +167,14 @@ def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Option
     """The wide table as aligned plain text, for a terminal."""
     metrics, ranked = wide(rows, profile.tags if profile else settings.metric_tags(), measure, sort_by)
     head = ["#", "system", "docs"] + list(metrics)
-    body = [[str(rank), system, str(docs)] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
+    body = [[str(rank), system, docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
     widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
 
     def fmt(row):
         return "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
 
     out = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
-    out += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure))]
+    out += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
     return "\n".join(out) + "\n"
 
 
@@ -160,3 +194,4 @@ def profiles_markdown(rows: list[dict], profiles) -> str:
 
 def profiles_text(rows: list[dict], profiles) -> str:
     return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature()}\n\n")
+

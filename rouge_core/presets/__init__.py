@@ -13,7 +13,7 @@ only picks them.
 =============  ====================================  =====================================  ==============================
                rouge155 (default)                    rouge_score                            unicode
 =============  ====================================  =====================================  ==============================
-sentences      non-empty `\\n` lines                  non-empty `\\n` lines (rougeLsum only)   non-empty `\\n` lines
+sentences      non-empty `\\n` lines (*)               non-empty `\\n` lines (rougeLsum only)   non-empty `\\n` lines (*)
 normalisation  ASCII A-Z lowercased                  `str.lower()`                          NFKC, casefold, NFKC
 tokens         runs of `[a-z0-9]`                    runs of `[a-z0-9]`                     letters/marks/digits of every
                                                                                             script; CJK/Thai per character
@@ -29,6 +29,7 @@ default mref   average (`-f A`)                      best (`score_multi`)       
 numbers        R, P rounded to 5 decimals, F from    unrounded; F = 2PR/(P+R)               as rouge155
                them (alpha `-p`)
 =============  ====================================  =====================================  ==============================
+(*) and in every preset cut further by the `sentence_split` setting (`rouge_core.sentence_split`).
 """
 
 from __future__ import annotations

@@ -85,10 +85,15 @@ class Preset:
     def metrics(self, settings) -> Metrics:
         raise NotImplementedError
 
+    def compiled(self, scorer):
+        """The compiled kernel's scorer for `scorer` (with `score_batch(pairs)`), or
+        None where this preset's settings are scored in Python."""
+        return None
+
     def signature_fields(self, settings, common: dict[str, str]) -> list[tuple[str, str]]:
         """The signature's fields after the preset's name and before the version,
-        from the fields every preset shares (`common`: n, L, W, S, limit, mref,
-        alpha, t, ci)."""
+        from the fields every preset shares (`common`: n, L, W, S, limit, sent,
+        mref, alpha, t, ci)."""
         raise NotImplementedError
 
 
@@ -97,7 +102,7 @@ def flag_fields(settings, common: dict[str, str], stemmer: str, stopwords: str) 
     fields = [(key, common[key]) for key in ("n", "L", "W", "S")]
     fields.append(("stem", stemmer if settings.stemming else "no"))
     fields.append(("stop", stopwords if settings.remove_stopwords else "no"))
-    return fields + [(key, common[key]) for key in ("limit", "mref", "alpha", "t", "ci")]
+    return fields + [(key, common[key]) for key in ("limit", "sent", "mref", "alpha", "t", "ci")]
 
 
 def refuse(settings, *fields: str) -> None:

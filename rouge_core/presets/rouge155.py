@@ -12,7 +12,9 @@ with these same semantics.
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
+from rouge_core import kernel as kernel_module
 from rouge_core import lcs, names, ngram, skip_bigram
 from rouge_core.perl_numbers import (
     integer_exponent,
@@ -22,6 +24,7 @@ from rouge_core.perl_numbers import (
     round5,
 )
 from rouge_core.presets.base import Preset, WordAnalyzer, flag_fields, refuse
+from rouge_core.sentence_split import splitter
 from rouge_core.stem import morph_stem
 from rouge_core.stopwords import smart_stopwords
 from rouge_core.text import sentences, tokenize
@@ -152,7 +155,7 @@ class Rouge155(Preset):
     def analyzer(self, settings):
         # ROUGE-1.5.5's reading (`rouge_core.text`), SMART stopwords (-s), its stemmer (-m).
         return WordAnalyzer(
-            sentences,
+            partial(sentences, split=splitter(settings.sentence_split)),
             tokenize,
             smart_stopwords() if settings.remove_stopwords else frozenset(),
             morph_stem if settings.stemming else None,
@@ -160,6 +163,9 @@ class Rouge155(Preset):
 
     def metrics(self, settings):
         return Rouge155Metrics(settings)
+
+    def compiled(self, scorer):
+        return kernel_module.CompiledScorer(scorer)
 
     def signature_fields(self, settings, common):
         return flag_fields(settings, common, "porter155+wn2.0", "smart")

@@ -38,12 +38,14 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from rouge_core import kernel as kernel_module
 from rouge_core import lcs, names, ngram, skip_bigram
 from rouge_core.errors import RougeConfigError
 from rouge_core.names import MetricName
 from rouge_core.perl_numbers import sequential_sum
 from rouge_core.presets.base import Preset, check_derived, package_version, refuse
-from rouge_core.text import Text, lines
+from rouge_core.sentence_split import splitter
+from rouge_core.text import Splitter, Text, lines
 from rouge_core.types import MetricStats, PreparedText, ReferenceCounts, best_reference
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -70,10 +72,17 @@ def parse_rouge_type(name: str) -> MetricName:
 
 
 @lru_cache(maxsize=1)
-def _porter():
+def porter_stem():
+    """NLTK's `PorterStemmer().stem`, as rouge-score's DefaultTokenizer builds it
+    (`porter.PorterStemmer()`: NLTK's default NLTK_EXTENSIONS mode)."""
     from nltk.stem import porter
 
-    return lru_cache(maxsize=1 << 16)(porter.PorterStemmer().stem)
+    return porter.PorterStemmer().stem
+
+
+@lru_cache(maxsize=1)
+def _porter():
+    return lru_cache(maxsize=1 << 16)(porter_stem())
 
 
 def tokenize(sentence: str, stemming: bool = False) -> list[str]:
@@ -94,19 +103,20 @@ def tokenize(sentence: str, stemming: bool = False) -> list[str]:
 class RougeScoreAnalyzer:
     """Sentences and tokens as rouge-score reads them."""
 
-    def __init__(self, *, stemming: bool) -> None:
+    def __init__(self, *, stemming: bool, split: Splitter = None) -> None:
         self._stemming = stemming
+        self._split = split
 
-    @staticmethod
-    def sentences(text: Text) -> list[str]:
-        """The non-empty lines (rougeLsum's sentences); the other metrics see
-        their tokens joined, which are the tokens of the whole text.
+    def sentences(self, text: Text) -> list[str]:
+        """The non-empty lines, cut further by the sentence_split rule when set
+        (rougeLsum's sentences); the other metrics see their tokens joined, which
+        are the tokens of the whole text.
 
         Example:
-            >>> RougeScoreAnalyzer.sentences("One.\\n\\nTwo  ")
+            >>> RougeScoreAnalyzer(stemming=False).sentences("One.\\n\\nTwo  ")
             ['One.', 'Two  ']
         """
-        return lines(text)
+        return lines(text, self._split)
 
     def tokens(self, sentence: str) -> list[str]:
         return tokenize(sentence, self._stemming)
@@ -193,6 +203,7 @@ def _counts(kind: MetricName, cand: PreparedText, ref: PreparedText) -> tuple:
 class RougeScore(Preset):
     name = "rouge_score"
     default_multi_reference = "best"
+    uses_kernel = True
 
     def resolve(self, settings):
         refuse(settings, "language", "tokenizer")
@@ -232,10 +243,31 @@ class RougeScore(Preset):
         return derived
 
     def analyzer(self, settings):
-        return RougeScoreAnalyzer(stemming=settings.stemming)
+        return RougeScoreAnalyzer(stemming=settings.stemming, split=splitter(settings.sentence_split))
 
     def metrics(self, settings):
         return RougeScoreMetrics(settings)
+
+    def compiled(self, scorer):
+        """rougeN / rougeL / rougeLsum under score_multi's best F run in C
+        (rouge_core/_rouge_score_kernel.c); this module's Python is the reference it
+        equals, and scores what the kernel hands back (other families and modes,
+        texts given as lists of sentences, bad input, pairs over the limits)."""
+        settings = scorer.settings
+        types = [parse_rouge_type(tag) for tag in scorer.tags]
+        if settings.multi_reference != "best" or not all(kernel_module.rouge_score_family(t) for t in types):
+            return None
+        if getattr(settings, "sentence_split", "newline") != "newline":  # rougeLsum's sentences cut in Python
+            return None
+        if not kernel_module.rouge_score_kernel_available():
+            return None
+        return kernel_module.CompiledRougeScore(
+            types,
+            stem=porter_stem() if settings.stemming else None,
+            result_type=MetricStats,
+            layout=1,
+            max_cells=64 * scorer.max_lcs_cells if settings.rouge_l else None,
+        )
 
     def signature_fields(self, settings, common):
         stem = f"nltk-porter@{package_version('nltk')}" if settings.stemming else "no"
@@ -243,6 +275,6 @@ class RougeScore(Preset):
             ("types", ",".join(settings.rouge_types)),
             ("tok", TOKENIZER_VERSION),
             ("stem", stem),
-            ("lsum", "newline"),
+            ("lsum", common["sent"]),
         ]
         return fields + [(key, common[key]) for key in ("mref", "t", "ci")]

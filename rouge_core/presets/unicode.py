@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from functools import partial
 
 from rouge_core import unicode_text
 from rouge_core.errors import RougeConfigError
 from rouge_core.presets.base import Preset, WordAnalyzer, flag_fields, package_version, refuse
 from rouge_core.presets.rouge155 import Rouge155Metrics
+from rouge_core.sentence_split import splitter
 from rouge_core.stopwords import stopwords_for
 
 
@@ -37,7 +39,7 @@ class Unicode(Preset):
 
     def analyzer(self, settings):
         return WordAnalyzer(
-            unicode_text.sentences,
+            partial(unicode_text.sentences, split=splitter(settings.sentence_split, settings.language)),
             settings.tokenizer or unicode_text.tokenize,
             stopwords_for(settings.language) if settings.remove_stopwords else frozenset(),
             unicode_text.snowball_stemmer(settings.language) if settings.stemming else None,

@@ -17,7 +17,7 @@ def test_rouge155_is_the_default_and_its_signature_is_unchanged():
     assert s.preset == "rouge155" and s.multi_reference == "average"
     assert RougeSettings.from_preset("rouge155", flags) == s
     assert s.signature(version="0.1.0") == (
-        "rouge155|n:4|L:yes|W:1.2|S:*+S+U|stem:porter155+wn2.0|stop:no|limit:none|mref:average|alpha:0.5|"
+        "rouge155|n:4|L:yes|W:1.2|S:*+S+U|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|"
         "t:0|ci:95%@1000|v:0.1.0"
     )
     assert type(RougeScorer(s)) is RougeScorer

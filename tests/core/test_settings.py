@@ -36,7 +36,7 @@ def test_tags_follow_the_scripts_print_order():
 def test_signature_names_every_choice():
     signature = RougeSettings.from_flags("-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m").signature(version="9")
     assert signature == (
-        "rouge155|n:4|L:yes|W:1.2|S:*+S+U|stem:porter155+wn2.0|stop:no|limit:none"
+        "rouge155|n:4|L:yes|W:1.2|S:*+S+U|stem:porter155+wn2.0|stop:no|limit:none|sent:newline"
         "|mref:average|alpha:0.5|t:0|ci:95%@1000|v:9"
     )
     assert "mref:jackknife" in RougeSettings(multi_reference="jackknife").signature()

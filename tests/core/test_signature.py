@@ -8,7 +8,7 @@ from rouge_core.signature import ABBREVIATIONS, nrefs_of
 
 FLAGS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
 LONG = (
-    "rouge155|n:4|L:yes|W:1.2|S:*+S+U|stem:porter155+wn2.0|stop:no|limit:none"
+    "rouge155|n:4|L:yes|W:1.2|S:*+S+U|stem:porter155+wn2.0|stop:no|limit:none|sent:newline"
     "|mref:average|alpha:0.5|t:0|ci:95%@1000|v:9"
 )
 
@@ -23,7 +23,7 @@ def test_eval_ids_and_nrefs_come_before_the_version():
     signature = Signature.from_settings(RougeSettings.from_flags(FLAGS), eval_ids="index", nrefs=4, version="9")
     assert str(signature) == LONG.replace("|v:9", "|eval_ids:index|nrefs:4|v:9")
     assert signature.format(short=True) == (
-        "rouge155|n:4|L:yes|W:1.2|S:*+S+U|m:porter155+wn2.0|s:no|l:none|f:average|p:0.5|t:0|c:95%@1000"
+        "rouge155|n:4|L:yes|W:1.2|S:*+S+U|m:porter155+wn2.0|s:no|l:none|sp:newline|f:average|p:0.5|t:0|c:95%@1000"
         "|e:index|#:4|v:9"
     )
 

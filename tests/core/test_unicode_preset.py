@@ -307,7 +307,7 @@ def test_unicode_signature():
     assert s.signature(version="0.1.0") == (
         f"unicode|lang:english|norm:nfkc-casefold@ucd{unicodedata.unidata_version}|"
         f"tok:unicode-v1@regex{version('regex')}|n:2|L:yes|W:no|S:no|"
-        f"stem:snowball-english@nltk{version('nltk')}|stop:smart|limit:none|mref:average|alpha:0.5|t:0|"
+        f"stem:snowball-english@nltk{version('nltk')}|stop:smart|limit:none|sent:newline|mref:average|alpha:0.5|t:0|"
         "ci:95%@1000|v:0.1.0"
     )
 

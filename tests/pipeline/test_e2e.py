@@ -37,6 +37,14 @@ def test_rouge155_report_is_the_official_sample_output(tmp_path):
         "documents": 25,
         "documents_by_system": {s: 25 for s in ("11", "12", "13", "14", "21", "22", "23", "24")},
         "systems_missing_documents": {},
+        "errors_by_system": {},
+        # Read off cases.jsonl: a reference of documents 1 and 3 is two sentences in one item
+        # ("Developed countries should be pressurized. Business exemptions ..."), and so is
+        # system 11's summary of document 21 ("Crime. murder Bhel of general manager/ ...").
+        "text_checks": {
+            "(references)": {"one_sentence": {"texts": 2, "example": "1"}},
+            "11": {"one_sentence": {"texts": 1, "example": "21"}},
+        },
     }
     assert (tmp_path / "out" / "_SUCCESS").exists()
     table = pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()

@@ -105,7 +105,7 @@ def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path)
         "out/system_scores.parquet",
     ]
     markdown = (tmp_path / "out" / "system_scores.md").read_text()
-    assert r"| ../../escape\|\<b\>\*x\*\</b\> | 25 |" in markdown
+    assert r"| ../../escape\|\<b\>\*x\*\</b\> | 25/25 |" in markdown
     assert "<b>" not in markdown
     page = (tmp_path / "out" / "report.html").read_text()
     assert "<b>" not in page and "../../escape|&lt;b&gt;*x*&lt;/b&gt;" in page

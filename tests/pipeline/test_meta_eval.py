@@ -510,3 +510,80 @@ def test_chromium_renders_the_meta_eval_report(tmp_path):
     assert "<title>ROUGE meta-evaluation</title>" in dom
     assert "<script" not in dom.lower() and "<img" not in dom.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+
+
+# ------------------------------------------------------------------ for people: progress, printing, the report's head
+
+
+def _system_tau(table) -> float:
+    """scipy's Kendall tau-b of the systems' mean F against their mean judgment."""
+    x = [np.mean([2 * r * (r / 2) / (r + r / 2) for r in table[s]]) for s in SYSTEMS]
+    return stats.kendalltau(x, [np.mean(HUMAN[s]) for s in SYSTEMS])[0]
+
+
+def test_the_report_leads_with_a_ranking_per_judgment_and_a_chart(tmp_path):
+    from tests.pipeline.test_report import Page, cells
+
+    from pipeline.render.html import MARKER_COLOUR
+
+    out = tmp_path / "meta"
+    args = ["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
+            "--output", str(out), "--replicates", "50"]  # fmt: skip
+    assert cli.main(args) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    page = Page(html)
+    assert page.headings[:2] == ["Ranking for quality", "Chart"]
+    ranking = [cells(r) for r in page.table_after("Ranking for quality")]
+    assert ranking[0] == ["#", "metric", "system level", "summary level"]
+    taus = {"ROUGE-1": _system_tau(ROUGE1), "ROUGE-2": _system_tau(ROUGE2)}
+    best = max(taus, key=taus.get)
+    assert [r[1] for r in ranking[1:]] == sorted(taus, key=taus.get, reverse=True)
+    first = ranking[1]
+    assert first[1] == best and first[2].startswith("%.3f [" % taus[best]) and first[2].endswith("\u2605 best")
+    assert sum("\u2605 best" in r[2] for r in ranking[1:]) == 1 and sum("\u2605 best" in r[3] for r in ranking[1:]) == 1
+    assert "F-measure with quality" in html[html.index('id="extra-1"'):html.index('id="extra-2"')]  # F, not recall
+    # the chart: one dot per metric and level, in the report's marker colour
+    chart = html[html.index('id="extra-2"'):html.index('id="extra-3"')]
+    assert "<svg" in chart and chart.count(MARKER_COLOUR) >= 2 * 2 * 2  # dot and whisker, 2 metrics x 2 levels
+    # the detailed tables: F before recall and precision within a level
+    levels = [h for h in page.headings if " level: " in h]
+    assert levels[:3] == ["System level: quality, F-measure", "System level: quality, recall",
+                          "System level: quality, precision"]  # fmt: skip
+    # navigation of a few links, not one per table
+    nav = html[html.index("<nav>"):html.index("</nav>")]
+    assert re.findall(r">([^<]+)</a>", nav) == ["Ranking", "Chart", "System level", "Summary level", "Settings"]
+
+
+def test_without_output_everything_computed_is_printed_and_it_says_so_first(tmp_path, capsys):
+    args = ["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
+            "--replicates", "50", "--seed", "3", "--compare", "ROUGE-1,ROUGE-2"]  # fmt: skip
+    assert cli.main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("rouge-pipeline: meta-eval without --output: every correlation and interval "
+                                   "is printed, nothing is saved")  # fmt: skip
+    out = tmp_path / "saved"
+    assert cli.main(args + ["--output", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    for row in read_csv(out):  # every coefficient, with its interval, is in what was printed
+        if row["level"] == "system" and row["measure"] == "F":
+            cell = " / ".join(shown(row, m) for m in COEFFICIENTS)
+            assert f"| {row['metric']} | {cell} |" in captured.out
+    assert "Does X correlate better than Y?" in captured.out
+    with open(out / "comparisons.csv", encoding="utf-8") as fh:
+        test = next(r for r in csv.DictReader(fh) if (r["level"], r["measure"], r["method"]) == ("system", "F", "pearson"))
+    delta = float(test["delta"])
+    assert f"{'ROUGE-1' if delta > 0 else 'ROUGE-2'} by {abs(delta):.3f}, p {float(test['p_value']):.3f}" in captured.out
+    assert "correlations.csv." not in captured.out.replace("keeps them, with the counts, in correlations.csv", "")
+
+
+def test_meta_eval_shows_its_progress_with_a_total(tmp_path, capsys, monkeypatch):
+    from pipeline import progress
+
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+    args = ["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
+            "--replicates", "50", "--output", str(tmp_path / "meta")]  # fmt: skip
+    assert cli.main(args) == 0
+    err = capsys.readouterr().err
+    # 2 metrics x 3 measures x 1 judgment x 2 levels = 12 series
+    assert re.search(r"rouge-pipeline: correlations with bootstrap: \d+ of 12 series \(\d+%\), [\d.,]+/s", err), err
+    assert "rouge-pipeline: correlations with bootstrap: 12 series in " in err

@@ -1,0 +1,165 @@
+"""What a table's numbers rest on: how many rows and documents were rejected, and
+which texts the preset could not read or read as one sentence.  Shared by `run`
+and `score` (Beam-free), so both warn alike and end with the same exit status.
+
+Rejected rows never look like a clean result:
+
+* every table shows, per system, the documents scored out of the documents it
+  had (`scored/had`: the system's candidate rows, scored or rejected);
+* when the rejected share of the input rows, or of any one system's documents,
+  is above the threshold (`--max-rejected`, default 1%), the command still
+  writes what it could, heads its table and report with a warning, and ends with
+  exit status `EXIT_REJECTED` (3) instead of 0;
+* systems scored over different document sets are named (their means are not
+  comparable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rouge_core.textcheck import FIXES, ONE_SENTENCE, UNREADABLE
+
+EXIT_REJECTED = 3  # results written, but more rows were rejected than the threshold allows
+DEFAULT_MAX_REJECTED = 0.01  # a share of the rows, or of any one system's documents
+
+# Reasons that concern a reference row or a whole file rather than an input row's candidate.
+_NOT_CANDIDATE_ROWS = ("duplicate_reference", "missing_path", "unreadable_file")
+REFERENCES = "(references)"  # the owner of reference texts in the text checks
+
+
+@dataclass
+class Coverage:
+    """Counts of one run or `score` call.
+
+    rows: input rows read (candidate and reference rows); rejected: rows that
+    became error rows; scored: per system, documents scored; rejected_by_system:
+    per system, its candidate rows rejected; documents: distinct documents scored.
+    """
+
+    rows: int
+    rejected: int  # row errors (not file-level, not reference copies)
+    scored: dict
+    rejected_by_system: dict = field(default_factory=dict)
+    documents: int = 0
+
+    @classmethod
+    def from_counts(cls, counts: dict) -> "Coverage":
+        """From run.json's counts (`pipeline.io.tables.write_counts`)."""
+        by_reason = counts.get("errors_by_reason", {})
+        return cls(
+            rows=counts.get("rows_read", 0),
+            rejected=sum(n for reason, n in by_reason.items() if reason not in _NOT_CANDIDATE_ROWS),
+            scored=dict(counts.get("documents_by_system", {})),
+            rejected_by_system=dict(counts.get("errors_by_system", {})),
+            documents=counts.get("documents", 0),
+        )
+
+    def had(self, system: str) -> int:
+        """The documents a system had: scored plus rejected candidate rows."""
+        return self.scored.get(system, 0) + self.rejected_by_system.get(system, 0)
+
+    def systems(self) -> list[str]:
+        return sorted(set(self.scored) | set(self.rejected_by_system))
+
+    def problems(self, max_rejected: float) -> list[str]:
+        """One sentence per share above `max_rejected`; empty when the result is clean enough."""
+        out = []
+        if self.rows and self.rejected / self.rows > max_rejected:
+            out.append(
+                f"{self.rejected:,} of {self.rows:,} input rows ({_share(self.rejected, self.rows)}) were rejected"
+            )
+        for system in self.systems():
+            had, lost = self.had(system), self.rejected_by_system.get(system, 0)
+            if had and lost / had > max_rejected:
+                out.append(f"{system} was scored on {self.scored.get(system, 0):,} of its {had:,} documents")
+        return out
+
+    def different_document_sets(self) -> dict[str, int]:
+        """Systems scored on fewer documents than the run holds: {system: missing}."""
+        return {s: self.documents - n for s, n in sorted(self.scored.items()) if n < self.documents}
+
+
+# What to do about the most common reason for rejected rows, where an option helps.
+REASON_HINTS = {
+    "conflicting_references": "Rows of one doc_id carry different references (a system released with its own "
+    "copy): --conflicting-references keep (input.conflicting_references = \"keep\") scores each row against "
+    "its own references.",
+    "no_references": "No reference row has these doc_ids: check --references and the doc_id field.",
+    "duplicate_key": "A (system, doc_id) appears more than once: every copy is rejected.",
+}
+
+
+def rejected_warning(problems: list[str], max_rejected: float, errors_hint: str, by_reason: dict | None = None) -> str:
+    """The warning that heads a table or report whose rows were rejected past the
+    threshold: what was lost, the most common reason's fix, where the rows are."""
+    hint = ""
+    if by_reason:
+        top = max(sorted(by_reason), key=lambda reason: by_reason[reason])
+        hint = f" Most were {top} ({by_reason[top]:,})." + (f" {REASON_HINTS[top]}" if top in REASON_HINTS else "")
+    return (
+        f"WARNING: these numbers rest on part of the input: {'; '.join(problems)} "
+        f"(threshold {_share_text(max_rejected)}, --max-rejected).{hint} {errors_hint} "
+        f"Exit status {EXIT_REJECTED}."
+    )
+
+
+def document_sets_warning(missing: dict[str, int], documents: int) -> list[str]:
+    return [f"warning: {system} has no score for {n:,} of the {documents:,} documents" for system, n in missing.items()]
+
+
+def docs_cell(scored, had) -> str:
+    """A table's docs cell: "scored/had", or "scored" when had is unknown."""
+    return str(scored) if had is None else f"{scored}/{had}"
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%"
+
+
+def _share_text(value: float) -> str:
+    return f"{100 * value:g}%"
+
+
+class TextTally:
+    """Per owner (a system, or REFERENCES) and kind of problem (rouge_core.textcheck):
+    how many texts, and the smallest doc_id among them as the example (the same
+    whatever the order, so `run` and `score` name the same one)."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], list] = {}
+
+    def add(self, owner: str, kind: str, doc_id: str, texts: int = 1) -> None:
+        entry = self.found.setdefault((owner, kind), [0, doc_id])
+        entry[0] += texts
+        entry[1] = min(entry[1], doc_id)
+
+    def to_dict(self) -> dict:
+        """{owner: {kind: {"texts": n, "example": doc_id}}}, for run.json."""
+        out: dict = {}
+        for (owner, kind), (n, example) in sorted(self.found.items()):
+            out.setdefault(owner, {})[kind] = {"texts": n, "example": example}
+        return out
+
+
+def text_warnings(checks: dict) -> list[str]:
+    """One line per owner and kind of problem, naming the count, an example and the fix."""
+    what = {  # (one text, several texts)
+        UNREADABLE: ("has", "have", "letters the preset's tokenizer drops (no tokens, or most letters lost): "
+                     "{they} near 0"),
+        ONE_SENTENCE: ("was", "were", "scored as one sentence but {hold} several sentences: summary-level "
+                       "ROUGE-L/W and rougeLsum see one sentence"),
+    }
+    lines = []
+    for owner, kinds in sorted(checks.items()):
+        for kind, found in sorted(kinds.items()):
+            n = found["texts"]
+            one, many, rest = what[kind]
+            noun = ("reference text" if owner == REFERENCES else "text") + ("" if n == 1 else "s")
+            whose = "" if owner == REFERENCES else f" of {owner}"
+            rest = rest.format(they="it scores" if n == 1 else "they score", hold="holds" if n == 1 else "hold")
+            lines.append(
+                f"warning: {n:,} {noun}{whose} {one if n == 1 else many} {rest} "
+                f"(e.g. doc_id {found['example']}); use {FIXES[kind]}"
+            )
+    return lines

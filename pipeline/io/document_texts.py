@@ -1,0 +1,77 @@
+"""The texts of a few documents of a finished run, read back from the run's own
+input files (run.json lists them, with the reading settings), for the comparison
+report's "documents that moved most": what each run's candidate said and what
+the reference says.
+
+Only local input files that still exist are read, each once, through the one row
+reader (pipeline.io.rows); a run whose inputs moved or were URLs shows its
+documents without text, and says so.  `on_file` is called after each file (the
+command's progress).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable, Optional
+
+from pipeline.config import InputConfig
+from pipeline.io import files
+from pipeline.io.rows import iter_rows, parse_candidate, parse_reference, used_fields
+from pipeline.records import ErrorRecord, SourceRow
+
+
+def input_config(record: dict) -> InputConfig:
+    """The run's reading settings, from run.json (defaults for what it does not hold)."""
+    given = (record.get("config") or {}).get("input") or {}
+    known = {f.name for f in dataclasses.fields(InputConfig)}
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if k in known}
+    return InputConfig(**values)
+
+
+def input_files(record: dict) -> tuple[list[str], list[str]]:
+    """The run's candidate and reference files that can still be read here."""
+    inputs = record.get("inputs") or {}
+
+    def readable(kind):
+        paths = [entry.get("path") for entry in inputs.get(kind) or [] if isinstance(entry, dict)]
+        return [p for p in paths if p and not files.is_url(p) and files.exists(p)]
+
+    return readable("candidates"), readable("references")
+
+
+def find_texts(record: dict, wanted: set, on_file: Optional[Callable[[], None]] = None) -> dict:
+    """{(system, doc_id): candidate text} and {doc_id: [reference texts]} for the
+    `wanted` (system, doc_id) pairs, as far as the run's input files give them."""
+    config = input_config(record)
+    candidate_files, reference_files = input_files(record)
+    joined = not reference_files
+    fields = used_fields(config)
+    pattern = re.compile(config.system_from_path) if config.system_from_path else None
+    doc_ids = {d for _, d in wanted}
+    candidates, references = {}, {}
+    for kind, paths in (("candidates", candidate_files), ("references", reference_files)):
+        for path in paths:
+            for row in iter_rows(path, config, fields):
+                if not isinstance(row, SourceRow):
+                    continue
+                if kind == "candidates":
+                    parsed = parse_candidate(row, config, joined, pattern)
+                    if isinstance(parsed, ErrorRecord) or parsed.doc_id not in doc_ids:
+                        continue
+                    if (parsed.system, parsed.doc_id) in wanted:
+                        candidates[parsed.system, parsed.doc_id] = _text(parsed.text)
+                    if joined and parsed.references is not None:
+                        references.setdefault(parsed.doc_id, [_text(r) for r in parsed.references])
+                else:
+                    parsed = parse_reference(row, config)
+                    if not isinstance(parsed, ErrorRecord) and parsed.doc_id in doc_ids:
+                        references.setdefault(parsed.doc_id, []).extend(_text(r) for r in parsed.references)
+            if on_file is not None:
+                on_file()
+    return {"candidates": candidates, "references": references}
+
+
+def _text(value) -> str:
+    """A text given as a string or as a list of sentences, as one string."""
+    return value if isinstance(value, str) else " ".join(value)

@@ -1,0 +1,57 @@
+"""How many rows the input files hold, counted ahead of reading them, so that the
+progress of reading and scoring has a total (pipeline/progress.py).
+
+Parquet: the footer's row count (nothing else is read).  JSON Lines (plain or
+gzip): the lines that are not blank, counted a megabyte at a time without
+parsing.  A count is the total a progress line shows, not a number any table
+uses: a file that cannot be counted (a URL, stdin, an unreadable file) gives
+None and its stage shows no total until its rows are read.
+"""
+
+from __future__ import annotations
+
+import gzip
+from typing import Iterable, Optional
+
+from pipeline.io import files
+
+CHUNK = 1 << 20
+
+
+def count_rows(path: str) -> Optional[int]:
+    """The rows of one local file, or None when it cannot be counted cheaply."""
+    if path == "-" or files.is_url(path):
+        return None
+    try:
+        if path.lower().endswith(".parquet"):
+            import pyarrow.parquet as pq  # noqa: PLC0415 (only for Parquet inputs)
+
+            return pq.ParquetFile(path).metadata.num_rows
+        with open(path, "rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            return _lines(gzip.GzipFile(fileobj=raw) if gzipped else raw)
+    except Exception:  # noqa: BLE001 (the reader reports the file's problem; a total is optional)
+        return None
+
+
+def count_all(paths: Iterable[str]) -> Optional[int]:
+    """The rows of every file, or None when one of them cannot be counted."""
+    total = 0
+    for path in paths:
+        n = count_rows(path)
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+def _lines(fh) -> int:
+    """Lines holding anything but white space (the rows of a JSON Lines file)."""
+    rows = 0
+    tail = b""
+    while chunk := fh.read(CHUNK):
+        lines = (tail + chunk).split(b"\n")
+        tail = lines.pop()
+        rows += sum(1 for line in lines if line.strip())
+    return rows + bool(tail.strip())

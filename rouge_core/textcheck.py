@@ -1,0 +1,80 @@
+"""Texts a setting reads badly, found before anyone trusts a 0.00.
+
+Two checks, each cheap enough to run on every scored text:
+
+* **unreadable**: the text has letters, but the preset's tokens keep fewer than
+  half of them (none at all, for a text in a script the preset does not read:
+  ROUGE-1.5.5 and rouge-score keep only ASCII `[a-z0-9]`, so Russian or Chinese
+  text has no tokens and scores 0).  Counted on the tokens before stopwords and
+  stemming (a stemmer shortens words; that is not a loss).  The fix is
+  ``--preset unicode``.  ASCII texts are always readable, so they cost one
+  `str.isascii()`.
+* **one sentence**: the text is read as one sentence but holds two or more
+  sentence ends (".", "!" or "?" followed by a space and more text, not after a
+  lone letter as in "U.S."), and the setting has a metric that depends on
+  sentences (summary-level ROUGE-L or ROUGE-W, rougeLsum).  The fix is
+  ``--sentence-split`` (e.g. "sentencex", or "sep: . " for PTB-tokenized text).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rouge_core.presets import get_preset
+from rouge_core.text import Text
+
+UNREADABLE = "unreadable"
+ONE_SENTENCE = "one_sentence"
+KINDS = (UNREADABLE, ONE_SENTENCE)
+KEPT_LETTERS = 0.5  # fewer kept letters than this share: unreadable
+
+FIXES = {
+    UNREADABLE: "--preset unicode (tokens in every script)",
+    ONE_SENTENCE: '--sentence-split sentencex (or "sep: . | ? | ! " for PTB-tokenized text)',
+}
+_INNER_END = re.compile(r"(?<!\b[A-Za-z])[.!?]['\")\]]*\s+\S")
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalpha() for ch in text)
+
+
+class TextCheck:
+    """The checks for one RougeSettings.
+
+    Example:
+        >>> from rouge_core import RougeSettings
+        >>> check = TextCheck(RougeSettings.from_flags("-n 2"))
+        >>> check("Привет, мир"), check("One. Two. Three."), check(["One.", "Two."])
+        (('unreadable',), ('one_sentence',), ())
+    """
+
+    def __init__(self, settings) -> None:
+        plain = settings.replace(stemming=False, remove_stopwords=False)
+        self._analyzer = get_preset(settings.preset).analyzer(plain)
+        # The unicode preset's own tokenizer keeps every letter; a custom one may not.
+        self._letters_kept_always = settings.preset == "unicode" and settings.tokenizer is None
+        tags = settings.metric_tags()
+        self._sentence_metrics = any(
+            t == "ROUGE-L" or t.startswith("ROUGE-W") or t == "rougeLsum" for t in tags
+        )
+
+    def __call__(self, text: Text) -> tuple[str, ...]:
+        """The kinds of problem of one text: () for most texts."""
+        if not isinstance(text, (str, list, tuple)):
+            return ()
+        found = []
+        try:
+            sentences = self._analyzer.sentences(text)
+        except Exception:  # not a text: the scorer reports it as an error row
+            return ()
+        joined = text if isinstance(text, str) else " ".join(text)
+        if not (joined.isascii() or self._letters_kept_always):
+            letters = _letters(joined)
+            if letters:
+                kept = sum(_letters(t) for s in sentences for t in self._analyzer.tokens(s))
+                if kept < KEPT_LETTERS * letters:
+                    found.append(UNREADABLE)
+        if self._sentence_metrics and len(sentences) == 1 and _INNER_END.search(sentences[0]):
+            found.append(ONE_SENTENCE)
+        return tuple(found)

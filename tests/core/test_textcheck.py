@@ -1,0 +1,81 @@
+"""rouge_core.textcheck: the texts a setting reads badly, per preset."""
+
+import pytest
+
+from rouge_core import RougeScorer, RougeSettings
+from rouge_core.textcheck import ONE_SENTENCE, UNREADABLE, TextCheck
+
+ROUGE155 = RougeSettings.from_flags("-n 2 -m")
+ROUGE_SCORE = RougeSettings.from_preset("rouge_score", stem=True)
+UNICODE = RougeSettings.from_preset("unicode", "-n 2", language="russian")
+
+
+@pytest.mark.parametrize("settings", [ROUGE155, ROUGE_SCORE])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Кошка сидела на ковре.",  # Cyrillic: no token at all
+        "猫坐在垫子上",  # Chinese
+        "Η γάτα κάθισε στο χαλί",  # Greek
+        "Кошка сидела на ковре at home",  # a few ASCII words among many Cyrillic letters
+    ],
+)
+def test_text_whose_letters_the_ascii_presets_drop_is_unreadable(settings, text):
+    check = TextCheck(settings)
+    assert UNREADABLE in check(text)
+    # Independent evidence: scoring the text against itself finds (almost) nothing to match.
+    scored = RougeScorer(settings).score(candidate=text, references=[text])
+    first = settings.metric_tags()[0]
+    tokens = scored[first].candidate_total
+    assert tokens < 0.5 * sum(ch.isalpha() for ch in text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The runners were running quickly",
+        "Le café était très élevé à côté",  # loses é, è, à, ô but keeps most letters
+        "1,000 km",
+        "",
+        "... !!!",
+    ],
+)
+def test_readable_text_is_not_reported(text):
+    # Stemming shortens words ("running" -> "run"): the check reads tokens before stemming.
+    for settings in (ROUGE155, ROUGE_SCORE, UNICODE):
+        assert UNREADABLE not in TextCheck(settings)(text)
+
+
+def test_the_unicode_preset_reads_every_script():
+    check = TextCheck(UNICODE)
+    for text in ("Кошка сидела на ковре.", "猫坐在垫子上", "Le café était très élevé"):
+        assert check(text) == ()
+
+
+def test_a_custom_tokenizer_that_drops_letters_is_checked():
+    settings = RougeSettings.from_preset("unicode", "-n 1", tokenizer=lambda s: [t for t in s.split() if t.isascii()])
+    assert UNREADABLE in TextCheck(settings)("кошка cat")
+
+
+def test_one_sentence_with_several_sentence_ends():
+    check = TextCheck(ROUGE155)
+    assert check("the cat sat . the dog ran .") == (ONE_SENTENCE,)
+    assert check("He came. She left!") == (ONE_SENTENCE,)
+    assert check('"Go." She went.') == (ONE_SENTENCE,)
+    assert check("U.S. officials met in Washington.") == ()  # an abbreviation, not a sentence end
+    assert check("One sentence only.") == ()
+    assert check("the cat sat .\nthe dog ran .") == ()  # already one sentence per line
+    assert check(["The cat sat.", "The dog ran."]) == ()
+
+
+def test_one_sentence_matters_only_for_metrics_that_use_sentences():
+    text = "He came. She left."
+    assert TextCheck(RougeSettings.from_flags("-n 2 -x"))(text) == ()  # no ROUGE-L
+    assert TextCheck(RougeSettings.from_flags("-n 1 -x -w 1.2"))(text) == (ONE_SENTENCE,)  # ROUGE-W
+    assert TextCheck(RougeSettings.from_preset("rouge_score", rouge_types=["rouge1", "rougeL"]))(text) == ()
+    assert TextCheck(ROUGE_SCORE)(text) == (ONE_SENTENCE,)  # rougeLsum
+    assert TextCheck(ROUGE155.replace(sentence_split="sentencex"))(text) == ()  # split: two sentences
+
+
+def test_not_a_text_is_left_to_the_scorer():
+    assert TextCheck(ROUGE155)(None) == () and TextCheck(ROUGE155)([1, 2]) == ()

@@ -1,0 +1,190 @@
+"""Progress: what a person sees while a long command works (pipeline/progress.py),
+the input rows counted ahead for its totals (pipeline/io/row_counts.py), the
+workers' counters handed to the driver (pipeline/beam/progress.py), and `run` and
+`score` showing stages with a total on a non-terminal."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pipeline
+from pipeline import progress as shown
+from pipeline.io.row_counts import count_all, count_rows
+from pipeline.progress import Progress, read_counts
+
+SAMPLE = Path(pipeline.__file__).parent / "sample"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_log_line_has_the_total_the_percentage_a_rate_and_the_time_left():
+    out = io.StringIO()
+    with Progress(stream=out, interval=0).stage("scoring", 4, "summaries") as stage:
+        stage.update(1)
+    first, last = out.getvalue().splitlines()
+    assert re.fullmatch(
+        r"rouge-pipeline: scoring: 1 of 4 summaries \(25%\), [\d.,]+/s, (about [\w ]+|under a second) left \(under a second so far\)", first
+    ), first
+    assert re.fullmatch(r"rouge-pipeline: scoring: 1 of 4 summaries in [\d.]+ s \([\d.,]+/s\)", last), last
+
+
+def test_a_stage_nobody_waited_for_shows_nothing_and_quiet_shows_nothing():
+    out = io.StringIO()
+    with Progress(stream=out).stage("reading", 10, "rows") as stage:
+        stage.update(10)
+    with Progress(stream=out, quiet=True, interval=0).stage("reading", 10, "rows") as stage:
+        stage.update(3)
+    assert out.getvalue() == ""
+
+
+def test_on_a_terminal_tqdm_draws_a_bar_that_stays(monkeypatch):
+    monkeypatch.setattr(shown, "SHOW_AFTER", 0)
+    out = Terminal()
+    assert Progress(stream=out).terminal
+    with Progress(stream=out).stage("scoring", 4, "summaries") as stage:
+        stage.update(2)
+        stage.set(4)
+    text = out.getvalue()
+    assert "scoring: 100%" in text and "4/4" in text
+    assert text.endswith("\n")  # the bar is left on screen
+
+
+def test_a_total_known_late_and_absolute_counts():
+    out = io.StringIO()
+    stage = Progress(stream=out, interval=0).stage("reading", None, "rows")
+    stage.set(5)
+    stage.set(6, 12)
+    assert stage.total == 12 and not stage.closed
+    stage.set(12)  # reaching the total ends the stage
+    assert stage.closed
+    assert out.getvalue().splitlines()[-1].startswith("rouge-pipeline: reading: 12 rows in ")
+    assert re.search(r"reading: 6 of 12 rows \(50%\)", out.getvalue())
+
+
+def test_rows_are_counted_ahead_in_jsonl_gzip_and_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    plain = tmp_path / "a.jsonl"
+    plain.write_text('{"a": 1}\n\n  \n{"a": 2}\r\n{"a": 3}')  # 3 rows, 2 blank lines, no final newline
+    packed = tmp_path / "b.jsonl.gz"
+    packed.write_bytes(gzip.compress(b'{"a": 1}\n' * 2500))
+    table = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"a": list(range(7))}), table)
+    assert [count_rows(str(p)) for p in (plain, packed, table)] == [3, 2500, 7]
+    assert count_all([str(plain), str(table)]) == 10
+    assert count_rows("-") is None and count_rows("gs://bucket/x.jsonl") is None
+    assert count_all([str(plain), str(tmp_path / "missing.jsonl")]) is None
+    # the sample's shards: 8 systems x 25 documents
+    assert count_all(sorted(map(str, SAMPLE.glob("*.jsonl")))) == 200
+
+
+def test_workers_hand_on_their_counts_through_files_that_the_driver_sums(tmp_path, monkeypatch):
+    from pipeline.beam import progress as worker
+
+    monkeypatch.setenv(worker.PROGRESS_FOLDER_ENV, str(tmp_path))
+    a, b = worker.Progress("scoring", 30), worker.Progress("scoring", 30)
+    for p in (a, b):
+        p.start()
+    a.add("scored", system="s1")  # the first element is handed on at once: the stage has started
+    assert read_counts(str(tmp_path)) == {"scoring": {"scored": 1}, "systems": {"s1"}}
+    for i in range(99):
+        b.add("scored", system=f"s{i % 3}")
+    b.add("failed")
+    b.flush(force=True)
+    assert read_counts(str(tmp_path)) == {"scoring": {"scored": 100, "failed": 1}, "systems": {"s0", "s1", "s2"}}
+    assert len(list(tmp_path.glob("*.json"))) == 2  # one file per worker, replaced, never appended
+
+
+@pytest.fixture(scope="module")
+def long_input(tmp_path_factory) -> Path:
+    """40,000 short summaries (5 systems x 8,000 documents) in 4 shards: a run of
+    this many rows reads and scores for seconds, in this process (5 MiB)."""
+    import random
+
+    folder = tmp_path_factory.mktemp("long")
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(50)]
+    rows = []
+    for d in range(8000):
+        reference = " ".join(rng.choice(words) for _ in range(8))
+        rows += [{"system": f"s{s}", "doc_id": f"d{d:05d}", "candidate": " ".join(rng.choice(words) for _ in range(8)),
+                  "references": [reference]} for s in range(5)]  # fmt: skip
+    for i in range(4):
+        with open(folder / f"part-{i}.jsonl", "w") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows[i::4])
+    return folder
+
+
+def test_a_long_run_shows_each_stage_with_its_total_on_a_non_terminal(long_input, tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f'[input]\ncandidates = ["{long_input}/*.jsonl"]\n[rouge]\nargs = "-n 2 -c 95 -r 1000"\n'
+        f'[output]\nfolder = "{tmp_path / "out"}"\n[run]\nprogress_seconds = 0.1\n'
+    )
+    done = subprocess.run([sys.executable, "-m", "pipeline", "run", "--config", str(config)],
+                          cwd=ROOT, capture_output=True, text=True)  # stderr is a pipe: log lines
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("rouge-pipeline: ")]
+    # while it works: what is done of the total, the rate and the time left
+    working = [line for line in lines
+               if re.search(r": [\d,]+ of 40,000 (rows|summaries) \(\d+%\), [\d.,]+/s(, about [\w ]+ left)? \(", line)]
+    assert working, done.stderr
+    # every stage ends with a line, at the true numbers
+    assert "rouge-pipeline: starting Beam: done in " in done.stderr
+    assert "rouge-pipeline: reading: 40,000 rows in " in done.stderr
+    assert "rouge-pipeline: scoring: 40,000 summaries in " in done.stderr
+    assert re.search(r"rouge-pipeline: aggregating: 5 systems in ", done.stderr)
+    # (significance's 10 pairs end within one look of the driver here: a stage nobody waited for shows nothing)
+    assert "rouge-pipeline: report: done in " in done.stderr
+    assert "rows read 40000, scored 40000, errors 0" in done.stdout  # stdout: the results only
+    assert "rouge-pipeline:" not in done.stdout
+
+    quiet = subprocess.run([sys.executable, "-m", "pipeline", "run", "--config", str(config), "--quiet",
+                            "--output", str(tmp_path / "quiet")], cwd=ROOT, capture_output=True, text=True)
+    assert quiet.returncode == 0, quiet.stderr
+    assert not re.search(r"(reading|scoring|aggregating|significance|report): ", quiet.stderr)
+
+
+def test_score_shows_reading_scoring_and_the_bootstrap_with_totals(long_input, monkeypatch, capsys):
+    from pipeline import cli
+
+    monkeypatch.setattr(shown, "INTERVAL", 0.05)
+    code = cli.main(["score", str(long_input / "part-0.jsonl"), str(long_input / "part-1.jsonl"),
+                     "--rouge-args", "-n 2 -c 95 -r 1000 -m", "--format", "csv"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert re.search(r"rouge-pipeline: scoring: [\d,]+ of 20,000 summaries \(\d+%\), [\d.,]+/s", err), err
+    assert "rouge-pipeline: reading: 20,000 rows in " in err
+    assert "rouge-pipeline: scoring: 20,000 summaries in " in err
+
+
+def test_worker_processes_report_to_the_driver_not_to_the_terminal(long_input, tmp_path):
+    """On the multi-processing runner the workers are other processes: their counts
+    reach the driver's view (the aggregation's total of 8 systems comes from the
+    scorers' files), and no worker prints a line of its own."""
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f'[input]\ncandidates = ["{long_input}/*.jsonl"]\n[rouge]\nargs = "-n 2 -c 95 -r 1000"\n'
+        f'[output]\nfolder = "{tmp_path / "out"}"\n[run]\nprogress_seconds = 0.1\n'
+    )
+    done = subprocess.run([sys.executable, "-m", "pipeline", "run", "--config", str(config), "--runner=FnApiRunner",
+                           "--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "rouge-pipeline: starting Beam: done in " in done.stderr  # the workers' start, seconds long
+    assert "rouge-pipeline: aggregating: 5 systems in " in done.stderr
+    assert "rouge-pipeline: worker " not in done.stderr
+    assert "rows read 40000, scored 40000, errors 0" in done.stdout

@@ -1,0 +1,116 @@
+"""Result folders are untrusted input for `compare` (issue 22): a value that is not a
+score, a missing column, a truncated file, names that print alike: exit 2 naming the
+file, row and column; every numeric option is range-checked (NaN refused); exit 1
+means only "a significant drop"."""
+
+import math
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.cli import main
+from tests.pipeline.test_compare import corpus
+from tests.pipeline.runs import run_pipeline, write_jsonl
+
+SHARD = "per_document/part-00000-of-00001.parquet"
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    base = tmp_path_factory.mktemp("untrusted")
+    run_pipeline(base / "old", [write_jsonl(base / "old.jsonl", corpus(False))], flags="-n 1 -r 10")
+    run_pipeline(base / "new", [write_jsonl(base / "new.jsonl", corpus(True))], flags="-n 1 -r 10")
+    return base
+
+
+def edited(base, tmp_path, change):
+    """A copy of the new run whose per-document shard is `change(table)`."""
+    folder = tmp_path / "edited"
+    shutil.copytree(base / "new", folder)
+    table = pq.read_table(folder / SHARD)
+    pq.write_table(change(table), folder / SHARD)
+    return folder
+
+
+def set_cell(table, column, row, value, kind=None):
+    values = table.column(column).to_pylist()
+    values[row] = value
+    index = table.column_names.index(column)
+    field = table.schema.field(column) if kind is None else pa.field(column, kind)
+    return table.set_column(index, field, pa.array(values, type=field.type))
+
+
+def compare(base, new, *options, capsys):
+    code = main(["compare", str(base / "old"), str(new), *options])
+    return code, capsys.readouterr().err
+
+
+def test_the_untouched_runs_compare_and_a_real_drop_exits_1(base, capsys):
+    code, err = compare(base, base / "new", capsys=capsys)
+    assert code == 1, err  # "good" lost 40% of its words on most documents: a drop
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [(math.nan, "nan"), (math.inf, "inf"), (-math.inf, "-inf"), (-0.5, "-0.5"), (1e300, "1e+300")],
+)
+def test_a_value_that_is_not_a_score_names_file_row_and_column(base, tmp_path, capsys, value, shown):
+    folder = edited(base, tmp_path, lambda t: set_cell(t, "f_measure", 6, value))
+    code, err = compare(base, folder, capsys=capsys)
+    assert code == 2
+    assert f"{folder / SHARD}: row 7, column 'f_measure': {shown} is not a score" in err
+    assert "Traceback" not in err
+
+
+def test_strings_where_scores_belong_a_missing_column_and_a_truncated_file(base, tmp_path, capsys):
+    as_text = edited(base, tmp_path, lambda t: t.set_column(
+        t.column_names.index("f_measure"), pa.field("f_measure", pa.string()),
+        pa.array([str(v) for v in t.column("f_measure").to_pylist()])))
+    code, err = compare(base, as_text, capsys=capsys)
+    assert code == 2 and "column 'f_measure' must hold numbers; it holds string" in err
+    shutil.rmtree(as_text)
+
+    missing = edited(base, tmp_path, lambda t: t.drop(["doc_id"]))
+    code, err = compare(base, missing, capsys=capsys)
+    assert code == 2 and f"{missing / SHARD}: not a per-document table: no column 'doc_id'" in err
+    shutil.rmtree(missing)
+
+    truncated = edited(base, tmp_path, lambda t: t)
+    data = (truncated / SHARD).read_bytes()
+    (truncated / SHARD).write_bytes(data[: len(data) // 2])
+    code, err = compare(base, truncated, capsys=capsys)
+    assert code == 2 and f"{truncated / SHARD}: not a per-document table: cannot read it" in err
+
+
+def test_names_that_print_alike_or_hold_control_characters_are_refused(base, tmp_path, capsys):
+    def invisible(table):
+        first = table.column("system").to_pylist().index("good")
+        return set_cell(table, "system", first, "good\u200b")  # one document's row, spelled differently
+
+    folder = edited(base, tmp_path, invisible)
+    code, err = compare(base, folder, capsys=capsys)
+    assert code == 2
+    assert "systems that print alike but differ" in err and "'good' and 'good\\u200b'" in err
+    shutil.rmtree(folder)
+
+    folder = edited(base, tmp_path, lambda t: set_cell(t, "system", 0, "evil\x1b[2J"))
+    code, err = compare(base, folder, capsys=capsys)
+    assert code == 2 and "row 1, column 'system': holds a control character (\\x1b)" in err
+    assert "\x1b" not in err
+
+
+@pytest.mark.parametrize(
+    "option, value, stated",
+    [
+        ("--fail-on-drop", "nan", "--fail-on-drop must be a number of points from 0 to 100"),
+        ("--fail-on-drop", "inf", "--fail-on-drop must be a number of points from 0 to 100"),
+        ("--fail-on-drop", "-1", "--fail-on-drop must be a number of points from 0 to 100"),
+        ("--confidence", "nan", "--confidence must be a number between 0 and 100"),
+        ("--confidence", "100", "--confidence must be a number between 0 and 100"),
+    ],
+)
+def test_every_numeric_option_is_range_checked(base, capsys, option, value, stated):
+    code, err = compare(base, base / "new", option, value, capsys=capsys)
+    assert code == 2 and stated in err, err
