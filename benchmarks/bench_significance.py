@@ -190,9 +190,9 @@ def beam_child(systems: int, documents: int, seed: int) -> dict:
     import numpy as np
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from rouge_core.aggregate import stats_bytes
     from pipeline.beam.documents import ScoredDocument
     from pipeline.beam.significance import PairedSignificance, write_significance_tables
+    from rouge_core.aggregate import stats_bytes
     from rouge_core.scoring import MetricStats
 
     floor = rss_mb()

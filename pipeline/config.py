@@ -73,7 +73,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rouge_core import RougeConfigError, RougeSettings
-from rouge_core.significance import SIGNIFICANCE_METHOD
 
 
 @dataclass(frozen=True)
@@ -136,6 +135,11 @@ class StatisticsConfig:
     bootstrap_replicates: int = 1000
     bootstrap_seed: int = 0
     jackknife_buckets: int = 20
+
+
+# rouge_core.significance.SIGNIFICANCE_METHOD, written out so that reading a config
+# loads no numpy (tests/pipeline/test_significance.py keeps the two equal).
+SIGNIFICANCE_METHOD = "signflip:exact<=20+t"
 
 
 @dataclass(frozen=True)

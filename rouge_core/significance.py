@@ -21,7 +21,7 @@ test.  Its p-value is computed two ways:
   p = #{s : |sum_i s_i d_i| >= |D|} / 2^n, in integers;
 * **by Student's t** with n - 1 degrees of freedom beyond that: the sign-flip
   distribution of t converges to Student's t (Pitman 1937; Lehmann and Romano,
-  Testing Statistical Hypotheses, 3rd ed., section 15.2), and the paired t-test
+  Testing Statistical Hypotheses, 3rd ed., ch. 15), and the paired t-test
   is the textbook test of a mean over many independent documents (Dror et al.
   2018 discuss when it applies in NLP).  Its p-value is clipped below at
   2^(1-n), the smallest p the sign-flip test can give on n documents, so a
@@ -91,8 +91,8 @@ _INT64 = 2**63
 def smallest_p(documents: int) -> float:
     """The smallest two-sided p-value the test can report on `documents` paired documents.
 
-    2^(1 - n): of the 2^n sign patterns only the observed one and its mirror image
-    reach |sum d| when every d_i differs from 0 and from each other's sums.  The t
+    2^(1 - n): at best only the observed signs and their mirror image reach |sum d|
+    (as when every d_i is non-zero and of one sign), 2 of 2^n patterns.  The t
     branch is clipped to the same floor, so this holds for every n.  Below the
     smallest normal double (n > 1022) it is that double, 2.2e-308.
 
@@ -177,29 +177,17 @@ class PairSums:
             return
         if self.documents and self.shared is None:
             self._make_sparse()  # the documents so far lack the new systems
-        old = np.searchsorted(union, self.systems).astype(np.intp)
+        old = np.searchsorted(union, self.systems).astype(np.intp)  # where each old column goes
         size = len(union)
-
-        def widen(array, dims):
-            if array is None:
-                return None
-            shape = (size,) * dims if array.ndim == dims else (array.shape[0], size)
-            out = np.zeros(shape, dtype=array.dtype)
-            if array.ndim == 1:
-                out[old] = array
-            elif dims == 2:
-                out[np.ix_(old, old)] = array
-            else:
-                out[:, old] = array
-            return out
-
-        self.count, self.total, self.squares = (widen(v, 1) for v in (self.count, self.total, self.squares))
+        self.count, self.total, self.squares = (
+            _widen_columns(v, old, size) for v in (self.count, self.total, self.squares)
+        )
         self.products, self.shared, self.sums, self.sum_squares = (
-            widen(m, 2) for m in (self.products, self.shared, self.sums, self.sum_squares)
+            _widen_square(m, old, size) for m in (self.products, self.shared, self.sums, self.sum_squares)
         )
         if self.raw is not None:
             ids, units, present = self.raw
-            self.raw = (ids, widen(units, 1), widen(present, 1))
+            self.raw = (ids, _widen_columns(units, old, size), _widen_columns(present, old, size))
         self.systems = union
 
     def _make_sparse(self) -> None:
@@ -369,6 +357,23 @@ class PairSums:
         if k == len(self.systems) or self.systems[k] != system:
             raise KeyError(f"system {system!r} is not among the {len(self.systems)} systems of these sums")
         return k
+
+
+def _widen_columns(array: np.ndarray, old: np.ndarray, size: int) -> np.ndarray:
+    """A per-system vector (or documents x systems matrix) with `size` system
+    columns, the old ones at positions `old`, zeros elsewhere."""
+    out = np.zeros(array.shape[:-1] + (size,), dtype=array.dtype)
+    out[..., old] = array
+    return out
+
+
+def _widen_square(array: np.ndarray | None, old: np.ndarray, size: int) -> np.ndarray | None:
+    """A systems x systems matrix widened the same way in both axes (None stays None)."""
+    if array is None:
+        return None
+    out = np.zeros((size, size), dtype=array.dtype)
+    out[np.ix_(old, old)] = array
+    return out
 
 
 def _exact_blocks(rows: int, largest: int) -> list[slice]:

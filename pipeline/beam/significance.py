@@ -37,7 +37,6 @@ from pipeline.io import files
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names
 from pipeline.render.significance import markdown_header, markdown_rows
 from rouge_core.aggregate import one_blas_thread, stack, units
-from rouge_core.types import MEASURES
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
     ADJUSTMENT_ARRAYS,
@@ -46,6 +45,7 @@ from rouge_core.significance import (
     check_confidence,
     paired_tests,
 )
+from rouge_core.types import MEASURES
 
 _BLOCK = 256  # documents per PairSums.add
 

@@ -329,6 +329,25 @@ def test_many_pairs_are_tested_in_chunks_with_the_same_results(monkeypatch):
     assert result_rows(paired_tests(sums, a, b)) == whole
 
 
+def test_memory_is_bounded_in_documents_and_square_in_systems():
+    # issue 22: 100 systems x 5 documents took 6.3 GB with per-pair replicate sums.
+    # Here one score column holds 8 S^2 + 24 S bytes (plus 9 bytes per system and
+    # document while at most 20 documents are kept for the exact test), whatever D is.
+    rng = np.random.default_rng(1)
+    names = [f"s{k:03d}" for k in range(100)]
+    sizes = {}
+    for documents in (5, 25, 2000):
+        sums = PairSums()
+        for start in range(0, documents, 256):
+            rows = min(256, documents - start)
+            sums.add(
+                [f"d{i}" for i in range(start, start + rows)], names, rng.integers(0, 100_001, (rows, 100))
+            )
+        sizes[documents] = sums.nbytes
+    assert sizes[5] == 8 * 100**2 + 24 * 100 + 5 * 100 * 9
+    assert sizes[25] == sizes[2000] == 8 * 100**2 + 24 * 100  # 82,400 bytes per column
+
+
 def test_a_pair_that_shares_few_documents_in_a_large_run_uses_t_and_says_so():
     rng = np.random.default_rng(8)
     units = rng.integers(0, 100_001, (60, 3))

@@ -13,7 +13,6 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from scipy import stats
 
-from rouge_core.aggregate import stats_bytes
 from pipeline.beam.documents import ScoredDocument
 from pipeline.beam.significance import (
     PairedSignificance,
@@ -22,7 +21,10 @@ from pipeline.beam.significance import (
     significance_block,
     write_significance_tables,
 )
+from pipeline.config import SignificanceConfig
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, names
+from rouge_core import significance
+from rouge_core.aggregate import stats_bytes
 from rouge_core.scoring import MetricStats
 from tests.pipeline.combinefn_contract import check_combine_fn
 from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES
@@ -216,6 +218,11 @@ def test_one_system_gives_an_empty_table(tmp_path):
     documents = [d for d in scored_documents() if d.system == "alpha"]
     assert run_significance(tmp_path, documents=documents) == []
     assert (tmp_path / "significance.csv").read_text().startswith("profile,metric,measure,")
+
+
+def test_the_run_signature_names_the_method():
+    assert SignificanceConfig().signature() == f"{significance.SIGNIFICANCE_METHOD}|pairs:all|adjust:holm"
+    assert SignificanceConfig(baseline="b", adjust="bh").signature().endswith("|pairs:baseline=b|adjust:bh")
 
 
 def test_the_table_is_byte_identical_in_worker_processes(tmp_path):
