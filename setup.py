@@ -11,7 +11,7 @@ setup(
     ext_modules=[
         Extension(
             "rouge_core._kernel",
-            sources=["rouge_core/_kernel.c", "rouge_core/_rouge_score_kernel.c"],
+            sources=["rouge_core/_kernel.c", "rouge_core/_rouge_score_kernel.c", "rouge_core/_nltk_porter.c"],
             extra_compile_args=["-O2", "-std=c11"],
             optional=True,
         )

@@ -1,17 +1,19 @@
 /* The compiled path of the `rouge_score` preset: Google's rouge-score 0.1.2, exactly.
  *
- * Compiled into rouge_core._kernel (setup.py lists this file beside _kernel.c;
- * PyInit__kernel calls rouge_score_kernel_register) as the type
- * `RougeScoreKernel`.  rouge_core/rouge_score_preset.py is the reference it must
- * equal; rouge_core/kernel.py (`CompiledRougeScore`) sets it up.
+ * Compiled into rouge_core._kernel (setup.py lists this file and _nltk_porter.c
+ * beside _kernel.c; PyInit__kernel calls rouge_score_kernel_register) as the type
+ * `RougeScoreKernel`.  rouge_core/rouge_score_preset.py and rouge_core/compat's
+ * Python path are the references it must equal; rouge_core/kernel.py
+ * (`CompiledRougeScore`) sets it up.
  *
  * Per pair (candidate, references), everything rouge-score does, in C:
  *
  * - tokens (rouge_score/tokenize.py): `text.lower()` (Python's own str.lower, called
  *   only for a text that is not pure ASCII), every character outside [a-z0-9] is a
  *   separator; with a stemmer, each token longer than 3 characters is replaced by
- *   stem(token) (NLTK's PorterStemmer().stem, called once per distinct token: the
- *   answer is cached by token id), and a stem that is not [a-z0-9]+ is dropped;
+ *   its stem (NLTK's PorterStemmer().stem: the C port in _nltk_porter.c, or NLTK
+ *   itself called from here; either way once per distinct token, kept in a stem
+ *   cache across pairs), and a stem that is not [a-z0-9]+ is dropped;
  * - sentences for rougeLsum: the `\n`-separated lines (a line without tokens
  *   adds nothing to the union LCS, so only lines with tokens are kept);
  * - rougeN: clipped n-gram hits; P = hits / max(candidate n-grams, 1),
@@ -25,6 +27,11 @@
  * - F = 2 * P * R / (P + R) evaluated left to right (0.0 when P + R is 0);
  * - several references: per type the reference with the highest F, the first on
  *   ties (np.argmax in score_multi).
+ *
+ * Speed: each pair's tokens get small local ids (a per-pair vocabulary that stays
+ * in cache), so n-gram and LCS tables are small dense arrays; the stem cache has
+ * one 64-byte entry per token, looked up after a prefetch of every new token's
+ * entry; results are built without the garbage collector tracking them.
  *
  * Results are built as instances of a given tuple subclass: layout 0 gives
  * (precision, recall, fmeasure) as rouge-score's Score, with the int 0s that
@@ -251,150 +258,9 @@ static inline int rs_valid(const char *s, Py_ssize_t n) { /* rouge-score's VALID
 }
 
 
-/* ------------------------------------------------------------------ NLTK's Porter stemmer
- * nltk.stem.porter.PorterStemmer() in its default NLTK_EXTENSIONS mode (the mode
- * rouge-score's DefaultTokenizer builds), rule for rule from NLTK 3.10's porter.py,
- * on a lowercase ASCII word.  `w` has room for len + 8 bytes; returns the stem's
- * length.  rouge_core/kernel.py checks it against NLTK's own stemmer on a list of
- * probe words before using it, and falls back to calling NLTK when they differ
- * (another NLTK version), so a stem is always NLTK's.
- */
-static inline int pv(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
+/* NLTK's Porter stemmer, ported to C: rouge_core/_nltk_porter.c. */
+int rouge_score_nltk_porter(char *w, int n);
 
-static int p_cons(const char *w, int i) { /* _is_consonant */
-    if (pv(w[i])) return 0;
-    if (w[i] == 'y') {
-        int negate = 0;
-        while (i > 0 && w[i] == 'y') { negate = !negate; i--; }
-        return (!pv(w[i])) != negate;
-    }
-    return 1;
-}
-
-static int p_measure(const char *w, int n) { /* _measure: "vc" pairs of the consonant flags */
-    int m = 0, prev = -1; /* prev: flag of the previous letter (1 consonant) */
-    for (int i = 0; i < n; i++) {
-        int c = pv(w[i]) ? 0 : w[i] == 'y' ? (i == 0 ? 1 : !prev) : 1;
-        if (c && prev == 0) m++;
-        prev = c;
-    }
-    return m;
-}
-
-static int p_has_vowel(const char *w, int n) { /* _contains_vowel */
-    int prev = -1;
-    for (int i = 0; i < n; i++) {
-        int c = pv(w[i]) ? 0 : w[i] == 'y' ? (i == 0 ? 1 : !prev) : 1;
-        if (!c) return 1;
-        prev = c;
-    }
-    return 0;
-}
-
-static int p_double(const char *w, int n) { return n >= 2 && w[n - 1] == w[n - 2] && p_cons(w, n - 1); }
-
-static int p_cvc(const char *w, int n) {
-    return (n >= 3 && p_cons(w, n - 3) && !p_cons(w, n - 2) && p_cons(w, n - 1) && w[n - 1] != 'w' &&
-            w[n - 1] != 'x' && w[n - 1] != 'y') ||
-           (n == 2 && !p_cons(w, 0) && p_cons(w, 1));
-}
-
-static int p_ends(const char *w, int n, const char *s) {
-    int k = (int)strlen(s);
-    return n >= k && memcmp(w + n - k, s, (size_t)k) == 0;
-}
-
-static int p_set(char *w, int stem_len, const char *rep) { /* w[:stem_len] + rep */
-    int k = (int)strlen(rep);
-    memcpy(w + stem_len, rep, (size_t)k);
-    return stem_len + k;
-}
-
-enum { C_NONE, C_M0, C_M1, C_LOGI, C_ION };
-typedef struct { const char *suffix, *rep; int cond; } PRule;
-
-/* _apply_rule_list: the first rule whose suffix ends the word decides. */
-static int p_rules(char *w, int n, const PRule *rules, int count) {
-    for (int r = 0; r < count; r++) {
-        if (!p_ends(w, n, rules[r].suffix)) continue;
-        int stem = n - (int)strlen(rules[r].suffix), ok;
-        switch (rules[r].cond) {
-            case C_NONE: ok = 1; break;
-            case C_M0: ok = p_measure(w, stem) > 0; break;
-            case C_M1: ok = p_measure(w, stem) > 1; break;
-            case C_LOGI: ok = p_measure(w, n - 3) > 0; break; /* word[:-3] */
-            default: ok = p_measure(w, stem) > 1 && stem > 0 && (w[stem - 1] == 's' || w[stem - 1] == 't');
-        }
-        return ok ? p_set(w, stem, rules[r].rep) : n;
-    }
-    return n;
-}
-
-static const PRule STEP1A[] = {{"sses", "ss", C_NONE}, {"ies", "i", C_NONE}, {"ss", "ss", C_NONE}, {"s", "", C_NONE}};
-static const PRule STEP2[] = {
-    {"ational", "ate", C_M0}, {"tional", "tion", C_M0}, {"enci", "ence", C_M0}, {"anci", "ance", C_M0},
-    {"izer", "ize", C_M0},    {"bli", "ble", C_M0},     {"alli", "al", C_M0},    {"entli", "ent", C_M0},
-    {"eli", "e", C_M0},       {"ousli", "ous", C_M0},   {"ization", "ize", C_M0}, {"ation", "ate", C_M0},
-    {"ator", "ate", C_M0},    {"alism", "al", C_M0},    {"iveness", "ive", C_M0}, {"fulness", "ful", C_M0},
-    {"ousness", "ous", C_M0}, {"aliti", "al", C_M0},    {"iviti", "ive", C_M0},  {"biliti", "ble", C_M0},
-    {"fulli", "ful", C_M0},   {"logi", "log", C_LOGI}};
-static const PRule STEP3[] = {{"icate", "ic", C_M0}, {"ative", "", C_M0}, {"alize", "al", C_M0},
-                              {"iciti", "ic", C_M0}, {"ical", "ic", C_M0}, {"ful", "", C_M0},
-                              {"ness", "", C_M0}};
-static const PRule STEP4[] = {{"al", "", C_M1},   {"ance", "", C_M1}, {"ence", "", C_M1}, {"er", "", C_M1},
-                              {"ic", "", C_M1},   {"able", "", C_M1}, {"ible", "", C_M1}, {"ant", "", C_M1},
-                              {"ement", "", C_M1}, {"ment", "", C_M1}, {"ent", "", C_M1}, {"ion", "", C_ION},
-                              {"ou", "", C_M1},   {"ism", "", C_M1},  {"ate", "", C_M1},  {"iti", "", C_M1},
-                              {"ous", "", C_M1},  {"ive", "", C_M1},  {"ize", "", C_M1}};
-#define P_COUNT(a) ((int)(sizeof(a) / sizeof(PRule)))
-
-static const char *const POOL[][2] = {
-    {"sky", "sky"},       {"skies", "sky"},     {"dying", "die"},     {"lying", "lie"},
-    {"tying", "tie"},     {"news", "news"},     {"innings", "inning"}, {"inning", "inning"},
-    {"outings", "outing"}, {"outing", "outing"}, {"cannings", "canning"}, {"canning", "canning"},
-    {"howe", "howe"},     {"proceed", "proceed"}, {"exceed", "exceed"}, {"succeed", "succeed"}};
-
-static int p_step1b(char *w, int n) {
-    if (p_ends(w, n, "ied")) return p_set(w, n - 3, n == 4 ? "ie" : "i");
-    if (p_ends(w, n, "eed")) return p_measure(w, n - 3) > 0 ? p_set(w, n - 3, "ee") : n;
-    int stem = -1;
-    if (p_ends(w, n, "ed") && p_has_vowel(w, n - 2)) stem = n - 2;
-    else if (p_ends(w, n, "ing") && p_has_vowel(w, n - 3)) stem = n - 3;
-    if (stem < 0) return n;
-    if (p_ends(w, stem, "at")) return p_set(w, stem - 2, "ate");
-    if (p_ends(w, stem, "bl")) return p_set(w, stem - 2, "ble");
-    if (p_ends(w, stem, "iz")) return p_set(w, stem - 2, "ize");
-    if (p_double(w, stem)) {
-        char last = w[stem - 1];
-        return (last != 'l' && last != 's' && last != 'z') ? stem - 1 : stem;
-    }
-    if (p_measure(w, stem) == 1 && p_cvc(w, stem)) return p_set(w, stem, "e");
-    return stem;
-}
-
-static int p_step2(char *w, int n) {
-    while (p_ends(w, n, "alli") && p_measure(w, n - 4) > 0) n = p_set(w, n - 4, "al"); /* then step 2 again */
-    return p_rules(w, n, STEP2, P_COUNT(STEP2));
-}
-
-int rouge_score_nltk_porter(char *w, int n) {
-    for (size_t i = 0; i < sizeof(POOL) / sizeof(POOL[0]); i++)
-        if ((int)strlen(POOL[i][0]) == n && memcmp(w, POOL[i][0], (size_t)n) == 0) return p_set(w, 0, POOL[i][1]);
-    if (n <= 2) return n;
-    if (p_ends(w, n, "ies") && n == 4) n = p_set(w, 1, "ie");
-    else n = p_rules(w, n, STEP1A, P_COUNT(STEP1A));
-    n = p_step1b(w, n);
-    if (p_ends(w, n, "y") && n - 1 > 1 && p_cons(w, n - 2)) w[n - 1] = 'i'; /* step 1c */
-    n = p_step2(w, n);
-    n = p_rules(w, n, STEP3, P_COUNT(STEP3));
-    n = p_rules(w, n, STEP4, P_COUNT(STEP4));
-    if (p_ends(w, n, "e")) { /* step 5a */
-        int m = p_measure(w, n - 1);
-        if (m > 1 || (m == 1 && !p_cvc(w, n - 1))) n--;
-    }
-    if (p_ends(w, n, "ll") && p_measure(w, n - 1) > 1) n--; /* step 5b */
-    return n;
-}
 
 static int rs_stext(RSKernel *k, const char *s, size_t n, uint64_t *off) {
     char *a = rs_grow(k->stext, &k->stext_cap, k->stext_len + n, 1);

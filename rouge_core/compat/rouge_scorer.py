@@ -48,7 +48,7 @@ class RougeScorer(scoring.BaseScorer):
         self.rouge_types = rouge_types
         self._tokenizer = tokenizer if tokenizer else tokenizers.DefaultTokenizer(use_stemmer)
         self._split_summaries = split_summaries
-        self._engine_for = None  # (rouge types, stemming) the compiled engine was built for
+        self._engine_for = None  # (rouge types, tokenizer, stemming) the compiled engine was built for
         self._engine = None
 
     # ------------------------------------------------------------ the compiled path
@@ -60,9 +60,8 @@ class RougeScorer(scoring.BaseScorer):
         tokenizer = self._tokenizer
         if self._split_summaries or type(tokenizer) is not tokenizers.DefaultTokenizer:
             return None
-        if self._engine_for is not None and self._engine_for[0] == self.rouge_types and self._engine_for[
-            1
-        ] is tokenizer and self._engine_for[2] == tokenizer.use_stemmer:
+        built_for = self._engine_for
+        if built_for is not None and built_for == (self.rouge_types, tokenizer, tokenizer.use_stemmer):
             return self._engine
         types = tuple(dict.fromkeys(self.rouge_types))  # a repeated type is scored once, as a dict key
         if not all(isinstance(t, str) for t in types):

@@ -113,3 +113,16 @@ def test_errors_as_rouge_score(scoring_path):
             rouge_scorer.RougeScorer(types).score("a", "a")
     with pytest.raises(ValueError, match="Invalid rouge type: rougeW"):
         rouge_scorer.RougeScorer(["rouge1", "rougeW"]).score("a", "a")
+
+
+def test_changed_rouge_types_and_tokenizer_are_read_on_the_next_call(scoring_path):
+    # rouge-score reads self.rouge_types (and its tokenizer) on every call; so does the drop-in.
+    ours, theirs = rouge_scorer.RougeScorer(["rouge1"]), google.RougeScorer(["rouge1"])
+    target, prediction = "The cats were running home", "A cat runs home"
+    same(ours.score(target, prediction), theirs.score(target, prediction), "rouge1")
+    ours.rouge_types.append("rougeL")
+    theirs.rouge_types.append("rougeL")
+    same(ours.score(target, prediction), theirs.score(target, prediction), "rouge1, rougeL")
+    ours._tokenizer = tokenizers.DefaultTokenizer(use_stemmer=True)
+    stemmed = google.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
+    same(ours.score(target, prediction), stemmed.score(target, prediction), "stemmed")
