@@ -1,31 +1,81 @@
 """Beam pipeline options: which runner a run uses, and refusing, before Beam starts,
-an option that nobody knows (Beam would silently ignore it) or an unknown runner."""
+an option that nobody knows (Beam would silently ignore it) or an unknown runner.
+
+A runner's own options (`--dask_client_address`, `--flink_master`, ...) exist only
+once the runner's module is imported: Beam registers an options class when its
+module loads.  So the runner named by `--runner` is resolved to its module path
+and imported first, and only then are the other options checked.
+"""
 
 from __future__ import annotations
 
 import argparse
 import difflib
-from functools import lru_cache
-from typing import Iterable, Sequence
-
-from apache_beam.options import pipeline_options
-from apache_beam.options.pipeline_options import StandardOptions
+import importlib
+from typing import Iterable, Optional, Sequence
 
 from rouge_core import RougeConfigError
 
-# The embedded default: every local core, in separate worker processes.  The
-# FnApiRunner is named directly, because the default DirectRunner first tries
-# to download the Prism runner, which fails (slowly) without internet.
-LOCAL_DEFAULTS = ["--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=0"]
-# Below this many input bytes, starting worker processes costs more than it saves:
-# the run stays in this process.
-SMALL_INPUT_BYTES = 8 << 20
+# The embedded default: Beam's FnApiRunner in this process (named directly,
+# because the default DirectRunner first tries to download the Prism runner,
+# which fails, slowly, without internet).  Its worker-process mode
+# (`--direct_running_mode=multi_processing`) is opt-in: in Beam 2.77 it lost rows
+# of one large input file (1,000,000 rows in one JSONL file: 12,023 to 256,355
+# missing in 5 of 7 runs here; the reading stage had emitted every row, the
+# runner's GroupByKey buffer received fewer: docs/scaling.md), and on this 2-core
+# machine it was slower than one process.  A run that loses rows is still refused by the
+# count check (`rows read = scored + errors`), on every runner.
 IN_PROCESS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 
+# Runners Beam ships but does not list in StandardOptions.ALL_KNOWN_RUNNERS (so
+# Beam itself would not find them by their short name).  DaskRunner runs with the
+# fixes of pipeline.beam.dask_runner (Beam 2.77's own mixes tagged outputs and
+# computes only the last sink).
+EXTRA_RUNNERS = {"daskrunner": "pipeline.beam.dask_runner.DaskRunner"}
+# What to install when a runner's module cannot be imported.
+EXTRAS = {"dask": "apache-beam[dask]", "dataflow": "apache-beam[gcp]", "interactive": "apache-beam[interactive]"}
 
-@lru_cache(maxsize=1)
+
+def known_runners() -> dict[str, str]:
+    """{lower-case short name: module path} of every runner Beam ships."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    runners = {path.rsplit(".", 1)[-1].lower(): path for path in StandardOptions.ALL_KNOWN_RUNNERS}
+    return {**runners, **EXTRA_RUNNERS}
+
+
+def runner_path(name: str) -> str:
+    """The module path of the runner `--runner` names (`DaskRunner`, `dask`,
+    `FlinkRunner`, a module path ...); an unknown short name is an error naming
+    the closest known one."""
+    if "." in name:  # a runner class given by its module path
+        return name
+    runners = known_runners()
+    key = name.lower()
+    if key in runners or key + "runner" in runners:
+        return runners.get(key) or runners[key + "runner"]
+    names = sorted(path.rsplit(".", 1)[-1] for path in runners.values())
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise RougeConfigError(f"unknown runner {name!r}{hint} (known: {', '.join(names)})")
+
+
+def import_runner(path: str) -> None:
+    """Import the runner's module, which registers its options class."""
+    module = path.rsplit(".", 1)[0]
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        extra = next((e for key, e in EXTRAS.items() if key in module), None)
+        install = f"; install {extra}" if extra else ""
+        raise RougeConfigError(f"runner {path} cannot be loaded ({err}){install}") from err
+
+
 def beam_option_names() -> frozenset[str]:
-    """Every `--flag` of every registered Beam PipelineOptions class."""
+    """Every `--flag` of every Beam PipelineOptions class registered so far (a
+    runner's options appear once its module is imported)."""
+    from apache_beam.options import pipeline_options
+
     def subclasses(cls):
         for sub in cls.__subclasses__():
             yield sub
@@ -40,8 +90,23 @@ def beam_option_names() -> frozenset[str]:
     return frozenset(o for action in parser._actions for o in action.option_strings)
 
 
+def runner_arg(args: Sequence[str]) -> Optional[tuple[int, str]]:
+    """(index, runner name) of the last `--runner` in `args`, or None."""
+    found = None
+    for i, arg in enumerate(args):
+        if arg == "--runner":
+            found = (i, args[i + 1] if i + 1 < len(args) else "")
+        elif arg.startswith("--runner="):
+            found = (i, arg.split("=", 1)[1])
+    return found
+
+
 def check_beam_args(args: Sequence[str], ours: Iterable[str]) -> None:
-    """Refuse an option that is neither ours nor Beam's, and an unknown runner."""
+    """Refuse an unknown runner, and an option that is neither ours nor Beam's nor
+    the chosen runner's."""
+    runner = runner_arg(args)
+    if runner is not None:
+        import_runner(runner_path(runner[1]))
     known = beam_option_names()
     ours = set(ours)
     for i, arg in enumerate(args):
@@ -56,37 +121,25 @@ def check_beam_args(args: Sequence[str], ours: Iterable[str]) -> None:
             continue
         name = arg.split("=", 1)[0]
         if name in known:
-            if name == "--runner":
-                runner = arg.split("=", 1)[1] if "=" in arg else (args[i + 1] if i + 1 < len(args) else "")
-                _check_runner(runner, StandardOptions.KNOWN_RUNNER_NAMES)
             continue
         close = difflib.get_close_matches(name, sorted(ours | known), n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]}?" if close else " (not an option of rouge-pipeline nor of Beam)"
         raise RougeConfigError(f"unknown option {name}{hint}")
 
 
-def _check_runner(runner: str, known_names: Sequence[str]) -> None:
-    if "." in runner:  # a runner class given by its module path
-        return
-    names = {n.lower() for n in known_names}
-    if runner.lower() in names or runner.lower() + "runner" in names or runner.lower() == "fnapirunner":
-        return
-    close = difflib.get_close_matches(runner, list(known_names) + ["FnApiRunner"], n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    raise RougeConfigError(f"unknown runner {runner!r}{hint} (known: {', '.join(sorted(known_names))})")
-
-
 def choose_runner(args: Sequence[str], input_bytes: int) -> tuple[list[str], str]:
-    """The Beam arguments to run with, and a line saying which runner and why."""
+    """The Beam arguments to run with, and a line saying which runner and why.  A
+    runner Beam does not find by its short name is passed by its module path."""
     args = list(args)
-    if any(a == "--runner" or a.startswith("--runner=") for a in args):
+    runner = runner_arg(args)
+    if runner is not None:
+        i, name = runner
+        path = runner_path(name)
+        if path in EXTRA_RUNNERS.values():
+            import_runner(path)
+            args[i : i + (1 if args[i].startswith("--runner=") else 2)] = [f"--runner={path}"]
         return args, "runner: as given"
-    if input_bytes < SMALL_INPUT_BYTES:
-        return IN_PROCESS + args, (
-            f"runner: in this process (the input, {input_bytes / (1 << 20):.1f} MiB, is under "
-            f"{SMALL_INPUT_BYTES >> 20} MiB; --runner overrides)"
-        )
-    return LOCAL_DEFAULTS + args, (
-        f"runner: every local core, in worker processes (the input, {input_bytes / (1 << 20):.1f} MiB, is "
-        f"{SMALL_INPUT_BYTES >> 20} MiB or more)"
+    return IN_PROCESS + args, (
+        f"runner: in this process (the input, {input_bytes / (1 << 20):.1f} MiB; "
+        "--runner or --direct_running_mode=multi_processing overrides)"
     )

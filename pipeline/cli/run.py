@@ -28,9 +28,11 @@ examples:
   rouge-pipeline run --config configs/pyrouge.toml --dry-run
       check the config, list the inputs, print the signature; run nothing.
 
-runners: without --runner, Beam's local FnApiRunner: in this process for an input
-under 8 MiB (worker processes would cost more than they save), else on every local
-core in worker processes; the first line printed names the one chosen.
+runners: without --runner, Beam's local FnApiRunner in this process, whatever the
+input's size (its worker-process mode, --direct_running_mode=multi_processing, lost
+rows of one large file in Beam 2.77: docs/scaling.md); the first line printed names
+the runner.  --runner DaskRunner --dask_client_address HOST:PORT runs on a
+dask.distributed cluster (pip install 'apache-beam[dask]').
 --runner DataflowRunner (pip install 'rouge-pipeline[gcp]'),
 --runner SparkRunner / FlinkRunner, or --runner PortableRunner --job_endpoint HOST:PORT
 submit the same pipeline to a cluster; see configs/ and the README.
