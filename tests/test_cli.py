@@ -144,8 +144,8 @@ def test_every_output_format(tmp_path):
 
     csv_out = cli("score", GOLDEN / "cases.jsonl", *flags, "--format", "csv")
     header, first = csv_out.stdout.splitlines()[:2]
-    assert header.startswith("system,metric,documents,recall,precision,f_measure,rouge155_recall")
-    assert first.startswith("11,ROUGE-1,25,")
+    assert header.startswith("profile,system,metric,documents,recall,precision,f_measure,rouge155_recall")
+    assert first.startswith("default,11,ROUGE-1,25,")
 
     jsonl = cli("score", GOLDEN / "cases.jsonl", *flags, "--format", "jsonl")
     records = [json.loads(line) for line in jsonl.stdout.splitlines()]

@@ -11,6 +11,7 @@ None and its stage shows no total until its rows are read.
 from __future__ import annotations
 
 import gzip
+import os
 from typing import Iterable, Optional
 
 from pipeline.io import files
@@ -20,7 +21,7 @@ CHUNK = 1 << 20
 
 def count_rows(path: str) -> Optional[int]:
     """The rows of one local file, or None when it cannot be counted cheaply."""
-    if path == "-" or files.is_url(path):
+    if path == "-" or files.is_url(path) or not os.path.isfile(path):  # a FIFO or device is read once, by the reader
         return None
     try:
         if path.lower().endswith(".parquet"):

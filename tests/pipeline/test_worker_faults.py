@@ -82,9 +82,12 @@ def test_a_killed_worker_fails_the_run_promptly_and_leaves_nothing(tmp_path, sta
     def read_stderr():
         for line in process.stderr:
             lines.append(line)
-            match = re.match(r"rouge-pipeline: worker (\d+): (\w+):", line)
-            if match and match.group(2) == stage:
-                kill(int(match.group(1)))
+            # The driver's progress view names the stage the workers are in.
+            match = re.match(r"rouge-pipeline: (\w+): ", line)
+            if match and match.group(1) == stage:
+                running = workers(process.pid)
+                if running:
+                    kill(running[0])
 
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
