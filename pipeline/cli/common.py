@@ -69,3 +69,18 @@ def print_signature(settings: RougeSettings, file=sys.stderr) -> None:
         print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml", file=file)
     except RougeConfigError as err:
         print(f"ROUGE-1.5.5 equivalent: none ({err})", file=file)
+
+
+def rouge_overrides(args: argparse.Namespace) -> dict:
+    """The ROUGE options given on the command line, as `config.with_overrides` keys
+    (None for an option not given: the config's value stands)."""
+    return dict(
+        rouge_args=args.rouge_args,
+        rouge_preset=args.preset,
+        rouge_rouge_types=tuple(t for t in args.rouge_types.split(",") if t) if args.rouge_types else None,
+        rouge_stem=args.stem,
+        rouge_language=args.language,
+        rouge_multi_reference=args.multi_ref,
+        rouge_sentence_split=args.sentence_split,
+        rouge_eval_ids=args.eval_ids,
+    )

@@ -8,7 +8,7 @@ import sys
 from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
 from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
-from pipeline.cli.common import add_rouge_options, print_signature
+from pipeline.cli.common import rouge_overrides, add_rouge_options, print_signature
 from pipeline.coverage import EXIT_REJECTED, Coverage, document_sets_warning, text_warnings
 from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
@@ -65,14 +65,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         input_references=tuple(args.references) if args.references else None,
         output_folder=args.output,
         output_overwrite=True if args.overwrite else None,
-        rouge_args=args.rouge_args,
-        rouge_preset=args.preset,
-        rouge_rouge_types=tuple(t for t in args.rouge_types.split(",") if t) if args.rouge_types else None,
-        rouge_stem=args.stem,
-        rouge_language=args.language,
-        rouge_multi_reference=args.multi_ref,
-        rouge_sentence_split=args.sentence_split,
-        rouge_eval_ids=args.eval_ids,
+        **rouge_overrides(args),
         run_strict=True if args.strict else None,
         run_max_rejected=args.max_rejected,
         significance_baseline=args.baseline,

@@ -9,7 +9,7 @@ import sys
 from collections import Counter
 
 from pipeline import config as run_config
-from pipeline.cli.common import PYROUGE_DEFAULTS, add_rouge_options, print_signature
+from pipeline.cli.common import rouge_overrides, PYROUGE_DEFAULTS, add_rouge_options, print_signature
 from pipeline.coverage import (
     DEFAULT_MAX_REJECTED,
     EXIT_REJECTED,
@@ -175,14 +175,7 @@ def score_configuration(args: argparse.Namespace) -> run_config.RunConfig:
     config = run_config.with_overrides(
         config,
         input_conflicting_references=policy,
-        rouge_args=args.rouge_args,
-        rouge_preset=args.preset,
-        rouge_rouge_types=tuple(t for t in args.rouge_types.split(",") if t) if args.rouge_types else None,
-        rouge_stem=args.stem,
-        rouge_language=args.language,
-        rouge_multi_reference=args.multi_ref,
-        rouge_sentence_split=args.sentence_split,
-        rouge_eval_ids=args.eval_ids,
+        **rouge_overrides(args),
         run_max_rejected=args.max_rejected,
     )
     # Check what score uses ([input] needs no candidates here: they come from the command line).
