@@ -90,6 +90,7 @@ class Stage:
         self.done = 0
         self.started = time.monotonic()
         self.closed = False
+        self.always_end = False  # end with a line however short (a run's summary of its stages)
 
     def __enter__(self) -> "Stage":
         return self
@@ -170,7 +171,7 @@ class LogStage(Stage):
 
     def _end(self, finished: bool) -> None:
         elapsed = time.monotonic() - self.started
-        if elapsed < min(SHOW_AFTER, self.interval) and not getattr(self, "shown", False):
+        if elapsed < min(SHOW_AFTER, self.interval) and not getattr(self, "shown", False) and not self.always_end:
             return
         if not finished:
             self._print(f"stopped after {count(self.done)} {self.unit} ({duration(elapsed)})")
@@ -179,7 +180,9 @@ class LogStage(Stage):
             self._print(f"done in {elapsed:.1f} s")
             return
         of = f" of {count(self.total)}" if self.total and self.total != self.done else ""
-        self._print(f"{count(self.done)}{of} {self.unit} in {elapsed:.1f} s ({per_second(self.rate())})")
+        seen = elapsed >= 0.1 or getattr(self, "shown", False)
+        rate = f" ({per_second(self.rate())})" if seen else ""  # seen only at its end: no rate to tell
+        self._print(f"{count(self.done)}{of} {self.unit} in {elapsed:.1f} s{rate}")
 
 
 class BarStage(Stage):

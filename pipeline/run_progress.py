@@ -33,7 +33,8 @@ LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "BundleBasedDirectRunn
 
 class RunProgress:
     """`with RunProgress(...) as view:` around the Beam pipeline; `view.finish(counts)`
-    after it, with the run's counts, closes every stage at its final numbers."""
+    after it, with the run's counts, closes every stage at its final numbers: each
+    stage's last line is in the log, also for a stage that ended between two looks."""
 
     def __init__(self, progress: Progress, inputs: dict, *, env: str, profiles: int, baseline: str = "",
                  significance: bool = False, human: str = "", local: bool = True):
@@ -92,6 +93,7 @@ class RunProgress:
         for earlier, unit in STAGES.items():
             if earlier not in self.stages and (earlier != "significance" or self.significance):
                 self.stages[earlier] = self.progress.stage(earlier, None, unit, position=len(self.stages))
+                self.stages[earlier].always_end = True  # its line, even if it ended between two looks
             if earlier == name:
                 return self.stages[name]
 
