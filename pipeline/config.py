@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rouge_core import RougeConfigError, RougeSettings
+from rouge_core.signature import Signature
 
 
 def key(default, doc: str, *, low=None, high=None, choices=None):
@@ -107,6 +108,25 @@ def profiles_signature(profiles) -> str:
     if len(profiles) == 1:
         return profiles[0].signature()
     return " | ".join(f"{p.name}: {p.signature()}" for p in profiles)
+
+
+def parse_profiles_signature(text: str) -> list[tuple[str, list[Signature]]]:
+    """The inverse of `profiles_signature`: [(profile name, its settings' signatures)];
+    one profile has the name "" (its signature does not name it).  Fields this version
+    does not know (a later version's) are kept (`Signature.parse(strict=False)`).
+
+    Example:
+        >>> [(name, [s.as_dict()["n"] for s in sigs])
+        ...  for name, sigs in parse_profiles_signature("a: rouge155|n:2 + rouge155|n:4 | b: rouge155|n:1")]
+        [('a', ['2', '4']), ('b', ['1'])]
+
+    Raises:
+        RougeConfigError: a part is not a signature.
+    """
+    parts = text.split(" | ")
+    named = len(parts) > 1 and all(_PROFILE_NAME.fullmatch(p.partition(": ")[0]) and ": " in p for p in parts)
+    profiles = [p.partition(": ")[::2] for p in parts] if named else [("", text)]
+    return [(name, [Signature.parse(s, strict=False) for s in sig.split(" + ")]) for name, sig in profiles]
 
 
 DEFAULT_PROFILE = "default"

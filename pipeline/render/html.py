@@ -21,14 +21,15 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
-import re
 from typing import Optional, Sequence
 
 from pipeline.io import files
 from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
+from pipeline.config import parse_profiles_signature
 from pipeline.records import REASONS
 from pipeline.render.tables import pct
+from rouge_core.errors import RougeConfigError
 
 REPORT_NAME = "report.html"
 # The one colour of the chart's dots and whiskers (the report test looks for it).
@@ -233,8 +234,13 @@ def _cell(value) -> str:
 
 
 def _confidence(signature: str) -> str:
-    match = re.search(r"\bci:([0-9.]+)%", signature or "")
-    return f"{match.group(1)}%" if match else ""
+    """The intervals' level from the signature's `ci` fields ("95%@1000" -> "95%"), or ""
+    when the run's settings disagree or say none."""
+    try:
+        levels = {s.as_dict().get("ci", "").partition("@")[0] for _, ss in parse_profiles_signature(signature or "") for s in ss}
+    except RougeConfigError:
+        return ""
+    return levels.pop() if len(levels) == 1 else ""
 
 
 def _stars(p) -> str:
