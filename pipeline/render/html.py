@@ -161,24 +161,10 @@ def render_comparison_page(context: dict) -> str:
     return _environment().get_template("compare.html").render(dict(context, sections=[]))
 
 
-def write_report(
-    folder: str,
-    system_rows: list[dict],
-    significance_rows: list[dict],
-    errors_by_reason: dict[str, int],
-    run_record: dict,
-    extra_sections: Optional[list[Section]] = None,
-) -> str:
-    """Write `report.html` into `folder` (local or a URL); returns its path."""
-    path = files.join(folder, REPORT_NAME)
-    html = render_report(system_rows, significance_rows, errors_by_reason, run_record, extra_sections)
-    files.write_bytes(path, html.encode("utf-8"))
-    return path
-
-
 def write_run_report(folder: str, run_record: dict, significance_table: str = "significance.parquet") -> str:
-    """The report of a finished result folder, from its own tables: system_scores.parquet,
-    the significance table when the folder has one, and the run record's counts."""
+    """Write `report.html` of a finished result folder (local or a URL) from its own
+    tables: system_scores.parquet, the significance table when the folder has one, and
+    the run record's counts; returns its path."""
     def read(name):
         return read_parquet_rows(files.join(folder, name))
 
@@ -190,7 +176,9 @@ def write_run_report(folder: str, run_record: dict, significance_table: str = "s
         system_rows, significance = (
             [{**r, "metric": f"{r['profile']} {r['metric']}"} for r in rows] for rows in (system_rows, significance)
         )
-    return write_report(folder, system_rows, significance, errors_by_reason, run_record)
+    path = files.join(folder, REPORT_NAME)
+    files.write_bytes(path, render_report(system_rows, significance, errors_by_reason, run_record).encode("utf-8"))
+    return path
 
 
 def _environment():
