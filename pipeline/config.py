@@ -143,7 +143,7 @@ class StatisticsConfig:
 
 
 # rouge_core.significance.SIGNIFICANCE_METHOD, written out so that reading a config
-# loads no numpy (tests/pipeline/test_significance.py keeps the two equal).
+# loads no numpy (tests/pipeline/beam/test_significance.py keeps the two equal).
 SIGNIFICANCE_METHOD = "signflip:exact<=20+t"
 
 

@@ -375,7 +375,7 @@ def snapshot(folder):
 
 
 def test_report_html_shows_the_correlations_of_the_csv(tmp_path):
-    from tests.pipeline.test_report import Page, cells
+    from tests.pipeline.render.test_report import Page, cells
 
     run, out = fake_run(tmp_path, human=True), tmp_path / "meta"
     (run / "report.html").write_text("the run's own page", encoding="utf-8")
@@ -465,7 +465,7 @@ def hostile_meta_eval(tmp_path):
 def test_report_html_escapes_names_from_the_input(tmp_path):
     from markupsafe import escape
 
-    from tests.pipeline.test_report import Page, cells
+    from tests.pipeline.render.test_report import Page, cells
 
     out = hostile_meta_eval(tmp_path)
     html = (out / "report.html").read_text(encoding="utf-8")
@@ -494,7 +494,7 @@ def test_report_html_escapes_names_from_the_input(tmp_path):
 def test_chromium_renders_the_meta_eval_report(tmp_path):
     from PIL import Image
 
-    from tests.pipeline.test_report import browse, chromium
+    from tests.pipeline.render.test_report import browse, chromium
 
     binary = chromium()
     page = hostile_meta_eval(tmp_path) / "report.html"
@@ -524,7 +524,7 @@ def _system_tau(table) -> float:
 
 
 def test_the_report_leads_with_a_ranking_per_judgment_and_a_chart(tmp_path):
-    from tests.pipeline.test_report import Page, cells
+    from tests.pipeline.render.test_report import Page, cells
 
     from pipeline.render.html import MARKER_COLOUR
 
