@@ -58,6 +58,9 @@ Every section and key, with its default:
                                     # system's documents): results written, warning, exit status 3
     progress_seconds = 10.0         # off a terminal, a progress line per stage this often (0.1 to 86,400;
                                     # on Dataflow/Spark/Flink, each worker's log line)
+    worker_stall_seconds = 300.0    # a local Beam worker stopped (SIGSTOP, a debugger) this long, or no
+                                    # counter moving and no process of the run using 5% of a core this
+                                    # long: the run is stopped (1 to 86,400; 0: never)
     beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
 
@@ -173,6 +176,7 @@ class RunOptions:
     strict: bool = False
     max_rejected: float = 0.01
     progress_seconds: float = 10.0
+    worker_stall_seconds: float = 300.0
     beam_args: tuple[str, ...] = ()
 
 
@@ -261,6 +265,8 @@ class RunConfig:
         ):
             if not low <= value <= high:
                 fail(key, value, f"between {low:,} and {high:,}")
+        if not (self.run.worker_stall_seconds == 0 or 1 <= self.run.worker_stall_seconds <= 86_400):
+            fail("run.worker_stall_seconds", self.run.worker_stall_seconds, "0 (never) or between 1 and 86,400")
         if self.rouge.eval_ids not in ("doc_id", "index"):
             fail("rouge.eval_ids", self.rouge.eval_ids, '"doc_id" or "index"')
         if self.rouge.multi_reference not in ("", "average", "best", "jackknife"):

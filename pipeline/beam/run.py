@@ -203,7 +203,8 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     counts = None
     try:
         with view:
-            with watch_workers(), beam.Pipeline(options=options) as p:
+            stall = config.run.worker_stall_seconds
+            with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
                 build_pipeline(p, config, inputs, folder)
             counts = read_json(files.join(folder, "_counts.json"))
             view.finish(counts)
