@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import sys
@@ -21,12 +22,17 @@ from typing import Iterable, Optional
 
 from pipeline.config import InputConfig
 from pipeline.io import files
+from pipeline.io.names import shown
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow
+
+log = logging.getLogger("rouge-pipeline")
 
 
 def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord], int]:
     """Resolve globs to sorted file paths; a glob that matches nothing is an error
-    row.  Also returns the files' total size in bytes."""
+    row.  Also returns the files' total size in bytes.  A file named twice (by two
+    globs, or through a link) is read once, under its first name in sorted order:
+    read twice, every row of it would be a duplicate."""
     found: dict[str, int] = {}
     errors: list[ErrorRecord] = []
     for pattern in patterns:
@@ -40,7 +46,13 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord],
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
         found.update(matched)
-    return sorted(found), errors, sum(found.values())
+    unique: dict = {}
+    for path in sorted(found):
+        first = unique.setdefault(files.identity(path) or path, path)
+        if first != path:
+            log.warning("%s is the same file as %s: read once", shown(path), shown(first))
+    paths = sorted(unique.values())
+    return paths, errors, sum(found[p] for p in paths)
 
 
 def read_lines(fh, limit: int):
