@@ -30,10 +30,16 @@ def join(folder: str, *parts: str) -> str:
     return _beam().join(folder, *parts) if is_url(folder) else os.path.join(folder, *parts)
 
 
-def open_read(path: str):
-    """A binary file object of the file's raw bytes (no decompression)."""
+def open_read(path: str, special_ok: bool = False):
+    """A binary file object of the file's raw bytes (no decompression).  A local pipe
+    or device is refused (OSError) unless `special_ok`, for a user's input that is
+    read once: read as a file of a result folder, a FIFO would wait for ever and
+    /dev/zero never end."""
     if is_url(path):
         return _beam().open(path, compression_type="uncompressed")
+    kind = None if special_ok else special_kind(path)
+    if kind:
+        raise OSError(f"{path} is {kind}, not a regular file")
     return open(path, "rb")
 
 
