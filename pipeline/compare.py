@@ -68,7 +68,9 @@ class ResultFolder:
             raise UsageError(f"{path}: not a result folder (no run.json; was the run finished?)")
         try:
             self.record = json.loads(files.read_bytes(run_json).decode("utf-8"))
-        except (ValueError, OSError) as err:
+        except OSError as err:
+            raise UsageError(f"{run_json}: cannot read it ({err})") from err
+        except ValueError as err:
             raise UsageError(f"{run_json}: not valid JSON ({err})") from err
         if not isinstance(self.record, dict):
             raise UsageError(f"{run_json}: not a run record (a JSON object)")

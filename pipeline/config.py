@@ -30,13 +30,13 @@ from rouge_core import RougeConfigError, RougeSettings
 from rouge_core.signature import Signature
 
 
-def key(default, doc: str, *, low=None, high=None, choices=None):
+def key(default, doc: str, *, low=None, high=None, choices=None, zero=False):
     """A config key's declaration: its default (whose type is the key's type), what it
-    does, and the values allowed: `low` to `high` (numbers) or `choices` (text; for a
-    list, of each item)."""
+    does, and the values allowed: `low` to `high` (numbers; `zero`: 0 too, for "off")
+    or `choices` (text; for a list, of each item)."""
     if isinstance(default, list):
         default = tuple(default)
-    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices})
+    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices, "zero": zero})
 
 
 @dataclass(frozen=True)
@@ -191,6 +191,10 @@ class RunOptions:
         10.0, "off a terminal, a progress line per stage this often (on Dataflow/Spark/Flink, each "
         "worker's log line)", low=0.1, high=86_400,
     )
+    worker_stall_seconds: float = key(
+        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving and no "
+        "process of the run using 5% of a core this long: the run is stopped (0: never)", low=1, high=86_400, zero=True,
+    )
     beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
 
 
@@ -265,9 +269,9 @@ class RunConfig:
                 )
         for section, declared in declarations():
             value = getattr(getattr(self, section), declared.name)
-            low, high, choices = (declared.metadata[k] for k in ("low", "high", "choices"))
-            if low is not None and not low <= value <= high:
-                fail(f"{section}.{declared.name}", value, f"between {low:,} and {high:,}")
+            low, high, choices, zero = (declared.metadata[k] for k in ("low", "high", "choices", "zero"))
+            if low is not None and not (low <= value <= high or (zero and value == 0)):
+                fail(f"{section}.{declared.name}", value, f"{'0 or ' if zero else ''}between {low:,} and {high:,}")
             if choices is not None and isinstance(value, tuple) and not set(value) <= set(choices):
                 fail(f"{section}.{declared.name}", list(value), f"a list of {_either(choices, ', ')}")
             elif choices is not None and not isinstance(value, tuple) and value not in choices:

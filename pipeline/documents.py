@@ -8,6 +8,7 @@ import itertools
 import json
 from typing import NamedTuple
 
+from pipeline.io.names import seen_as, spelled
 from pipeline.records import Candidate, ErrorRecord
 
 
@@ -26,6 +27,44 @@ def candidate_error(c: Candidate, reason: str, message: str) -> ErrorRecord:
 
 def _place(row) -> str:
     return f"{row.source}:{row.position}"
+
+
+def document_key(doc_id: str) -> str:
+    """The key that brings together the doc_ids a person reads as one
+    (pipeline.io.names.seen_as): `split_lookalikes` then tells them apart."""
+    return seen_as(doc_id)
+
+
+def split_lookalikes(candidates: list, reference_rows: list):
+    """The rows of one `document_key` -> (error rows, [(doc_id, candidates, reference
+    rows)] per exact doc_id, sorted).  A system with two doc_ids that print alike
+    but differ (invisible characters, Unicode forms) would publish two documents
+    that look like one: all its rows of those ids are `duplicate_key` errors, both
+    spellings named (keeping one would depend on input order)."""
+    errors = []
+    spellings: dict = {}
+    for c in candidates:
+        spellings.setdefault(c.system, set()).add(c.doc_id)
+    clashing = {system for system, ids in spellings.items() if len(ids) > 1}
+    if clashing:
+        kept = []
+        for c in sorted(candidates, key=lambda c: (c.system, c.doc_id, c.source, c.position)):
+            if c.system not in clashing:
+                kept.append(c)
+                continue
+            names = " and ".join(spelled(d) for d in sorted(spellings[c.system]))
+            errors.append(candidate_error(
+                c, "duplicate_key",
+                f"system {spelled(c.system)} has doc_ids that print alike but differ (invisible characters or "
+                f"Unicode forms): {names}; this row is {spelled(c.doc_id)}",
+            ))
+        candidates = kept
+    by_id: dict = {}
+    for c in candidates:
+        by_id.setdefault(c.doc_id, ([], []))[0].append(c)
+    for r in reference_rows:
+        by_id.setdefault(r.doc_id, ([], []))[1].append(r)
+    return errors, [(doc_id, *by_id[doc_id]) for doc_id in sorted(by_id)]
 
 
 def resolve_document(doc_id: str, candidates: list, reference_rows: list, keep_conflicts: bool = False):

@@ -22,6 +22,7 @@ from typing import Iterable, Optional
 
 import numpy as np
 
+from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, seen_as, shown
 from rouge_core import RougeConfigError, RougeInputError
 from rouge_core import correlation as corr
@@ -59,6 +60,15 @@ _INTEGERS = {"systems", "documents", "cells", "undefined", "replicates", "seed"}
     f"{m}_{end}" for m in corr.METHODS for end in ("n", "replicates")
 }
 
+def _regular(path: str) -> str:
+    """`path`, a file of a result folder, unless it is a pipe or a device: read as a
+    table it would wait for ever or never end (a user's own --judgments may be a pipe)."""
+    kind = files.special_kind(path)
+    if kind:
+        raise RougeInputError(f"{path}: {kind}, not a regular file")
+    return path
+
+
 def read_table(path: str) -> list[dict]:
     """Rows of a JSONL / JSON / JSONL.gz / Parquet file (or a folder of Parquet parts).
     A file that cannot be read (truncated, corrupt, not UTF-8) is a RougeInputError
@@ -67,7 +77,7 @@ def read_table(path: str) -> list[dict]:
         parts = sorted(glob(os.path.join(glob_escape(path), "*.parquet")))
         if not parts:
             raise RougeInputError(f"{path}: a folder, but no *.parquet file in it")
-        return [row for part in parts for row in read_table(part)]
+        return [row for part in parts for row in read_table(_regular(part))]
     try:
         return _read_file(path)
     except RougeInputError:
@@ -234,13 +244,12 @@ def load_metric_scores(
             raise RougeInputError(f"{run}: no per_document/*.parquet (is it a rouge-pipeline result folder?)")
         scores: dict = {}
         for part in parts:
-            _scores_from_rows(read_table(part), part, None, scores)
+            _scores_from_rows(read_table(_regular(part)), part, None, scores)
         source = {"run": os.path.abspath(run), "parts": len(parts)}
         record = os.path.join(run, "run.json")
         if os.path.exists(record):
             try:
-                with open(record, encoding="utf-8") as fh:
-                    run_record = json.load(fh)
+                run_record = json.loads(files.read_bytes(record).decode("utf-8"))  # (a pipe or device: refused)
                 human = (run_record.get("config") or {}).get("human") or {}
                 signature = run_record.get("signature")
             except (OSError, ValueError, AttributeError) as err:

@@ -11,7 +11,7 @@ from typing import Optional
 
 from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile, StatisticsConfig
 from pipeline.coverage import REFERENCES, Coverage, TextTally
-from pipeline.documents import DocumentGroup, resolve_document
+from pipeline.documents import DocumentGroup, document_key, resolve_document, split_lookalikes
 from pipeline.io.rows import (
     FILE_LEVEL_REASONS,
     expand_globs,
@@ -154,26 +154,32 @@ def score_rows(
             if isinstance(parsed, ErrorRecord):
                 _report(parsed, scores, strict)
             else:
-                by_doc.setdefault(parsed.doc_id, ([], []))[0].append(parsed)
+                by_doc.setdefault(document_key(parsed.doc_id), ([], []))[0].append(parsed)
         for row in _readable(reference_rows, scores, strict, stage):
             parsed = parse_reference(row, config)
             if isinstance(parsed, ErrorRecord):
                 _report(parsed, scores, strict)
-            elif parsed.doc_id in by_doc:
-                by_doc[parsed.doc_id][1].append(parsed)
+            elif document_key(parsed.doc_id) in by_doc:
+                by_doc[document_key(parsed.doc_id)][1].append(parsed)
     scorer = RougeScorer(settings)
     check = TextCheck(settings)
     with progress.stage("scoring", sum(len(c) for c, _ in by_doc.values()), "summaries") as stage:
-        for doc_id in sorted(by_doc):
-            doc_candidates, doc_references = by_doc.pop(doc_id)
-            for out in resolve_document(doc_id, doc_candidates, doc_references, keep_conflicts):
-                if isinstance(out, ErrorRecord):
-                    _report(out, scores, strict)
-                    stage.update(1)
+        for key in sorted(by_doc):
+            errors, documents = split_lookalikes(*by_doc.pop(key))
+            for error in errors:
+                _report(error, scores, strict)
+                stage.update(1)
+            for doc_id, doc_candidates, doc_references in documents:
+                if not doc_candidates:
                     continue
-                _score_group(out, scorer, scores, strict)
-                check_texts(out, check, scores.texts)
-                stage.update(len(out.candidates))
+                for out in resolve_document(doc_id, doc_candidates, doc_references, keep_conflicts):
+                    if isinstance(out, ErrorRecord):
+                        _report(out, scores, strict)
+                        stage.update(1)
+                        continue
+                    _score_group(out, scorer, scores, strict)
+                    check_texts(out, check, scores.texts)
+                    stage.update(len(out.candidates))
     return scores
 
 

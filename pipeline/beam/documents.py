@@ -12,7 +12,7 @@ from rouge_core.aggregate import stats_array, stats_bytes
 from pipeline.beam.progress import Progress
 from pipeline.beam.read import ERRORS, tagged
 from pipeline.config import Profile
-from pipeline.documents import DocumentGroup, candidate_error, resolve_document
+from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
 from pipeline.records import ErrorRecord
 from pipeline.score import group_text_problems
 from rouge_core import MetricStats, RougeInputError, RougeScorer
@@ -53,13 +53,20 @@ class ResolveDocumentFn(beam.DoFn):
         self.keep_conflicts = keep_conflicts
 
     def process(self, element):
-        doc_id, grouped = element
+        _, grouped = element  # the key: document_key, shared by doc_ids that print alike
         candidates, references = list(grouped["candidates"]), list(grouped["references"])
         if not candidates:
             yield beam.pvalue.TaggedOutput(UNUSED, len(references))
             return
         try:
-            yield from tagged(list(resolve_document(doc_id, candidates, references, self.keep_conflicts)))
+            errors, documents = split_lookalikes(candidates, references)
+            out = list(errors)
+            for doc_id, doc_candidates, doc_references in documents:
+                if doc_candidates:
+                    out += resolve_document(doc_id, doc_candidates, doc_references, self.keep_conflicts)
+                elif doc_references:
+                    yield beam.pvalue.TaggedOutput(UNUSED, len(doc_references))
+            yield from tagged(out)
         except Exception as err:  # the last resort: every row of the document is reported
             message = f"unexpected {type(err).__name__} while grouping this document: {str(err)[:300]!r}"
             for c in candidates:
@@ -77,8 +84,8 @@ class GroupDocuments(beam.PTransform):
     def expand(self, inputs):
         candidates, references = inputs
         grouped = {
-            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (c.doc_id, c)),
-            "references": references | "KeyReferences" >> beam.Map(lambda r: (r.doc_id, r)),
+            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (document_key(c.doc_id), c)),
+            "references": references | "KeyReferences" >> beam.Map(lambda r: (document_key(r.doc_id), r)),
         } | "ByDocId" >> beam.CoGroupByKey()
         resolved = grouped | "Resolve" >> beam.ParDo(ResolveDocumentFn(self.keep_conflicts)).with_outputs(
             ERRORS, UNUSED, main="documents"

@@ -1,4 +1,4 @@
-"""A Beam worker process that dies ends the run promptly.
+"""A Beam worker process that dies, or is wedged, ends the run promptly.
 
 The local multi-processing runner (FnApiRunner) starts each worker as a subprocess
 from a thread that raises "Worker subprocess exited with return code N" when the
@@ -8,6 +8,21 @@ turns that thread's exception into the run's failure: the other workers (every
 descendant process of this one) are killed, and the main thread, wherever it
 waits, gets `WorkerLost` through a signal.  Nothing is published (the staging
 folder is discarded by the caller) and no process is left behind.
+
+A worker that is alive but wedged never exits, so the runner would wait for it for
+ever too.  With `stall_seconds`, a thread looks at the run's processes (this one and
+every descendant) twice a second and stops the run the same way (`WorkerStalled`)
+when, for `stall_seconds`:
+
+* a process of the run is stopped (state T or t in /proc: SIGSTOP, a debugger), or
+* no progress counter moved (the workers' files in the progress folder:
+  pipeline/beam/progress.py) and no process of the run used more than
+  `BUSY_SHARE` of one core: everything waits on something that does not come.
+  Idle workers and the driver use well under 1% (gRPC's wake-ups); a worker that
+  works, even slowly on a loaded machine, uses far more, or moves a counter.
+
+A worker that spins without progress (a busy loop in a user's code) is not told
+from a slow one, and is not stopped.
 """
 
 from __future__ import annotations
@@ -23,6 +38,93 @@ _WORKER_EXIT = "Worker subprocess exited with return code"
 
 class WorkerLost(Exception):
     """A worker process of the run ended abnormally; the run stopped."""
+
+
+class WorkerStalled(WorkerLost):
+    """A process of the run was stopped, or nothing moved, for too long; the run stopped."""
+
+
+BUSY_SHARE = 0.05  # of one core, over the window: a process using more is working
+LOOK_SECONDS = 0.5
+FAULT_WAIT_SECONDS = 5.0  # after the runner fails, for a worker's exit to be seen
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _state(pid: int):
+    """(state letter, CPU ticks used) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _folder_state(folder):
+    """What changes when a worker writes its counters: each file's name, size and time."""
+    if not folder:
+        return ()
+    try:
+        with os.scandir(folder) as entries:
+            return tuple(sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in entries))
+    except OSError:
+        return ()
+
+
+class StallWatch:
+    """The wedge rules over successive looks (`look` returns a reason, or None)."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        self.stopped_since: dict = {}
+        self.window_start = None
+        self.window_ticks: dict = {}
+        self.counters = None
+
+    def look(self, now: float, processes: dict, counters, workers: bool) -> str | None:
+        """`processes`: {pid: (state, ticks)} of the driver and its descendants;
+        `counters`: anything that changes when a counter moves; `workers`: the
+        run has worker processes (without them the rules do not apply)."""
+        for pid, (state, _) in processes.items():
+            if state in ("T", "t"):
+                since = self.stopped_since.setdefault(pid, now)
+                if now - since >= self.limit:
+                    return (f"a Beam worker process ({pid}) has been stopped (state {state}: SIGSTOP or a "
+                            f"debugger) for {now - since:.0f} s")
+            else:
+                self.stopped_since.pop(pid, None)
+        for pid in list(self.stopped_since):
+            if pid not in processes:
+                del self.stopped_since[pid]
+        if not workers or counters != self.counters or self.window_start is None:
+            self._new_window(now, processes, counters)
+            return None
+        elapsed = now - self.window_start
+        if elapsed < self.limit:
+            return None
+        busiest = max((ticks - self.window_ticks.get(pid, 0) for pid, (_, ticks) in processes.items()), default=0)
+        if busiest / _TICKS > BUSY_SHARE * elapsed:
+            self._new_window(now, processes, counters)
+            return None
+        return (f"no progress for {elapsed:.0f} s: no counter moved and no process of the run used "
+                f"{BUSY_SHARE:.0%} of a core (a wedged worker)")
+
+    def _new_window(self, now, processes, counters):
+        self.window_start = now
+        self.window_ticks = {pid: ticks for pid, (_, ticks) in processes.items()}
+        self.counters = counters
+
+
+def _watch_stalls(limit: float, folder, done: threading.Event, on_stall) -> None:
+    watch = StallWatch(limit)
+    me = os.getpid()
+    while not done.wait(LOOK_SECONDS):
+        below = descendants(me)
+        processes = {pid: s for pid in [me] + below if (s := _state(pid)) is not None}
+        reason = watch.look(time.monotonic(), processes, _folder_state(folder), workers=bool(below))
+        if reason:
+            on_stall(reason)
+            return
 
 
 def descendants(pid: int) -> list[int]:
@@ -99,21 +201,36 @@ def _children_of(pid: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def watch_workers():
-    """Run the body; a worker process that dies meanwhile raises WorkerLost in it."""
+def watch_workers(stall_seconds: float = 0, progress_folder: str | None = None):
+    """Run the body; a worker process that dies meanwhile raises WorkerLost in it,
+    one stopped or wedged for `stall_seconds` (0: never) WorkerStalled."""
     if threading.current_thread() is not threading.main_thread() or not os.path.isdir("/proc"):
         yield
         return
-    fault: list[str] = []
+    fault: list = []
+    lock = threading.Lock()
+    done = threading.Event()
     previous_hook = threading.excepthook
     previous_handler = signal.getsignal(signal.SIGUSR1)
 
+    def stop_run(error: WorkerLost) -> bool:
+        with lock:
+            if fault:
+                return False
+            fault.append(error)
+        kill_descendants()
+        with lock:  # only while the handler is ours (SIGUSR1's default ends the process)
+            if not done.is_set():
+                os.kill(os.getpid(), signal.SIGUSR1)
+        return True
+
+    def on_stall(reason: str) -> None:
+        stop_run(WorkerStalled(f"{reason} (run.worker_stall_seconds = {stall_seconds:g}); the run was stopped"))
+
     def hook(args):
         if isinstance(args.exc_value, RuntimeError) and _WORKER_EXIT in str(args.exc_value) and not fault:
-            fault.append(str(args.exc_value))
-            kill_descendants()
-            os.kill(os.getpid(), signal.SIGUSR1)
-            return
+            if stop_run(WorkerLost(describe(str(args.exc_value)))):
+                return
         if fault or type(args.exc_value).__name__ == "RpcError":
             # The runner's threads fail after a lost worker (a broken gRPC stream,
             # sometimes before the worker's exit is seen): one line says it all.
@@ -122,15 +239,31 @@ def watch_workers():
 
     def on_signal(signum, frame):
         if fault:
-            raise WorkerLost(describe(fault[0]))
+            raise fault[0]
 
     threading.excepthook = hook
     signal.signal(signal.SIGUSR1, on_signal)
+    if stall_seconds:
+        threading.Thread(target=_watch_stalls, args=(stall_seconds, progress_folder, done, on_stall),
+                         name="rouge-stall-watch", daemon=True).start()
     try:
         yield
+    except Exception:
+        # A worker killed mid-stream often fails the runner's main thread first
+        # ("Channel closed prematurely"), a moment before its exit is seen: that
+        # exit, not the broken channel, is the reason to show.
+        deadline = time.monotonic() + FAULT_WAIT_SECONDS
+        while not fault and descendants(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if fault:
+            raise fault[0] from None
+        raise
+    else:
         if fault:  # the pipeline finished anyway: its results are not trusted
-            raise WorkerLost(describe(fault[0]))
+            raise fault[0]
     finally:
+        with lock:
+            done.set()
         signal.signal(signal.SIGUSR1, previous_handler)
         if not fault:
             threading.excepthook = previous_hook

@@ -84,7 +84,8 @@ def check_counts(counts: dict, strict: bool) -> None:
     if strict and counts["errors"]:
         raise RunFailed(f"strict mode: {counts['errors']} error rows")
     if counts["scored"] == 0:
-        raise RunFailed(f"nothing was scored ({counts['rows_read']} rows read)")
+        raise RunFailed(f"nothing was scored ({counts['rows_read']} rows read"
+                        + (": the input files hold no rows)" if not counts["rows_read"] else ")"))
 
 
 def check_names(counts: dict, human: Optional[str]) -> None:
@@ -133,6 +134,8 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
     if first:
         lines.append("first error rows:")
         lines += first
+    if counts is not None and not counts["errors"]:
+        errors = []  # an empty errors table is not kept, nor pointed at
     if errors and keep and is_local(folder):
         kept = f"{final}.failed-{run_id}"
         os.makedirs(kept)
@@ -203,7 +206,8 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     counts = None
     try:
         with view:
-            with watch_workers(), beam.Pipeline(options=options) as p:
+            stall = config.run.worker_stall_seconds
+            with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
                 build_pipeline(p, config, inputs, folder)
             counts = read_json(files.join(folder, "_counts.json"))
             view.finish(counts)

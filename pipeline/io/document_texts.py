@@ -3,15 +3,18 @@ input files (run.json lists them, with the reading settings), for the comparison
 report's "documents that moved most": what each run's candidate said and what
 the reference says.
 
-Only local input files that still exist are read, each once, through the one row
-reader (pipeline.io.rows); a run whose inputs moved or were URLs shows its
-documents without text, and says so.  `on_file` is called after each file (the
+Only local regular files that still exist are read, each once, through the one row
+reader (pipeline.io.rows), and only if they still hold the bytes that were scored
+(the SHA-256 run.json recorded): a run whose inputs moved, changed or were URLs
+shows its documents without text, and says so.  (run.json is untrusted: a pipe or
+a device it names is never opened.)  `on_file` is called after each file (the
 command's progress).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from typing import Callable, Optional
 
@@ -31,11 +34,9 @@ def input_config(record: dict) -> InputConfig:
 
 def input_files(record: dict) -> tuple[list[str], list[str]]:
     """The run's candidate and reference files that can still be read here."""
-    inputs = record.get("inputs") or {}
-
     def readable(kind):
-        paths = [entry.get("path") for entry in inputs.get(kind) or [] if isinstance(entry, dict)]
-        return [p for p in paths if p and not files.is_url(p) and files.exists(p)]
+        paths = [entry.get("path") for entry in _entries(record, kind)]
+        return [p for p in paths if isinstance(p, str) and p and not files.is_url(p) and os.path.isfile(p)]
 
     return readable("candidates"), readable("references")
 
@@ -49,10 +50,16 @@ def find_texts(record: dict, wanted: set, on_file: Optional[Callable[[], None]] 
     fields = used_fields(config)
     pattern = re.compile(config.system_from_path) if config.system_from_path else None
     doc_ids = {d for _, d in wanted}
-    candidates, references = {}, {}
+    recorded = {
+        entry.get("path"): entry.get("sha256")
+        for kind in ("candidates", "references")
+        for entry in _entries(record, kind)
+    }
+    found = {}
     for kind, paths in (("candidates", candidate_files), ("references", reference_files)):
         for path in paths:
-            for row in iter_rows(path, config, fields):
+            candidates, references, digest = {}, {}, {}
+            for row in iter_rows(path, config, fields, digest):
                 if not isinstance(row, SourceRow):
                     continue
                 if kind == "candidates":
@@ -67,9 +74,23 @@ def find_texts(record: dict, wanted: set, on_file: Optional[Callable[[], None]] 
                     parsed = parse_reference(row, config)
                     if not isinstance(parsed, ErrorRecord) and parsed.doc_id in doc_ids:
                         references.setdefault(parsed.doc_id, []).extend(_text(r) for r in parsed.references)
+            if recorded.get(path) in (None, digest.get("sha256")):  # the bytes that were scored
+                found.setdefault("candidates", {}).update(candidates)
+                for doc_id, texts in references.items():
+                    if kind == "candidates":  # joined form: each row repeats its references
+                        found.setdefault("references", {}).setdefault(doc_id, texts)
+                    else:
+                        found.setdefault("references", {}).setdefault(doc_id, []).extend(texts)
             if on_file is not None:
                 on_file()
-    return {"candidates": candidates, "references": references}
+    return {"candidates": found.get("candidates", {}), "references": found.get("references", {})}
+
+
+def _entries(record: dict, kind: str) -> list:
+    """run.json's `inputs.<kind>` entries that are objects (run.json is untrusted)."""
+    inputs = record.get("inputs")
+    entries = inputs.get(kind) if isinstance(inputs, dict) else None
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
 def _text(value) -> str:

@@ -30,10 +30,16 @@ def join(folder: str, *parts: str) -> str:
     return _beam().join(folder, *parts) if is_url(folder) else os.path.join(folder, *parts)
 
 
-def open_read(path: str):
-    """A binary file object of the file's raw bytes (no decompression)."""
+def open_read(path: str, special_ok: bool = False):
+    """A binary file object of the file's raw bytes (no decompression).  A local pipe
+    or device is refused (OSError) unless `special_ok`, for a user's input that is
+    read once: read as a file of a result folder, a FIFO would wait for ever and
+    /dev/zero never end."""
     if is_url(path):
         return _beam().open(path, compression_type="uncompressed")
+    kind = None if special_ok else special_kind(path)
+    if kind:
+        raise OSError(f"{path} is {kind}, not a regular file")
     return open(path, "rb")
 
 
@@ -77,12 +83,35 @@ def match(pattern: str) -> dict[str, int]:
     if os.path.isdir(pattern):  # a folder names the files in it
         pattern = os.path.join(_glob.escape(pattern), "*")
     elif os.path.lexists(pattern):  # a name that exists is that file, even with [ ] * ? in it
-        return {pattern: os.stat(pattern).st_size}
+        return {pattern: _size(pattern)}
     found = {}
     for path in sorted(_glob.glob(pattern)):
         if not os.path.isdir(path):
-            found[path] = os.stat(path).st_size
+            found[path] = _size(path)
     return found
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise FileNotFoundError(
+                f"{path} is a symbolic link to {os.readlink(path)!r}, which does not exist"
+            ) from None
+        raise
+
+
+def identity(path: str):
+    """(device, inode) of a local file, the same for every name of it (a symbolic or
+    hard link); None for a URL or a file that cannot be looked at."""
+    if is_url(path):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 _SPECIAL = ((stat.S_ISFIFO, "a pipe (a FIFO, or <(...) process substitution)"), (stat.S_ISCHR, "a character device"),

@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import sys
@@ -21,12 +22,17 @@ from typing import Iterable, Optional
 
 from pipeline.config import InputConfig
 from pipeline.io import files
+from pipeline.io.names import shown
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow
+
+log = logging.getLogger("rouge-pipeline")
 
 
 def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord], int]:
     """Resolve globs to sorted file paths; a glob that matches nothing is an error
-    row.  Also returns the files' total size in bytes."""
+    row.  Also returns the files' total size in bytes.  A file named twice (by two
+    globs, or through a link) is read once, under its first name in sorted order:
+    read twice, every row of it would be a duplicate."""
     found: dict[str, int] = {}
     errors: list[ErrorRecord] = []
     for pattern in patterns:
@@ -40,7 +46,13 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord],
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
         found.update(matched)
-    return sorted(found), errors, sum(found.values())
+    unique: dict = {}
+    for path in sorted(found):
+        first = unique.setdefault(files.identity(path) or path, path)
+        if first != path:
+            log.warning("%s is the same file as %s: read once", shown(path), shown(first))
+    paths = sorted(unique.values())
+    return paths, errors, sum(found[p] for p in paths)
 
 
 def read_lines(fh, limit: int):
@@ -199,7 +211,7 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
         if path == "-":  # stdin (score): JSON Lines
             yield from _jsonl_rows(sys.stdin.buffer, "<stdin>", config, fields)
             return
-        with files.open_read(path) as raw_file:
+        with files.open_read(path, special_ok=True) as raw_file:  # (score reads a pipe once; run refuses it)
             if path.lower().endswith(".parquet"):
                 before = (None, None)
                 if digest is not None:
@@ -279,6 +291,134 @@ _VALUE_OVERHEAD = 16
 # the batch size: a row group whose list column would decode to more than this
 # (its uncompressed bytes plus _VALUE_OVERHEAD a value) is refused unread.
 _NESTED_GROUP_BYTES = 1 << 30
+# Arrow decodes a page whole, and a dictionary page stays for its row group (each
+# value then a Python bytes object): a page that decodes to more than this (its
+# uncompressed size, plus _DICTIONARY_VALUE_COST a dictionary value) is refused, from
+# its header, before Arrow reads it.  Writers aim at 1 MB pages, but cut a page only
+# after a write batch (pyarrow: 1,024 values), so a small file can hold a page that
+# decodes to gigabytes: Arrow took 1-2.5 GB to read one of 1 GB.
+_PAGE_BYTES = 64 << 20
+_DICTIONARY_VALUE_COST = 64
+_DICTIONARY_PAGE = 2
+
+
+class _PageHeaders:
+    """The page headers of one column chunk, read with just enough of Thrift's
+    compact protocol: (page type, uncompressed bytes, dictionary values or None)."""
+
+    def __init__(self, raw_file, chunk):
+        self.raw_file = raw_file
+        self.offset = chunk.dictionary_page_offset if chunk.has_dictionary_page and chunk.dictionary_page_offset else chunk.data_page_offset
+        self.end = self.offset + chunk.total_compressed_size
+
+    def __iter__(self):
+        offset = self.offset
+        while offset < self.end:
+            size = 256
+            while True:  # a header with statistics can be long: read more until it parses
+                self.raw_file.seek(offset)
+                self.data, self.position = self.raw_file.read(size), 0
+                try:
+                    fields = self._struct(top=True)
+                    break
+                except IndexError:
+                    if len(self.data) < size or size >= 1 << 24:
+                        raise ValueError(f"a page header at byte {offset} cannot be read") from None
+                    size *= 8
+            if 1 not in fields or 2 not in fields or 3 not in fields:
+                raise ValueError(f"a page header at byte {offset} lacks its type or sizes")
+            yield fields[1], fields[2], fields.get("values")
+            offset += self.position + fields[3]
+
+    def _byte(self) -> int:
+        byte = self.data[self.position]
+        self.position += 1
+        return byte
+
+    def _varint(self) -> int:
+        shift = result = 0
+        while True:
+            byte = self._byte()
+            result |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return result
+
+    def _int(self) -> int:
+        n = self._varint()
+        return (n >> 1) ^ -(n & 1)
+
+    def _struct(self, top: bool = False, dictionary: bool = False) -> dict:
+        fields: dict = {}
+        field = 0
+        while True:
+            byte = self._byte()
+            kind, delta = byte & 0x0F, byte >> 4
+            if kind == 0:
+                return fields
+            field = field + delta if delta else self._int()
+            if kind in (4, 5, 6) and (top or dictionary):
+                value = self._int()
+                if top:
+                    fields[field] = value  # 1 type, 2 uncompressed size, 3 compressed size
+                elif field == 1:
+                    fields["values"] = value  # DictionaryPageHeader.num_values
+            elif kind == 12 and top and field == 7:
+                fields["values"] = self._struct(dictionary=True).get("values")
+            else:
+                self._skip(kind)
+
+    def _skip(self, kind: int) -> None:
+        if kind in (1, 2):  # a boolean field: the value is in the type
+            return
+        if kind == 3:
+            self.position += 1
+        elif kind in (4, 5, 6):
+            self._varint()
+        elif kind == 7:
+            self.position += 8
+        elif kind == 8:
+            length = self._varint()  # (read before `position` is: the varint moves it)
+            self.position += length
+        elif kind in (9, 10):
+            header = self._byte()
+            count, element = header >> 4, header & 0x0F
+            if count == 15:
+                count = self._varint()
+            for _ in range(count):
+                self._skip(3 if element in (1, 2) else element)
+        elif kind == 11:
+            count = self._varint()
+            if count:
+                types = self._byte()
+                for _ in range(count):
+                    self._skip(types >> 4)
+                    self._skip(types & 0x0F)
+        elif kind == 12:
+            self._struct()
+        else:
+            raise ValueError(f"unknown Thrift type {kind} in a page header")
+        if self.position > len(self.data):
+            raise IndexError
+
+
+def _large_page(raw_file, meta, columns):
+    """(column, what) for the first used text column chunk of a row group with a page
+    that decodes to more than _PAGE_BYTES, or None.  Only a chunk that could hold such
+    a page (every dictionary value costs at least 4 bytes on disk) is walked."""
+    for i in range(meta.num_columns):
+        chunk = meta.column(i)
+        top = chunk.path_in_schema.split(".")[0]
+        if top not in columns or chunk.physical_type != "BYTE_ARRAY":
+            continue
+        if chunk.total_uncompressed_size * (1 + _DICTIONARY_VALUE_COST // 4) <= _PAGE_BYTES:
+            continue
+        for kind, size, values in _PageHeaders(raw_file, chunk):
+            if kind == _DICTIONARY_PAGE and size + _DICTIONARY_VALUE_COST * (values or 0) > _PAGE_BYTES:
+                return top, f"its dictionary decodes to {size} bytes ({values} value(s))"
+            if kind != _DICTIONARY_PAGE and size > _PAGE_BYTES:
+                return top, f"a page decodes to {size} bytes"
+    return None
 
 
 def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
@@ -294,9 +434,9 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
     a row group is refused whose column chunk could not hold one row within
     `max_text_bytes`: by its uncompressed size (compressed pages) or by its number
     of values (run-length encoded nested lists); and so is a row group whose list
-    column, which Arrow decodes whole, is over _NESTED_GROUP_BYTES.  (A list column
-    that is dictionary-encoded is decoded whole by Arrow too, and its decoded size
-    is not in the metadata: that case is bounded by the row group's size only.)"""
+    column, which Arrow decodes whole, is over _NESTED_GROUP_BYTES; and one with a
+    page (a dictionary page or a data page, of any text column, lists included) over
+    _PAGE_BYTES, by the page headers, read before Arrow decodes a page."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -314,10 +454,20 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
             field.name for field in probe.schema_arrow
             if field.name in columns and (pa.types.is_list(field.type) or pa.types.is_large_list(field.type))
         }
-        raw_file.seek(0)
-        parquet = pq.ParquetFile(raw_file, read_dictionary=text_leaves)
-        for group in range(parquet.num_row_groups):
-            meta = parquet.metadata.row_group(group)
+        # A reader per set of dictionary-encoded text leaves: a chunk read as a
+        # dictionary keeps one copy of each value, but a chunk of plain pages read
+        # as a dictionary is hashed into one, whole (10 GB for a 2 GB row group).
+        readers: dict = {}
+        for group in range(probe.num_row_groups):
+            meta = probe.metadata.row_group(group)
+            encoded = tuple(sorted(
+                meta.column(i).path_in_schema for i in range(meta.num_columns)
+                if meta.column(i).path_in_schema in text_leaves and meta.column(i).has_dictionary_page
+            ))
+            if encoded not in readers:
+                raw_file.seek(0)
+                readers[encoded] = pq.ParquetFile(raw_file, read_dictionary=list(encoded))
+            parquet = readers[encoded]
             rows = meta.num_rows
             # Column chunks by leaf path: a list column has several leaves under one name.
             sizes, values_of = {}, {}
@@ -330,12 +480,19 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
             used_bytes = sum(cost.values())
             worst = max(columns, key=lambda name: cost[name], default=None)
             nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
+            large = _large_page(raw_file, meta, columns) if rows else None
             refused = None  # why the row group is not read: every row of it is one text_too_long error
             if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
                 refused = (
                     f"row group {group} holds {sizes.get(worst, 0)} bytes in {values_of.get(worst, 0)} value(s) "
                     f"of column {worst!r} for {rows} row(s), over input.max_text_bytes "
                     f"({config.max_text_bytes}) a row; not read"
+                )
+            elif large:
+                refused = (
+                    f"row group {group}, column {large[0]!r}: {large[1]}, over the reader's bound of "
+                    f"{_PAGE_BYTES >> 20} MiB a page; not read (write the file with smaller pages: pyarrow's "
+                    "write_batch_size, data_page_size and dictionary_pagesize_limit)"
                 )
             elif rows and nested:
                 refused = (

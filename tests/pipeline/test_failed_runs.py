@@ -41,6 +41,18 @@ def test_a_run_that_scores_nothing_shows_its_reasons_and_keeps_its_errors(tmp_pa
     assert [p.name for p in tmp_path.iterdir() if ".staging-" in p.name] == []
 
 
+def test_a_run_over_empty_inputs_says_so_and_keeps_no_empty_errors_table(tmp_path):
+    """It kept an empty errors table in `out.failed-<id>/` and pointed at it."""
+    (tmp_path / "a.jsonl").write_text("")
+    (tmp_path / "b.jsonl").write_text("\n\n")  # blank lines are no rows
+    done = run("--input", "a.jsonl", "b.jsonl", "--output", "out", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert ("run failed, nothing published: nothing was scored (0 rows read: the input files hold no rows)\n"
+            "no error rows were written") in done.stderr
+    assert "kept" not in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl"]
+
+
 def test_an_output_through_a_symlink_and_dot_dot_is_where_the_system_puts_it(tmp_path):
     data = write_jsonl(tmp_path / "in.jsonl", ROWS)
     (tmp_path / "real" / "sub").mkdir(parents=True)

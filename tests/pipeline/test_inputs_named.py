@@ -112,3 +112,34 @@ def test_run_json_fingerprints_the_bytes_that_were_read(tmp_path, monkeypatch):
     assert fingerprint["sha256"] == hashlib.sha256(scored_bytes).hexdigest()
     assert fingerprint["bytes"] == len(scored_bytes)
     assert record["counts"]["rows_read"] == len(ROWS)
+
+
+def test_one_file_named_twice_through_a_link_is_read_once(tmp_path):
+    """`--input a.jsonl link.jsonl` with link.jsonl -> a.jsonl (or a hard link, or two
+    globs that meet): read twice, each of its 50 rows was a duplicate_key error."""
+    write_jsonl(tmp_path / "a.jsonl", ROWS)
+    os.symlink("a.jsonl", tmp_path / "link.jsonl")
+    os.link(tmp_path / "a.jsonl", tmp_path / "hard.jsonl")
+    alone = cli("score", "a.jsonl", "--rouge-args", "-n 1 -r 10", cwd=tmp_path)
+    assert alone.returncode == 0, alone.stderr
+    for how in (["a.jsonl", "link.jsonl"], ["a.jsonl", "hard.jsonl"], ["*.jsonl", "a.jsonl"]):
+        done = cli("score", *how, "--rouge-args", "-n 1 -r 10", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == alone.stdout and "duplicate_key" not in done.stderr, (how, done.stderr)
+        assert "is the same file as" in done.stderr and ": read once" in done.stderr
+    done = cli("run", "--input", "a.jsonl", "link.jsonl", "hard.jsonl", "--output", "out", *FLAGS, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "rows read 50, scored 50" in done.stdout
+    record = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert [f["path"] for f in record["inputs"]["candidates"]] == ["a.jsonl"]
+
+
+def test_a_dangling_link_is_named_with_its_target(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", ROWS)
+    os.symlink("gone.jsonl", tmp_path / "b.jsonl")
+    for command in (["score", "*.jsonl"], ["run", "--input", "*.jsonl", "--output", "out", "--dry-run"]):
+        done = cli(*command, "--rouge-args", "-n 1", cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "b.jsonl is a symbolic link to 'gone.jsonl', which does not exist" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()

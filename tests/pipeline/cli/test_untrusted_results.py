@@ -114,3 +114,85 @@ def test_names_that_print_alike_or_hold_control_characters_are_refused(base, tmp
 def test_every_numeric_option_is_range_checked(base, capsys, option, value, stated):
     code, err = compare(base, base / "new", option, value, capsys=capsys)
     assert code == 2 and stated in err, err
+
+
+def cli(*args, timeout=60):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": os.getcwd()})
+
+
+@pytest.mark.parametrize("what", ["shard is a pipe", "run.json is a pipe", "run.json is /dev/zero"])
+def test_a_pipe_or_a_device_in_a_result_folder_is_refused_not_waited_on(base, tmp_path, what):
+    """compare and meta-eval waited for ever on a pipe (and meta-eval read /dev/zero
+    until the kernel killed it): exit 2 naming the file, at once."""
+    import json
+    import os
+
+    folder = tmp_path / "hostile"
+    shutil.copytree(base / "new", folder)
+    name = SHARD if what.startswith("shard") else "run.json"
+    os.remove(folder / name)
+    if what.endswith("pipe"):
+        os.mkfifo(folder / name)
+    else:
+        os.symlink("/dev/zero", folder / name)
+    kind = "a pipe (a FIFO" if what.endswith("pipe") else "a character device"
+    judgments = tmp_path / "judgments.jsonl"
+    pairs = sorted({(r["system"], r["doc_id"]) for r in pq.read_table(base / "new" / SHARD).to_pylist()})
+    judgments.write_text("".join(json.dumps({"system": s, "doc_id": d, "quality": i % 5}) + "\n"
+                                 for i, (s, d) in enumerate(pairs)))
+    for command in (["compare", base / "old", folder], ["meta-eval", "--run", folder, "--judgments", judgments]):
+        done = cli(*command)
+        assert done.returncode == 2, (command, done.stderr)
+        assert f"{folder / name}" in done.stderr and kind in done.stderr and "not a regular file" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_the_moved_documents_texts_come_only_from_inputs_that_still_hold_the_scored_bytes(base, tmp_path):
+    """run.json is untrusted and inputs change: a run.json naming a pipe or /dev/zero as
+    its input is compared without waiting on it, and an input changed since its run
+    shows no text (it showed the new text as if it had been scored)."""
+    import hashlib
+    import json
+    import os
+
+    def texts_shown(new_folder):
+        out = tmp_path / f"report-{len(list(tmp_path.iterdir()))}"
+        done = cli("compare", base / "old", new_folder, "--output", out)
+        assert done.returncode == 1, done.stderr  # the real drop in the corpus
+        return "WORDS-CHANGED-AFTER" in (out / "report.html").read_text(), (out / "report.html").read_text()
+
+    data = tmp_path / "new.jsonl"
+    shutil.copy(base / "new.jsonl", data)
+    folder = tmp_path / "moved"
+    shutil.copytree(base / "new", folder)
+    record = json.loads((folder / "run.json").read_text())
+    [entry] = record["inputs"]["candidates"]
+    entry["path"] = str(data)
+    (folder / "run.json").write_text(json.dumps(record))
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    data.write_text("".join(json.dumps(dict(r, candidate="WORDS-CHANGED-AFTER " + r["candidate"])) + "\n"
+                            for r in rows))
+    scored = entry["sha256"]
+    # as if these bytes had been scored (their SHA-256 in run.json): their texts are shown
+    entry["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
+    (folder / "run.json").write_text(json.dumps(record))
+    changed, page = texts_shown(folder)
+    assert changed, page
+    # the bytes that were scored are not these: no text from the file
+    entry["sha256"] = scored
+    (folder / "run.json").write_text(json.dumps(record))
+    changed, _ = texts_shown(folder)
+    assert not changed
+    for hostile in ("pipe", "/dev/zero"):
+        target = tmp_path / "input-pipe"
+        if hostile == "pipe":
+            os.mkfifo(target)
+        entry["path"] = str(target) if hostile == "pipe" else hostile
+        (folder / "run.json").write_text(json.dumps(record))
+        changed, _ = texts_shown(folder)
+        assert not changed

@@ -49,3 +49,32 @@ def test_names_are_compared_as_people_see_them():
     assert clashes(["M1", "M1\u200b", "M2"]) == [["M1", "M1\u200b"]]
     assert clashes(["M1", "m1"]) == []  # case is seen
     assert shown("a\tb\x1b") == "a\\tb\\x1b"
+
+
+def test_doc_ids_that_print_alike_within_a_system_are_refused_with_both_spellings(tmp_path):
+    """Within one system, 'd1' and 'd1\\u200b' would publish two documents that look like
+    one: both rows are duplicate_key errors naming both spellings, in `score` and `run`.
+    Another system's own look-alike id ('\\uff441', full-width) is its only spelling:
+    scored.  Hand count: 6 rows, 2 refused, 4 scored."""
+    rows = [("s", "d1"), ("s", "d1\u200b"), ("s", "d2"), ("t", "d1"), ("t", "d2"), ("u", "\uff441")]
+    with open(tmp_path / "in.jsonl", "w") as fh:
+        for system, doc_id in rows:
+            fh.write(json.dumps({"system": system, "doc_id": doc_id, "candidate": "a b c",
+                                 "references": ["a b d"]}) + "\n")
+    message = ("system 's' has doc_ids that print alike but differ (invisible characters or Unicode forms): "
+               "'d1' and 'd1\\u200b'; this row is ")
+    scored = cli("score", "in.jsonl", "--rouge-args", "-n 1", "--max-rejected", "1", cwd=tmp_path)
+    assert scored.returncode == 0, scored.stderr
+    assert "rows read 6, scored 4, errors 2\n  duplicate_key: 2\n" in scored.stderr
+    assert f"in.jsonl:1: duplicate_key: {message}'d1'" in scored.stderr
+    assert f"in.jsonl:2: duplicate_key: {message}'d1\\u200b'" in scored.stderr
+
+    done = cli("run", "--input", "in.jsonl", "--output", "out", "--rouge-args", "-n 1", "--max-rejected", "1",
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert (record["counts"]["scored"], record["counts"]["errors_by_reason"]) == (4, {"duplicate_key": 2})
+    errors = [json.loads(line) for f in sorted((tmp_path / "out" / "errors").glob("*.jsonl"))
+              for line in f.read_text().splitlines()]
+    assert sorted((e["doc_id"], e["position"], e["message"]) for e in errors) == [
+        ("d1", 1, message + "'d1'"), ("d1\u200b", 2, message + "'d1\\u200b'")]

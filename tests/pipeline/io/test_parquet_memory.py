@@ -110,3 +110,79 @@ def test_compressed_plain_pages_that_expand_are_refused_from_the_metadata(tmp_pa
     print(f"plain: {path.stat().st_size} bytes on disk, peak {result['mb']} MB")
     assert result["reasons"] == {"text_too_long": rows}
     assert result["mb"] < LIMIT_MB
+
+
+def test_a_dictionary_page_that_decodes_to_gigabytes_is_refused_from_its_header(tmp_path):
+    """400 distinct 900 KB texts in one dictionary page (each row within the limit,
+    so no row is too long): 28 KB on disk, a 360 MB dictionary that Arrow took 1.5 GB
+    (and the reader 2.5 GB) to decode.  Refused from the page header, unread, for a
+    text column and for the texts of a list column; the column is named."""
+    rows = 3000
+    texts = pa.array(["y" * 899_994 + f"{i:06d}" for i in range(400)])
+    indices = pa.array([i % 400 for i in range(rows)], pa.int32())
+    bomb = pa.DictionaryArray.from_arrays(indices, texts)
+    cases = {
+        "candidate": {"candidate": bomb, "references": pa.array([["r"]] * rows, pa.list_(pa.string()))},
+        "references": {"candidate": pa.array(["c"] * rows),
+                       "references": pa.ListArray.from_arrays(pa.array(range(rows + 1), pa.int32()), bomb)},
+    }
+    for column, values in cases.items():
+        path = tmp_path / f"{column}.parquet"
+        pq.write_table(pa.table({**keys(rows), **values}), path, compression="zstd", dictionary_pagesize_limit=1 << 31)
+        assert path.stat().st_size < 100_000
+        result = read_in_child(path)
+        print(f"dictionary page of {column}: {path.stat().st_size} bytes on disk, peak {result['mb']} MB")
+        assert result["reasons"] == {"text_too_long": rows} and result["rows"] == 0
+        # 400 values of 900,000 bytes and a 4-byte length each
+        assert result["first"][0].startswith(
+            f"row group 0, column {column!r}: its dictionary decodes to 360001600 bytes (400 value(s)), over "
+            "the reader's bound of 64 MiB a page; not read"), result["first"]
+        assert result["mb"] < LIMIT_MB
+
+
+def distinct_texts(rows, length):
+    """`rows` distinct texts of `length` bytes, built in one buffer (no Python strings)."""
+    data = bytearray(b"q" * (rows * length))
+    for i in range(rows):
+        data[i * length : i * length + 8] = b"%08d" % i
+    offsets = pa.array(range(0, rows * length + 1, length), pa.int32())
+    return pa.StringArray.from_buffers(rows, offsets.buffers()[1], pa.py_buffer(data))
+
+
+def test_a_data_page_that_decodes_to_a_gigabyte_is_refused_from_its_header(tmp_path):
+    """pyarrow cuts a page only after a write batch (1,024 values): 1,100 distinct texts
+    of 990 KB (each within the limit) make a 110 KB file whose first page decodes to
+    1 GB, which Arrow took 1-2.5 GB to read.  Refused from the page header, unread."""
+    rows = 1100
+    table = pa.table({**keys(rows), "candidate": distinct_texts(rows, 990_000),
+                      "references": pa.array([["r"]] * rows, pa.list_(pa.string()))})
+    path = tmp_path / "page.parquet"
+    pq.write_table(table, path, compression="zstd", use_dictionary=False)
+    del table
+    assert path.stat().st_size < 300_000
+    result = read_in_child(path)
+    print(f"page: {path.stat().st_size} bytes on disk, peak {result['mb']} MB")
+    assert result["reasons"] == {"text_too_long": rows} and result["rows"] == 0
+    # 1,024 texts of 990,000 bytes, each with its 4-byte length, after the definition
+    # levels: a 4-byte length and one run (a 2-byte header, 1024 << 1, and the level)
+    assert result["first"][0].startswith(
+        "row group 0, column 'candidate': a page decodes to 1013764103 bytes, over the reader's bound of 64 MiB a "
+        "page; not read"), result["first"]
+    assert result["mb"] < LIMIT_MB
+
+
+def test_a_large_row_group_of_plain_pages_is_read_page_by_page(tmp_path):
+    """A 300 MB row group of distinct texts in small plain pages is a fair file: read
+    whole, in bounded memory: measured 351 MB.  (Read as a dictionary, as every text
+    column was, Arrow hashed the whole row group into one: 1,628 MB here, 10 GB for a
+    2 GB row group.)"""
+    rows = 1000
+    table = pa.table({**keys(rows), "candidate": distinct_texts(rows, 300_000),
+                      "references": pa.array([["r"]] * rows, pa.list_(pa.string()))})
+    path = tmp_path / "fair.parquet"
+    pq.write_table(table, path, compression="zstd", use_dictionary=False, write_batch_size=32)
+    del table
+    result = read_in_child(path)
+    print(f"fair: {path.stat().st_size} bytes on disk, peak {result['mb']} MB")
+    assert result["rows"] == rows and not result["reasons"]
+    assert result["mb"] < 2 * LIMIT_MB

@@ -45,8 +45,11 @@ def test_every_declared_range_is_checked(section, declared):
     _config(section, declared.name, low).validate()
     _config(section, declared.name, high).validate()
     step = 1 if isinstance(low, int) else low / 2 or 0.5
+    if declared.metadata["zero"]:  # 0 means off; between 0 and low is refused
+        _config(section, declared.name, 0).validate()
+        step = low / 2
     for outside in (low - step, high + step, float("nan")):
-        with pytest.raises(RougeConfigError, match=f"{section}.{declared.name} must be between"):
+        with pytest.raises(RougeConfigError, match=f"{section}.{declared.name} must be (0 or )?between"):
             _config(section, declared.name, outside).validate()
 
 
@@ -71,6 +74,7 @@ def test_a_few_ranges_as_the_readme_promised_them():
     assert bounds["input.max_text_bytes"] == (1, 256 * 1024 * 1024)
     assert bounds["input.max_line_bytes"] == (1, 1024**3)
     assert bounds["run.progress_seconds"] == (0.1, 86_400)
+    assert bounds["run.worker_stall_seconds"] == (1, 86_400)
     assert bounds["statistics.bootstrap_seed"] == (0, 2**63 - 1)
 
 
