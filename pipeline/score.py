@@ -24,8 +24,8 @@ from pipeline.io.row_counts import count_all
 from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
-from pipeline.summaries import system_summaries
-from rouge_core.aggregate import BLOCK, SystemSums, stats_array, stats_bytes
+from pipeline.summaries import report_block, table_rows
+from rouge_core.aggregate import SystemSums, stats_array, stats_bytes
 from rouge_core.textcheck import TextCheck
 
 
@@ -229,14 +229,14 @@ def system_rows(
     rows = []
     for system in sorted(results):
         sums = SystemSums(statistics.bootstrap_replicates, statistics.jackknife_buckets)
+        documents = {}  # the printed averages need the documents; the accumulator keeps none
         for doc_id, metrics in sorted(results[system].items()):
-            sums.add(doc_id, stats_bytes(metrics, tags))
-            if sums.pending >= BLOCK:
-                sums.flush(statistics.bootstrap_seed)
+            values = stats_bytes(metrics, tags)
+            sums.add(doc_id, values, statistics.bootstrap_seed)
+            documents[ids[doc_id]] = stats_array(values)
         sums.flush(statistics.bootstrap_seed)
-        metrics = [sums.metric(m) for m in range(sums.metrics)]
-        documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(sums.documents_seen)]
-        for *_, row, _ in system_summaries(((profile.name, system), (metrics, documents)), {profile.name: profile}, ids):
+        averages, _ = report_block(system, documents, profile, lines=False)
+        for *_, row in table_rows(profile.name, system, [sums.metric(m) for m in range(sums.metrics)], profile, averages):
             if had is not None:
                 row["documents_had"] = had.get(system, row["documents"])
             rows.append(row)

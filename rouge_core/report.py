@@ -68,6 +68,16 @@ def averages_of(system: str, values: Mapping[str, Sequence], metrics: int, setti
     )
 
 
+def averages_of_values(system: str, documents: Mapping[str, np.ndarray], settings: RougeSettings):
+    """`averages_of` every metric of `settings` from each document's values: `documents`
+    maps evaluation ids to an array (metrics, 6) of the MetricStats fields in order
+    (`rouge_core.aggregate.stats_array`).  One (R, P, F) triple per metric, or None
+    under `-t 2`."""
+    averaged = slice(3, 6) if settings.counting == 0 else slice(0, 3)  # R, P, F (-t 0) or the counts (-t 1)
+    values = {eval_id: v[:, averaged] for eval_id, v in documents.items()}
+    return averages_of(system, values, len(settings.metric_tags()), settings)
+
+
 def printed_averages(system: str, documents: Mapping[str, MetricStats], settings: RougeSettings):
     """`averages_of` one metric: `documents` maps evaluation ids to the system's scores."""
     out = averages_of(system, {e: [_document_values(s, settings.counting)] for e, s in documents.items()}, 1, settings)

@@ -19,7 +19,7 @@ def _per(pcoll, label: str, key):
 
 class CountRows(beam.PTransform):
     """A dict of the graph's PCollections in ("read_counts", "references", "unused",
-    "scored", "human", "documents", "errors", "eval_ids", "text_checks"); `_counts.json` written to
+    "scored", "human", "documents", "errors", "text_checks"); `_counts.json` written to
     `staging`.  Scored documents are counted once, in the first profile; the human
     pseudo-system is counted apart (it is not an input row)."""
 
@@ -37,7 +37,12 @@ class CountRows(beam.PTransform):
             "errors_by_reason": _per(c["errors"], "Reason", lambda e: e.reason),
             "reference_rows": _count(c["references"], "ReferenceRows"),
             "reference_rows_unused": c["unused"] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
-            "documents": c["eval_ids"] | "CountDocuments" >> beam.Map(len),
+            "documents": (
+                c["documents"]
+                | "DocIds" >> beam.Map(lambda d: d.doc_id)
+                | "DistinctDocIds" >> beam.Distinct()
+                | "CountDocuments" >> beam.combiners.Count.Globally()
+            ),
             "human_documents": _count(c["human"], "Human", first),
             "documents_by_system": _per(
                 c["documents"] | "OneProfile" >> beam.Filter(lambda d: d.profile == first), "System", lambda d: d.system

@@ -130,10 +130,10 @@ def test_the_accumulator_gives_the_same_numbers_in_any_blocks_and_merges():
         {"ROUGE-1": (2, 1, 1, 0.5, 1.0, 0.66667), "ROUGE-2": (1, 0, 0, 0.0, 0.0, 0.0), "ROUGE-L": (2, 1, 1, 0.5, 1.0, 0.66667)},
     ])}
     one, two = SystemSums(1000, 20), SystemSums(1000, 20)
-    one.add("1", values["1"])
+    one.add("1", values["1"], seed=0)
     for doc in "23":
-        two.add(doc, values[doc])
-    merged = one.flush(0).merge(two.flush(0))
+        two.add(doc, values[doc], seed=0)
+    merged = one.flush(0).merge(two.flush(0), seed=0)
     for m, tag in enumerate(tags):
         stats = merged.metric(m)
         # Hand-computed means over the three documents, in exact 1e-5 units.

@@ -25,6 +25,7 @@ PROFILE = Profile(DEFAULT_PROFILE, (RougeSettings.from_flags("-n 2"),))
 class Doc(NamedTuple):
     system: str
     profile: str = DEFAULT_PROFILE
+    doc_id: str = "d1"
 
 
 def candidate(system, doc_id, text, references=None, position=1):
@@ -92,12 +93,12 @@ def test_count_rows_writes_the_run_counts(tmp_path):
             "unused": pc("Unused", [4]),
             "scored": pc("Scored", [Doc("A"), Doc("A"), Doc("B"), Doc("A", "other")]),
             "human": pc("Human", [Doc("[human]")]),
-            "documents": pc("Docs", [Doc("A"), Doc("A"), Doc("B"), Doc("[human]")]),
+            "documents": pc("Docs", [Doc("A", doc_id="d1"), Doc("A", doc_id="d2"), Doc("B"), Doc("[human]")]),
             "errors": pc("Errors", []),
-            "eval_ids": pc("Ids", [{"d1": "d1", "d2": "d2"}]),
         } | CountRows(str(tmp_path), DEFAULT_PROFILE)
     counts = json.loads((tmp_path / "_counts.json").read_text())
     assert counts["rows_read"] == 5 and counts["scored"] == 3 and counts["human_documents"] == 1
+    assert counts["documents"] == 2  # distinct doc_ids d1, d2
     assert counts["errors_by_reason"] == {"invalid_json": 1} and counts["reference_rows_unused"] == 4
     assert counts["documents_by_system"] == {"A": 2, "B": 1, "[human]": 1}
     assert counts["systems_missing_documents"] == {"B": 1, "[human]": 1}
