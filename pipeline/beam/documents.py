@@ -13,7 +13,7 @@ from pipeline.beam.progress import Progress
 from pipeline.beam.read import ERRORS, tagged
 from pipeline.config import Profile
 from pipeline.documents import DocumentGroup, candidate_error, resolve_document
-from pipeline.records import ErrorRecord
+from pipeline.records import Candidate, ErrorRecord, ReferenceRow
 from pipeline.score import group_text_problems
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
@@ -54,7 +54,8 @@ class ResolveDocumentFn(beam.DoFn):
 
     def process(self, element):
         doc_id, grouped = element
-        candidates, references = list(grouped["candidates"]), list(grouped["references"])
+        candidates = [Candidate._make(c) for c in grouped["candidates"]]
+        references = [ReferenceRow._make(r) for r in grouped["references"]]
         if not candidates:
             yield beam.pvalue.TaggedOutput(UNUSED, len(references))
             return
@@ -77,8 +78,10 @@ class GroupDocuments(beam.PTransform):
     def expand(self, inputs):
         candidates, references = inputs
         grouped = {
-            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (c.doc_id, c)),
-            "references": references | "KeyReferences" >> beam.Map(lambda r: (r.doc_id, r)),
+            # Plain tuples cross the shuffle (Beam encodes them field by field; a
+            # NamedTuple would be pickled), rebuilt as records by ResolveDocumentFn.
+            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (c.doc_id, tuple(c))),
+            "references": references | "KeyReferences" >> beam.Map(lambda r: (r.doc_id, tuple(r))),
         } | "ByDocId" >> beam.CoGroupByKey()
         resolved = grouped | "Resolve" >> beam.ParDo(ResolveDocumentFn(self.keep_conflicts)).with_outputs(
             ERRORS, UNUSED, main="documents"
