@@ -178,17 +178,28 @@ def score_rows(
 
 
 def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores, strict: bool) -> None:
-    for c, references in group.candidates:
-        try:
-            result = scorer.score(candidate=c.text, references=references)
-        except RougeInputError as err:
-            _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, err.reason, str(err)), scores, strict)
-            continue
-        except Exception as err:  # the last resort of row isolation, as in the pipeline
-            message = f"unexpected {type(err).__name__} while scoring: {str(err)[:300]!r}"
+    """A document's candidates in one batch (one call into the compiled kernel,
+    the references read once), as `run` scores them (pipeline.beam.documents)."""
+    pairs = [(c.text, references) for c, references in group.candidates]
+    try:
+        results = scorer.score_batch(pairs)
+    except Exception:  # an unexpected failure: one by one, so it stays with its row
+        results = [_score_one(scorer, text, references) for text, references in pairs]
+    for (c, _), result in zip(group.candidates, results):
+        if isinstance(result, RougeInputError):
+            _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, result.reason, str(result)), scores, strict)
+        elif isinstance(result, Exception):  # the last resort of row isolation, as in the pipeline
+            message = f"unexpected {type(result).__name__} while scoring: {str(result)[:300]!r}"
             _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, "internal_error", message), scores, strict)
-            continue
-        scores.results.setdefault(c.system, {})[c.doc_id] = result
+        else:
+            scores.results.setdefault(c.system, {})[c.doc_id] = result
+
+
+def _score_one(scorer: RougeScorer, text, references):
+    try:
+        return scorer.score(candidate=text, references=references)
+    except Exception as err:  # RougeInputError with its reason, or the last resort
+        return err
 
 
 def check_texts(group: DocumentGroup, check: TextCheck, tally: TextTally) -> None:
