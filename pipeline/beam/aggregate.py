@@ -151,14 +151,12 @@ class AggregatePerSystem(beam.PTransform):
         stats = self.statistics
         by_name = {p.name: p for p in self.profiles}
         combine = SystemCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, stats.jackknife_buckets)
-        aggregates = (
-            documents
-            | "KeyBySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
-            | "CombinePerSystem" >> beam.CombinePerKey(combine)
-        )
+        keyed = documents | "KeyBySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
+        aggregates = keyed | "CombinePerSystem" >> beam.CombinePerKey(combine)
+        # With doc_ids as evaluation ids the report's elements are the same (one pass).
+        numbered = keyed if self.eval_ids == "doc_id" else documents | "EvaluationIds" >> EvaluationIds(self.eval_ids)
         averages = (
-            documents
-            | "EvaluationIds" >> EvaluationIds(self.eval_ids)
+            numbered
             | "DocumentsPerSystem" >> beam.GroupByKey()
             | "Rouge155Report" >> beam.Map(system_report, by_name, self.staging)
         )

@@ -133,7 +133,9 @@ class ScoreDocumentFn(beam.DoFn):
             self.progress.add("human skipped")
             return
         for p, v in zip(self.profiles, values):
-            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(p.name, self.human, group.doc_id, v))
+            document = ScoredDocument(p.name, self.human, group.doc_id, v)
+            yield document  # among the documents every table shows
+            yield beam.pvalue.TaggedOutput(HUMAN, document)  # and apart, to be counted
 
     def process(self, group: DocumentGroup):
         if self.human:
@@ -180,10 +182,13 @@ class ScoreDocumentFn(beam.DoFn):
 
 
 class ScoreDocuments(beam.PTransform):
-    """DocumentGroups in; out a dict: "scored" (one ScoredDocument per candidate and
-    profile), "human" (Lin 2004's human pseudo-system, when `human` names it),
-    "documents" (both: what every table shows), "errors" and "text_checks"
-    ((owner, kind, doc_id) per text rouge_core.textcheck flags)."""
+    """DocumentGroups in; out a dict: "documents" (one ScoredDocument per candidate
+    and profile, and Lin 2004's human pseudo-system when `human` names it: what every
+    table shows), "human" (the human pseudo-documents alone), "errors" and
+    "text_checks" ((owner, kind, doc_id) per text rouge_core.textcheck flags).
+
+    The documents are the DoFn's main output, not a Flatten of two outputs: Beam's
+    local runner materializes a Flatten's output, which pickled every document once."""
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
         super().__init__()
@@ -191,7 +196,6 @@ class ScoreDocuments(beam.PTransform):
 
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
-        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="scored")
-        documents = (scored.scored, scored[HUMAN]) | "WithHuman" >> beam.Flatten()
-        return {"scored": scored.scored, "human": scored[HUMAN], "documents": documents, "errors": scored[ERRORS],
+        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="documents")
+        return {"human": scored[HUMAN], "documents": scored.documents, "errors": scored[ERRORS],
                 "text_checks": scored[TEXT_CHECKS]}

@@ -39,7 +39,6 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "read_counts": read["counts"],
         "references": read["references"],
         "unused": grouped["unused"],
-        "scored": scored["scored"],
         "human": scored["human"],
         "documents": scored["documents"],
         "errors": errors,

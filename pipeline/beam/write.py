@@ -35,7 +35,10 @@ class ShardedWrite(beam.PTransform):
             return fixed or max(1, -(-count // per_shard))
 
         count = beam.pvalue.AsSingleton(self.count)
-        keyed = elements | "ShardOf" >> beam.Map(lambda e, n: (stable_hash(key(e)) % shards(n), plain(e)), count)
+        # The hash of the key first, in the stage that made the elements; the shard,
+        # which needs the count, after it: what waits for the count is (hash, tuple).
+        hashed = elements | "HashOf" >> beam.Map(lambda e: (stable_hash(key(e)), plain(e)))
+        keyed = hashed | "ShardOf" >> beam.Map(lambda he, n: (he[0] % shards(n), he[1]), count)
         empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])
         return (
             (keyed, empty)
