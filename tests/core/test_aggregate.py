@@ -190,3 +190,22 @@ def test_under_the_rouge_score_preset_the_means_are_rouge_scores_within_the_unit
         f = [peer.score_multi(refs, cand)[tag].fmeasure for cand, refs in zip(candidates, references)]
         assert abs(result[tag].f_measure - sum(f) / len(f)) <= 5e-6
         assert result[tag].rouge155 is None and result[tag].documents == 25
+
+
+def test_stats_bytes_are_numpys_float64_array_bytes():
+    """The packed values equal numpy's float64 array of the MetricStats, byte for byte:
+    whole counts, ROUGE-W's weighted float counts, counts beyond 2**53 (rounded the
+    same way) and five-decimal scores."""
+    import numpy as np
+
+    from rouge_core import MetricStats
+
+    scores = {
+        "ROUGE-1": MetricStats(12, 9, 7, 0.58333, 0.77778, 0.66667),
+        "ROUGE-W-1.2": MetricStats(19.93, 13.97, 6.2149, 0.31184, 0.44488, 0.36666),
+        "ROUGE-2": MetricStats(2**60 + 1, 0, 0, 0.0, 0.0, 0.0),
+    }
+    tags = ["ROUGE-W-1.2", "ROUGE-1", "ROUGE-2"]
+    assert stats_bytes(scores, tags) == np.array([scores[t] for t in tags], dtype=np.float64).tobytes()
+    assert stats_bytes(scores, iter(tags)) == stats_bytes(scores, tags)
+    assert stats_bytes({}, []) == b""
