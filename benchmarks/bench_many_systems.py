@@ -150,7 +150,7 @@ def main() -> None:
             systems=systems, documents=documents, missing=args.missing, rows=rows, input_seconds=made,
             command=f"cd {scratch} && PYTHONPATH={HERE} " + shlex.join(cmd),
         )  # fmt: skip
-        del r["processes"]
+        r["processes"] = [{k: p[k] for k in ("kind", "peak_kib", "cpu_s")} for p in r["processes"]]
         if r["exit"] != 0:
             r["log_tail"] = (scratch / f"run-{name}.log").read_text()[-3000:]
             print(f"{point}: exit {r['exit']}\n{r['log_tail']}", flush=True)

@@ -22,7 +22,15 @@ streams with no timer thread.
 The fix: the runner writes each chunk while holding the stream's `_flush_lock`,
 so a flush sees every chunk written before it or none of one, and a chunk written
 during a flush waits for it.  Chunks are whole elements, so a flush still never
-cuts an element.  tests/pipeline/beam/test_fn_runner_fixes.py shows the race on
+cuts an element.
+
+EMBEDDED_WORKER_TIMED_FLUSH.  With `--direct_running_mode=multi_threading` the
+workers are threads of the runner's process and get the same timed streams
+(`EmbeddedGrpcWorkerHandler`: data_buffer_time_limit_ms = DATA_BUFFER_TIME_LIMIT_MS)
+for their outputs, written element by element by Beam's encoders: the same race
+loses elements, and a timer flush can also cut an element in two (the next stage
+then fails to decode it).  The fix: their streams flush by size only, between
+elements, as worker processes' streams do (data_buffer_time_limit_ms = 0).  tests/pipeline/beam/test_fn_runner_fixes.py shows the race on
 the stream itself and the loss in a small pipeline with the runner's flushing
 forced (every millisecond, into a one-element send queue), both failing without
 the fix.
@@ -32,7 +40,7 @@ from __future__ import annotations
 
 import contextlib
 
-from apache_beam.runners.portability.fn_api_runner import fn_runner
+from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_handlers
 
 # BundleManager's method -> its locked replacement here
 _SENDS = {"_send_input_to_worker": "send_input_to_worker", "_send_timers_to_worker": "send_timers_to_worker"}
@@ -59,11 +67,25 @@ def send_timers_to_worker(self, process_bundle_id, transform_id, timer_family_id
     timer_out.close()
 
 
+_START_EMBEDDED = worker_handlers.EmbeddedGrpcWorkerHandler.start_worker
+
+
+def start_embedded_worker(self) -> None:
+    """EMBEDDED_WORKER_TIMED_FLUSH: a worker thread's output streams flush by size
+    only (between elements), never by a timer."""
+    self._data_buffer_time_limit_ms = 0
+    _START_EMBEDDED(self)
+
+
 def apply() -> None:
-    """Replace BundleManager's two senders by the locked ones (once)."""
+    """Replace BundleManager's two senders by the locked ones, and the embedded
+    workers' timed flushing by flushing by size (idempotent)."""
     for theirs, ours in _SENDS.items():
         setattr(fn_runner.BundleManager, theirs, globals()[ours])
+    worker_handlers.EmbeddedGrpcWorkerHandler.start_worker = start_embedded_worker
 
 
 def applied() -> bool:
-    return all(getattr(fn_runner.BundleManager, theirs) is globals()[ours] for theirs, ours in _SENDS.items())
+    return worker_handlers.EmbeddedGrpcWorkerHandler.start_worker is start_embedded_worker and all(
+        getattr(fn_runner.BundleManager, theirs) is globals()[ours] for theirs, ours in _SENDS.items()
+    )

@@ -12,7 +12,7 @@ from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_hand
 from apache_beam.runners.worker import data_plane
 
 from pipeline.beam import fn_runner_fixes
-from tests.pipeline.runs import TWO_PROCESSES, run_pipeline, write_jsonl
+from tests.pipeline.runs import TWO_PROCESSES, TWO_THREADS, run_pipeline, write_jsonl
 
 NEVER_MS = 10**9  # the stream's own timer never fires: the tests flush by hand
 
@@ -88,13 +88,15 @@ def test_fix_is_applied_by_every_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_one_file_loses_no_row_with_worker_processes_and_forced_flushing(tmp_path, monkeypatch):
-    """One 26 MB JSONL file (4,000 rows with 8 KB references) with two worker processes,
-    the runner's data-plane flushing forced: its timer every millisecond, each hand-over
-    to the send queue 20 ms (a full queue), each chunk written 5 ms apart (a loaded
-    runner).  The reading stage's output reaches GroupDocuments' Flatten stage as a
-    few 10 MB chunks per worker.  Without the fix a whole chunk is lost (831 rows, in
-    4 of 4 runs here) and the run refuses to publish; with it every row is scored."""
+@pytest.mark.parametrize("workers", [TWO_PROCESSES, TWO_THREADS], ids=["processes", "threads"])
+def test_one_file_loses_no_row_with_workers_and_forced_flushing(tmp_path, monkeypatch, workers):
+    """One 26 MB JSONL file (4,000 rows with 8 KB references) with two workers, the
+    data plane's timed flushing forced: the timer every millisecond, each hand-over to
+    the send queue 20 ms (a full queue), each chunk the runner writes 5 ms apart (a
+    loaded runner).  The reading stage's output reaches GroupDocuments' Flatten stage
+    as a few 10 MB chunks per worker.  Without the fixes rows are lost and the run
+    refuses to publish (worker processes: a whole chunk, 831 rows, in 3 of 3 runs
+    here; worker threads: lost or cut elements); with them every row is scored."""
 
     def slow_enqueue(self, elem, enqueue=data_plane._GrpcDataChannel._enqueue_to_send):
         if getattr(elem, "data", b""):
@@ -118,5 +120,5 @@ def test_one_file_loses_no_row_with_worker_processes_and_forced_flushing(tmp_pat
             rows.append({"system": system, "doc_id": f"d{d:06d}", "candidate": candidate, "references": [reference]})
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     assert source.stat().st_size > 25e6  # several 10 MB data-plane chunks
-    record = run_pipeline(tmp_path / "out", [source], flags="-n 1", beam_args=TWO_PROCESSES)
+    record = run_pipeline(tmp_path / "out", [source], flags="-n 1", beam_args=workers)
     assert record["counts"]["scored"] == record["counts"]["rows_read"] == 4000
