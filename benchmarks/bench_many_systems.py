@@ -3,14 +3,17 @@
 
     python benchmarks/bench_many_systems.py --grid 100x1000 300x1000 1000x1000
     python benchmarks/bench_many_systems.py --grid 300x1000 --missing 0.01 --check 200
+    python benchmarks/bench_many_systems.py --grid 1000x1000 --form split
     python benchmarks/bench_many_systems.py --grid 100x1000 -- --direct_running_mode=multi_processing
 
 The input is generated, deterministically (the bytes are a function of S, D,
 --missing and --seed), by benchmarks/make_scale_corpus.py's generator:
 CNN/DM-like texts (one reference of about 56 words, candidates that perturb
-it, a different share kept by each system), in the joined form (one row per
-(system, document), with the references), in --shards gzipped JSONL files that
-each hold a block of documents for every system.  With --missing, each
+it, a different share kept by each system), in --shards gzipped JSONL files that
+each hold a block of documents for every system: in the joined form (one row per
+(system, document), with the references: S copies of each reference) or, with
+--form split, without them, and the references once per document in
+references.jsonl.gz.  With --missing, each
 (system, document) row is left out with that probability (but every document
 keeps at least two systems).  Inputs are cached in --scratch.
 
@@ -58,8 +61,10 @@ FLAGS = "-c 95 -r 1000 -n 2 -m"
 CHUNK = 50  # documents generated at a time (x systems rows)
 
 
-def make_input(folder: Path, systems: int, documents: int, shards: int, missing: float, seed: int) -> int:
-    """Write the grid's shards into `folder` (once); returns the number of rows."""
+def make_input(folder: Path, systems: int, documents: int, shards: int, missing: float, seed: int, form: str) -> int:
+    """Write the grid's shards into `folder` (once); returns the number of candidate rows.
+    Split form: the candidate rows without references, and references.jsonl.gz with
+    each document's references once."""
     done = folder / "ROWS"
     if done.exists():
         return int(done.read_text())
@@ -69,6 +74,10 @@ def make_input(folder: Path, systems: int, documents: int, shards: int, missing:
     drop = np.random.default_rng([seed, systems, documents, 7])
     rows = 0
     bounds = [documents * k // shards for k in range(shards + 1)]
+    references = None
+    if form == "split":
+        raw = open(folder / "references.jsonl.gz", "wb")
+        references = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=3, mtime=0)
     for shard in range(shards):
         path = folder / f"part-{shard:05d}-of-{shards:05d}.jsonl.gz"
         with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=3, mtime=0) as fh:
@@ -79,7 +88,17 @@ def make_input(folder: Path, systems: int, documents: int, shards: int, missing:
                 keep[:2] |= keep.sum(axis=0) < 2  # every document keeps two systems at least
                 out = [lines[s][d] for d in range(n) for s in range(systems) if keep[s, d]]
                 rows += len(out)
+                if references:
+                    parsed = [json.loads(line) for line in out]
+                    out = [json.dumps({k: r[k] for k in ("system", "doc_id", "candidate")}) + "\n" for r in parsed]
+                    first_rows = [json.loads(lines[0][d]) for d in range(n)]
+                    references.write("".join(
+                        json.dumps({"doc_id": r["doc_id"], "references": r["references"]}) + "\n" for r in first_rows
+                    ).encode())  # fmt: skip
                 fh.write("".join(out).encode())
+    if references:
+        references.close()
+        raw.close()
     done.write_text(str(rows))
     return rows
 
@@ -117,6 +136,10 @@ def main() -> None:
     ap.add_argument("--grid", nargs="+", default=["100x1000", "300x1000", "1000x1000"], help="SYSTEMSxDOCUMENTS")
     ap.add_argument("--missing", type=float, default=0.0, help="share of (system, document) rows left out")
     ap.add_argument("--shards", type=int, default=8)
+    ap.add_argument(
+        "--form", choices=["joined", "split"], default="joined",
+        help="joined: references on every row (S copies per document); split: once per document",
+    )  # fmt: skip
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--rouge-args", default=FLAGS)
     ap.add_argument("--check", type=int, default=0, metavar="N", help="check N pairs against scipy")
@@ -134,20 +157,23 @@ def main() -> None:
     runs = []
     for point in args.grid:
         systems, documents = map(int, point.split("x"))
-        name = f"{systems}x{documents}-m{args.missing:g}-s{args.seed}"
+        name = f"{systems}x{documents}-m{args.missing:g}-s{args.seed}-{args.form}"
         folder = scratch / f"input-{name}"
         started = time.perf_counter()
-        rows = make_input(folder, systems, documents, args.shards, args.missing, args.seed)
+        rows = make_input(folder, systems, documents, args.shards, args.missing, args.seed, args.form)
         made = time.perf_counter() - started
         output = scratch / f"out-{name}"
         shutil.rmtree(output, ignore_errors=True)
         cmd = [args.python, "-m", "pipeline", "run", "--config", str(HERE / "configs" / "pyrouge.toml")]
-        cmd += [f"--input={folder}/*.jsonl.gz", "--output", str(output), "--rouge-args", args.rouge_args]
+        cmd += [f"--input={folder}/part-*.jsonl.gz", "--output", str(output), "--rouge-args", args.rouge_args]
+        if args.form == "split":
+            cmd += [f"--references={folder}/references.jsonl.gz"]
         cmd += ["--quiet", *args.beam_args]
         with open(scratch / f"run-{name}.log", "w") as log:
             r = measure(cmd, env, str(scratch), log)
         r.update(
-            systems=systems, documents=documents, missing=args.missing, rows=rows, input_seconds=made,
+            systems=systems, documents=documents, missing=args.missing, form=args.form, rows=rows,
+            input_seconds=made,
             command=f"cd {scratch} && PYTHONPATH={HERE} " + shlex.join(cmd),
         )  # fmt: skip
         r["processes"] = [{k: p[k] for k in ("kind", "peak_kib", "cpu_s")} for p in r["processes"]]
@@ -189,13 +215,13 @@ def main() -> None:
         f"`rouge-pipeline run` with significance (every pair), {record['date_utc']} UTC, {record['machine']['cpus']} "
         f"CPUs, Python {record['machine']['python']}; flags `{args.rouge_args}`.",
         "",
-        "| systems x documents | missing | rows | significance rows | wall s | CPU s | peak RSS of the tree MiB "
+        "| systems x documents | input form | missing | rows | significance rows | wall s | CPU s | peak RSS of the tree MiB "
         "| largest process MiB | others' cores | exit |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
         lines.append(
-            f"| {r['systems']:,} x {r['documents']:,} | {r['missing']:g} | {r['rows']:,} | "
+            f"| {r['systems']:,} x {r['documents']:,} | {r['form']} | {r['missing']:g} | {r['rows']:,} | "
             f"{r.get('significance_rows', 0):,} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
             f"{r['peak_rss_sum_mib']:,.0f} | {r['peak_rss_mib']:,.0f} | {r['others_cores']:.2f} | {r['exit']} |"
         )
