@@ -54,8 +54,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_pipeline import measure  # noqa: E402
-from make_scale_corpus import make_chunk, words_and_weights  # noqa: E402
+from bench_pipeline import measure
+from make_scale_corpus import make_chunk, words_and_weights
 
 FLAGS = "-c 95 -r 1000 -n 2 -m"
 CHUNK = 50  # documents generated at a time (x systems rows)

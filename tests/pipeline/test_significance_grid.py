@@ -121,6 +121,7 @@ def test_the_significance_table_equals_a_direct_computation(tmp_path, documents,
     assert record["counts"]["scored"] == len(rows)
     # ROUGE-1, ROUGE-2 and ROUGE-L, 3 measures, 6 pairs
     assert check_table(tmp_path / "out", documents) == 3 * 3 * 6
+    assert not list((tmp_path / "out").glob("_significance-part-*"))  # the writer's part files are gone
 
 
 # Significance memory bounded in the number of systems (issue 22: 100 systems x 5
