@@ -19,12 +19,12 @@ from rouge_core import RougeConfigError
 # The embedded default: Beam's FnApiRunner in this process (named directly,
 # because the default DirectRunner first tries to download the Prism runner,
 # which fails, slowly, without internet).  Its worker-process mode
-# (`--direct_running_mode=multi_processing`) is opt-in: in Beam 2.77 it lost rows
-# of one large input file (1,000,000 rows in one JSONL file: 12,023 to 256,355
-# missing in 5 of 7 runs here; the reading stage had emitted every row, the
-# runner's GroupByKey buffer received fewer: docs/scaling.md), and on this 2-core
-# machine it was slower than one process.  A run that loses rows is still refused by the
-# count check (`rows read = scored + errors`), on every runner.
+# (`--direct_running_mode=multi_processing`) is opt-in: on this 2-core machine it
+# was slower than one process.  In Beam 2.77 it also lost rows of one large input
+# file (1,000,000 rows in one JSONL file: 12,023 to 256,355 missing in 5 of 7 runs),
+# a race in the runner's data plane that pipeline.beam.fn_runner_fixes now closes
+# (docs/many_systems.md).  A run that loses rows is still refused by the count
+# check (`rows read = scored + errors`), on every runner.
 IN_PROCESS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 
 # Runners Beam ships but does not list in StandardOptions.ALL_KNOWN_RUNNERS (so

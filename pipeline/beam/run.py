@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
+from pipeline.beam import fn_runner_fixes
 from pipeline.beam.faults import watch_workers
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
@@ -204,6 +205,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
     )
     counts = None
+    fn_runner_fixes.apply()  # worker processes: no chunk lost between stages
     try:
         with view:
             stall = config.run.worker_stall_seconds

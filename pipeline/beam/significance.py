@@ -8,7 +8,8 @@
          at a time
       -> per (profile, metric): every pair's paired test, Holm (or
          Benjamini-Hochberg) across the pairs of each measure: one block of rows
-      -> the blocks, in table order, streamed into significance.{parquet,csv,md}
+      -> each block in a Parquet part file of the staging folder; the part files'
+         paths gathered and streamed, in table order, into significance.{parquet,csv,md}
 
 The statistics are the pure functions of `rouge_core.significance`; the
 CombineFn only accumulates.  Every sum is an integer, so the table is the same
@@ -18,13 +19,15 @@ Cost: D x (metrics) elements (not D x S(S-1)/2 pair elements); an accumulator
 holds 3 x 8 S^2 bytes (every system scored every document) or 3 x 32 S^2 bytes
 (some did not), plus up to 20 documents for the exact test and a pending block
 of 256 documents: 24 MB at 1,000 systems, whatever the number of documents.
-What is gathered on one worker is one block per (profile, metric): S(S-1)/2 x 3
-rows of numbers, which the table needs anyway; it is written a block at a time.
+What is gathered on one worker is the path of one part file per (profile, metric);
+the writer reads them one at a time (a block is S(S-1)/2 x 3 rows: 1.5 million,
+about 200 MB, at 1,000 systems).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 from collections.abc import Sequence
@@ -246,13 +249,59 @@ class PairedSignificance(beam.PTransform):
         )
 
 
+PART_PREFIX = "_significance-part-"
+
+
+def write_block_part(element, folder: str) -> tuple:
+    """((profile, metric), block) -> ((profile, metric), the path of a Parquet file in
+    `folder` holding the block): what is gathered to the one worker that writes the
+    tables is a path per metric, not 1.5 million rows per metric (at 1,000 systems)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    key, block = element
+    schema = arrow_schema(SIGNIFICANCE_COLUMNS)
+    name = hashlib.sha256(repr(key).encode("utf-8")).hexdigest()[:16]
+    path = files.join(folder, f"{PART_PREFIX}{name}.parquet")
+    arrays = [pa.array(block[n], type=schema.field(n).type, from_pandas=True) for n in names(SIGNIFICANCE_COLUMNS)]
+    with files.create(path) as fh:
+        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), fh)
+    return key, path
+
+
+def _read_block_part(path: str) -> dict:
+    """A block written by `write_block_part`, as `significance_block` made it (null
+    floats as NaN)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(files.read_bytes(path)))
+    return {name: table[name].to_numpy(zero_copy_only=False) for name in table.column_names}
+
+
+def _read_while_small(blocks: list[tuple]) -> tuple[list[tuple], int]:
+    """The blocks with part files read (and deleted) in order while the rows so far are
+    at most PADDED_ROWS (a table that small is laid out whole), and those rows' number
+    (past PADDED_ROWS: some number over it); later parts stay paths, read in turn."""
+    read, total = [], 0
+    for key, block in blocks:
+        if total <= PADDED_ROWS and isinstance(block, str):
+            part, block = block, _read_block_part(block)
+            files.delete([part])
+        if not isinstance(block, str):
+            total += len(block["documents"])
+        read.append((key, block))
+    return read, total
+
+
 def write_significance_tables(
     blocks: list[tuple], folder: str, tags: dict[str, list[str]], description: str = ""
 ) -> None:
     """significance.{parquet,csv,md} in `folder` (any Beam filesystem), a block at a
-    time: blocks ((profile, metric), columns) in the order of `tags` (profile ->
-    metric tags, in order), rows within a block as `significance_block` made them (measure,
-    then the pair).  Parquet gets one row group per block."""
+    time: blocks ((profile, metric), columns, or the path of a part file that
+    `write_block_part` wrote, read when its turn comes and then deleted) in the order
+    of `tags` (profile -> metric tags, in order), rows within a block as
+    `significance_block` made them (measure, then the pair).  Parquet gets one row
+    group per block."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -268,7 +317,8 @@ def write_significance_tables(
     ):
         writer = pq.ParquetWriter(parquet, schema)
         csv_file.write((",".join(columns) + "\n").encode("utf-8"))
-        padded = sum(len(block["documents"]) for _, block in blocks) <= PADDED_ROWS
+        blocks, total = _read_while_small(blocks)
+        padded = total <= PADDED_ROWS
         if padded:  # small enough to lay out whole (aligned columns); else a block at a time
             markdown.write(markdown_table(
                 [row for _, block in blocks for row in block_rows(block, 0, len(block["documents"]))], description
@@ -277,6 +327,9 @@ def write_significance_tables(
             markdown.write(markdown_header(description).encode("utf-8"))
         written = 0
         for _, block in blocks:
+            if isinstance(block, str):
+                part, block = block, _read_block_part(block)
+                files.delete([part])
             rows = len(block["documents"])
             if not rows:
                 continue
@@ -329,6 +382,7 @@ class SignificanceTables(beam.PTransform):
         return (
             documents
             | "PairedSignificance" >> self.test
+            | "WriteBlockParts" >> beam.Map(write_block_part, self.staging)
             | "GatherBlocks" >> beam.combiners.ToList()
             | "WriteSignificance"
             >> beam.Map(write_significance_tables, self.staging, self.tags, self.test.describe())

@@ -39,6 +39,11 @@ CHART_LABEL_CHARS = 32  # longer system names are cut in the chart (the tables s
 MAX_LISTED_INPUTS = 20
 DIAGONAL = {"text": "\u00b7", "stars": "", "tone": "self", "title": ""}
 MEASURE_NAMES = {"recall": "recall", "precision": "precision", "f_measure": "F-measure"}
+# Systems per significance matrix: the best of each metric.  A matrix of every pair
+# is S x S cells (9 matrices of 1,000,000 cells at 1,000 systems: gigabytes of HTML);
+# every pair is in significance.parquet and significance.csv.
+MATRIX_SYSTEMS = 30
+CHART_SYSTEMS = 50  # systems per panel of the chart (the best); the table lists all
 STARS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
 _RC = {
     "font.family": "sans-serif",
@@ -94,6 +99,7 @@ def render_report(
     errors_by_reason: dict[str, int],
     run_record: dict,
     extra_sections: Optional[list[Section]] = None,
+    significance_totals: Optional[dict] = None,
 ) -> str:
     """The report as HTML text.
 
@@ -103,13 +109,15 @@ def render_report(
     method, p_adjusted (empty when there is one system or significance was not asked for).
     errors_by_reason: error rows per reason code (pipeline.records.REASONS).
     run_record: run.json (signature, counts, versions, ...); missing keys are shown as absent.
+    significance_totals: (metric, measure) -> (systems, pairs, significant pairs) of the
+    whole table, when significance_rows hold only the pairs the matrices show.
     """
     signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
     confidence = _confidence(signature)
     coverage = Coverage.from_counts(run_record.get("counts") or {})
     metrics = _metric_views([dict(r, documents_had=coverage.had(r["system"])) for r in system_rows])
     rank = {m["metric"]: [s["system"] for s in m["systems"]] for m in metrics}
-    significance = _significance_views(significance_rows, rank)
+    significance = _significance_views(significance_rows, rank, significance_totals or {})
     counts = run_record.get("counts") or {}
     systems = sorted({r["system"] for r in system_rows})
     context = {
@@ -119,7 +127,10 @@ def render_report(
         "counts": counts,
         "systems": systems,
         "metrics": metrics,
-        "chart": _scores_chart(metrics, confidence) if metrics else "",
+        "chart": _scores_chart([dict(m, systems=m["systems"][:CHART_SYSTEMS]) for m in metrics], confidence)
+        if metrics
+        else "",
+        "chart_systems": CHART_SYSTEMS if len(systems) > CHART_SYSTEMS else 0,
         "marker_colour": MARKER_COLOUR,
         "significance": significance,
         "significance_note": _significance_note(significance_rows, systems),
@@ -165,20 +176,58 @@ def write_run_report(folder: str, run_record: dict, significance_table: str = "s
     """Write `report.html` of a finished result folder (local or a URL) from its own
     tables: system_scores.parquet, the significance table when the folder has one, and
     the run record's counts; returns its path."""
-    def read(name):
-        return read_parquet_rows(files.join(folder, name))
-
-    significance_path = files.join(folder, significance_table)
-    significance = read(significance_table) if files.exists(significance_path) else []
     errors_by_reason = (run_record.get("counts") or {}).get("errors_by_reason") or {}
-    system_rows = read("system_scores.parquet")
-    if len({r.get("profile") for r in system_rows}) > 1:  # several profiles: "stem ROUGE-1", ...
-        system_rows, significance = (
-            [{**r, "metric": f"{r['profile']} {r['metric']}"} for r in rows] for rows in (system_rows, significance)
-        )
+    system_rows = read_parquet_rows(files.join(folder, "system_scores.parquet"))
+    several = len({r.get("profile") for r in system_rows}) > 1
+    if several:  # several profiles: "stem ROUGE-1", ...
+        system_rows = [{**r, "metric": f"{r['profile']} {r['metric']}"} for r in system_rows]
+    significance_path = files.join(folder, significance_table)
+    significance, totals = [], {}
+    if files.exists(significance_path):
+        significance, totals = _matrix_pairs(significance_path, system_rows, several)
     path = files.join(folder, REPORT_NAME)
-    files.write_bytes(path, render_report(system_rows, significance, errors_by_reason, run_record).encode("utf-8"))
+    html = render_report(system_rows, significance, errors_by_reason, run_record, significance_totals=totals)
+    files.write_bytes(path, html.encode("utf-8"))
     return path
+
+
+def _matrix_pairs(path: str, system_rows: list[dict], several: bool) -> tuple[list[dict], dict]:
+    """The significance rows the report's matrices show (both systems among the
+    MATRIX_SYSTEMS best of the row's metric), read column-wise so that a table of
+    millions of pairs never becomes millions of dicts, and (metric, measure) ->
+    (systems, pairs, significant pairs) of the whole table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(files.read_bytes(path)))
+    if several:
+        table = table.set_column(
+            table.schema.get_field_index("metric"),
+            "metric",
+            pc.binary_join_element_wise(table["profile"], table["metric"], " "),
+        )
+    level = max(level for level, _ in STARS)
+    significant = pc.fill_null(pc.less(table["p_adjusted"], level), False)
+    grouped = (
+        pa.table({"metric": table["metric"], "measure": table["measure"], "significant": significant.cast(pa.int64())})
+        .group_by(["metric", "measure"])
+        .aggregate([("significant", "count"), ("significant", "sum")])
+    )
+    systems = {}
+    for metric in pc.unique(table["metric"]).to_pylist():
+        part = table.filter(pc.equal(table["metric"], metric))
+        systems[metric] = {s for name in ("system_a", "system_b") for s in pc.unique(part[name]).to_pylist()}
+    totals = {
+        (row["metric"], row["measure"]): (len(systems[row["metric"]]), row["significant_count"], row["significant_sum"])
+        for row in grouped.to_pylist()
+    }
+    best = {view["metric"]: [s["system"] for s in view["systems"][:MATRIX_SYSTEMS]] for view in _metric_views(system_rows)}
+    keep = pc.is_null(table["metric"])  # all false: the column has no null
+    for metric, shown in best.items():
+        both = pc.and_(pc.is_in(table["system_a"], pa.array(shown)), pc.is_in(table["system_b"], pa.array(shown)))
+        keep = pc.or_(keep, pc.and_(pc.equal(table["metric"], metric), both))
+    return table.filter(keep).to_pylist(), totals
 
 
 def _environment():
@@ -347,9 +396,11 @@ def _short(name: str) -> str:
     return name if len(name) <= CHART_LABEL_CHARS else name[: CHART_LABEL_CHARS - 1] + "\u2026"
 
 
-def _significance_views(rows: list[dict], rank: dict[str, list[str]]) -> list[dict]:
-    """Per (metric, measure): a systems x systems matrix; the cell of row A, column B is
-    mean(A) - mean(B) x 100, starred and coloured by the adjusted p-value."""
+def _significance_views(rows: list[dict], rank: dict[str, list[str]], totals: dict) -> list[dict]:
+    """Per (metric, measure): a systems x systems matrix of the MATRIX_SYSTEMS best
+    systems (the metric's order); the cell of row A, column B is mean(A) - mean(B) x
+    100, starred and coloured by the adjusted p-value.  The counts of systems, pairs
+    and significant pairs are of every pair (`totals` when rows are a part)."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault((row["metric"], row["measure"]), []).append(row)
@@ -361,12 +412,17 @@ def _significance_views(rows: list[dict], rank: dict[str, list[str]]) -> list[di
         present = {p["system_a"] for p in pairs} | {p["system_b"] for p in pairs}
         order = [s for s in rank.get(metric, []) if s in present]
         order += sorted(present - set(order))
+        shown = set(order[:MATRIX_SYSTEMS])
         cells = {}
         for p in pairs:
             a, b = p["system_a"], p["system_b"]
-            cells[a, b] = _pair_cell(a, b, p, 1)
-            cells[b, a] = _pair_cell(b, a, p, -1)
-        significant = sum(1 for p in pairs if _stars(p.get("p_adjusted")))
+            if a in shown and b in shown:
+                cells[a, b] = _pair_cell(a, b, p, 1)
+                cells[b, a] = _pair_cell(b, a, p, -1)
+        systems_total, pair_total, significant = totals.get(
+            (metric, measure), (len(present), len(pairs), sum(1 for p in pairs if _stars(p.get("p_adjusted"))))
+        )
+        order = order[:MATRIX_SYSTEMS]
         views.append(
             {
                 "metric": metric,
@@ -374,8 +430,9 @@ def _significance_views(rows: list[dict], rank: dict[str, list[str]]) -> list[di
                 "measure_name": MEASURE_NAMES.get(measure, measure),
                 "systems": order,
                 "matrix": [[cells.get((a, b)) if a != b else DIAGONAL for b in order] for a in order],
-                "pairs": len(pairs),
+                "pairs": pair_total,
                 "significant": significant,
+                "systems_total": systems_total,
             }
         )
     return views
