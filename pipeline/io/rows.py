@@ -211,7 +211,7 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
         if path == "-":  # stdin (score): JSON Lines
             yield from _jsonl_rows(sys.stdin.buffer, "<stdin>", config, fields)
             return
-        with files.open_read(path, special_ok=True) as raw_file:  # (score reads a pipe once; run refuses it)
+        with files.open_read(path, pipe_ok=True) as raw_file:  # (score reads a pipe once; run refuses it)
             if path.lower().endswith(".parquet"):
                 before = (None, None)
                 if digest is not None:

@@ -34,7 +34,7 @@ def is_text_file(path: str) -> bool:
     if not files.is_url(path) and os.path.exists(path) and not os.path.isfile(path):
         return True  # a pipe (<(my_model)) is read once, by the reader: its name decides
     try:
-        with files.open_read(path, special_ok=True) as raw:
+        with files.open_read(path, pipe_ok=True) as raw:
             opener = next((f for ext, f in _DECOMPRESS.items() if path.lower().endswith(ext)), None)
             head = (opener(raw) if opener else raw).read(4096)
     except (OSError, EOFError):
@@ -46,7 +46,7 @@ def _lines(path: str, config: InputConfig) -> list:
     """The file's lines (decompressed by its extension, .gz or .bz2); '-' is stdin."""
     if path == "-":
         return list(read_lines(sys.stdin.buffer, config.max_line_bytes))
-    with files.open_read(path, special_ok=True) as raw:
+    with files.open_read(path, pipe_ok=True) as raw:
         opener = next((f for ext, f in _DECOMPRESS.items() if path.lower().endswith(ext)), None)
         fh = opener(raw) if opener else raw
         return list(read_lines(fh, config.max_line_bytes))

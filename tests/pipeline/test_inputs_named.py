@@ -143,3 +143,18 @@ def test_a_dangling_link_is_named_with_its_target(tmp_path):
         assert "b.jsonl is a symbolic link to 'gone.jsonl', which does not exist" in done.stderr
         assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_device_is_refused_by_score_with_the_reason(tmp_path):
+    """score read a link to /dev/zero for ever (one endless line, skipped as too long):
+    a device is no input; a pipe still is (read once)."""
+    os.symlink("/dev/zero", tmp_path / "zero.jsonl")
+    os.symlink("/dev/zero", tmp_path / "zero.txt")
+    (tmp_path / "ref.txt").write_text("a b\n")
+    done = cli("score", "zero.jsonl", "--rouge-args", "-n 1", cwd=tmp_path, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert ("zero.jsonl: unreadable_file: cannot read zero.jsonl after 0 rows: zero.jsonl is a character device, "
+            "not a regular file or a pipe") in done.stderr
+    done = cli("score", "zero.txt", "ref.txt", "--rouge-args", "-n 1", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "zero.txt is a character device, not a regular file or a pipe" in done.stderr
