@@ -291,11 +291,13 @@ def check_copies(copies: list[tuple[str, str]], judged: dict, scores: dict) -> N
 
 
 def check_systems(judged: dict, scores: dict, path: str) -> None:
-    """Systems of the judgments and of the scores: none two that print alike."""
-    systems = {k[0] for k in judged} | {k[0] for series in scores.values() for k in series}
-    groups = clashes(systems)
-    if groups:
-        raise RougeInputError(f"{path} and the metric scores: {describe_clashes('systems', groups)}")
+    """Systems, and doc_ids, of the judgments and of the scores: none two that print
+    alike (two spellings of one document would silently never meet)."""
+    for what, index in (("systems", 0), ("doc_ids", 1)):
+        names = {k[index] for k in judged} | {k[index] for series in scores.values() for k in series}
+        groups = clashes(names)
+        if groups:
+            raise RougeInputError(f"{path} and the metric scores: {describe_clashes(what, groups)}")
 
 
 def duplicate_systems(table: dict, copies: list[tuple[str, str]]) -> None:

@@ -95,6 +95,16 @@ def test_names_that_print_alike_or_hold_control_characters_are_refused(base, tmp
     assert "systems that print alike but differ" in err and "'good' and 'good\\u200b'" in err
     shutil.rmtree(folder)
 
+    def doc_renamed(table):  # doc-03 spelled with a byte-order mark in the new run: never paired
+        return table.set_column(table.column_names.index("doc_id"), "doc_id",
+                                pa.array([d.replace("doc-03", "doc-03\ufeff") for d in table.column("doc_id").to_pylist()]))
+
+    folder = edited(base, tmp_path, doc_renamed)
+    code, err = compare(base, folder, capsys=capsys)
+    assert code == 2
+    assert "doc_ids that print alike but differ" in err and "'doc-03' and 'doc-03\\ufeff'" in err
+    shutil.rmtree(folder)
+
     folder = edited(base, tmp_path, lambda t: set_cell(t, "system", 0, "evil\x1b[2J"))
     code, err = compare(base, folder, capsys=capsys)
     assert code == 2 and "row 1, column 'system': holds a control character (\\x1b)" in err
