@@ -42,7 +42,8 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord],
             matched = {}
             reason = f"cannot list {pattern!r}: {err}"
         else:
-            reason = f"no file matches {pattern!r}"
+            folder = not files.is_url(pattern) and os.path.isdir(pattern)
+            reason = f"the folder {pattern!r} holds no file" if folder else f"no file matches {pattern!r}"
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
         found.update(matched)

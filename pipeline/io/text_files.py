@@ -28,8 +28,11 @@ TABLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".parqu
 def is_text_file(path: str) -> bool:
     """A plain text file rather than a table: not named like JSON Lines or Parquet,
     not a glob, and its first non-blank character is not '{' (a JSON object).  A
-    pipe or device is not read here (its bytes would be gone): its name decides."""
+    pipe or device is not read here (its bytes would be gone): its name decides.  A
+    folder is not (it names the tables in it)."""
     if path == "-" or path.lower().endswith(TABLE_SUFFIXES) or any(c in path for c in "*?["):
+        return False
+    if not files.is_url(path) and os.path.isdir(path):
         return False
     if not files.is_url(path) and os.path.exists(path) and not os.path.isfile(path):
         return True  # a pipe (<(my_model)) is read once, by the reader: its name decides

@@ -158,3 +158,17 @@ def test_a_device_is_refused_by_score_with_the_reason(tmp_path):
     done = cli("score", "zero.txt", "ref.txt", "--rouge-args", "-n 1", cwd=tmp_path, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "zero.txt is a character device, not a regular file or a pipe" in done.stderr
+
+
+def test_a_folder_names_its_files_and_an_empty_one_says_so(tmp_path):
+    """`score folder` said it was "a text file (one summary per line)"."""
+    (tmp_path / "runs").mkdir()
+    write_jsonl(tmp_path / "runs" / "a.jsonl", ROWS)
+    (tmp_path / "empty").mkdir()
+    alone = cli("score", "runs/a.jsonl", "--rouge-args", "-n 1 -r 10", cwd=tmp_path)
+    done = cli("score", "runs", "--rouge-args", "-n 1 -r 10", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == alone.stdout, done.stderr
+    for command in (["score", "empty"], ["run", "--input", "empty", "--output", "out", "--dry-run"]):
+        done = cli(*command, "--rouge-args", "-n 1", cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "error: the folder 'empty' holds no file" in done.stderr
