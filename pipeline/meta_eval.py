@@ -24,6 +24,7 @@ import numpy as np
 
 from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, seen_as, shown
+from pipeline.io.rows import oversized_page
 from rouge_core import RougeConfigError, RougeInputError
 from rouge_core import correlation as corr
 
@@ -90,7 +91,12 @@ def _read_file(path: str) -> list[dict]:
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
+        with open(path, "rb") as fh:
+            table = pq.ParquetFile(fh)
+            large = oversized_page(fh, table.metadata, table.schema_arrow.names)
+            if large:
+                raise RougeInputError(f"{path}: {large}; not read")
+            return table.read().to_pylist()
     if not re.search(r"\.(jsonl|json)(\.gz)?$", path):
         raise RougeInputError(f"{path}: expected .jsonl, .json, .jsonl.gz or .parquet")
     rows = []

@@ -403,6 +403,19 @@ class _PageHeaders:
             raise IndexError
 
 
+def oversized_page(raw_file, metadata, columns) -> Optional[str]:
+    """Where a Parquet file (its `metadata`, read through `raw_file`) has a page of a
+    text column among `columns` that decodes to more than _PAGE_BYTES (a few KB can
+    decode to gigabytes), said in a few words; None when it has none.  For a table
+    read whole (a result folder's), before Arrow reads it."""
+    for group in range(metadata.num_row_groups):
+        large = _large_page(raw_file, metadata.row_group(group), columns)
+        if large:
+            return (f"row group {group}, column {large[0]!r}: {large[1]}, over the reader's bound of "
+                    f"{_PAGE_BYTES >> 20} MiB a page")
+    return None
+
+
 def _large_page(raw_file, meta, columns):
     """(column, what) for the first used text column chunk of a row group with a page
     that decodes to more than _PAGE_BYTES, or None.  Only a chunk that could hold such
