@@ -28,12 +28,13 @@ import json
 import math
 from collections import defaultdict
 
-from pipeline.config import DEFAULT_PROFILE
+from pipeline.config import DEFAULT_PROFILE, parse_profiles_signature
 from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, shown
 from pipeline.io.rows import oversized_page
+from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import SCORE_UNITS, to_units
-from rouge_core.signature import ADDED_LATER
+from rouge_core.signature import Signature
 from rouge_core.significance import holm, paired_significance
 
 EXIT_OK, EXIT_DROP, EXIT_USAGE, EXIT_NOT_COMPARABLE = 0, 1, 2, 3
@@ -77,6 +78,10 @@ class ResultFolder:
         self.signature = self.record.get("signature")
         if not isinstance(self.signature, str):
             raise UsageError(f"{run_json}: no signature")
+        try:
+            parse_profiles_signature(self.signature)
+        except RougeConfigError as err:
+            raise UsageError(f"{run_json}: {err}") from err
         shards = files.match(files.join(self.path, "per_document", "*.parquet"))
         if not shards:
             raise UsageError(f"{path}: not a result folder (no per_document/*.parquet)")
@@ -144,30 +149,33 @@ class ResultFolder:
 
 
 def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str | None]]:
-    """The fields of two `|`-separated `key:value` signatures that differ, as
-    (key, old value, new value); a field without a key is named by its position
-    ("preset" for the first).
+    """The settings of two runs' signatures that differ, as (key, old value, new value),
+    by `Signature.differences` per setting; with profiles the key is "<profile> <key>"
+    (and "<profile> #2 <key>" for a profile's second setting), and different profiles
+    are one difference, "profiles".  A field this version does not know (a later
+    version's) is compared too.
 
     Example:
         >>> settings_differences("rouge155|n:2|stem:no|v:0.1.0", "rouge155|n:4|stem:no|v:0.1.0")
         [('n', '2', '4')]
     """
 
-    def fields(signature: str) -> dict[str, str]:
-        out = {}
-        for i, field in enumerate(signature.split("|")):
-            key, sep, value = field.partition(":")
-            if not sep:
-                key, value = ("preset" if i == 0 else f"field {i + 1}"), field
-            out[key] = value
-        return out
+    def settings(signature: str) -> dict[str, Signature]:
+        return {
+            " ".join(filter(None, [name, f"#{i}" if i > 1 else ""])): setting
+            for name, settings in parse_profiles_signature(signature)
+            for i, setting in enumerate(settings, 1)
+        }
 
-    a, b = fields(old), fields(new)
-    keys = list(a) + [k for k in b if k not in a]
-    # A key added to the signature later stands for its default in an older run's signature.
-    value = lambda f, k: f.get(k, ADDED_LATER.get(k))  # noqa: E731
-    return [(k, a.get(k), b.get(k)) for k in keys if value(a, k) != value(b, k)]
-
+    before, after = settings(old), settings(new)
+    out = []
+    names = [[name or "(one)" for name, _ in parse_profiles_signature(s)] for s in (old, new)]
+    if names[0] != names[1]:
+        out.append(("profiles", ", ".join(names[0]), ", ".join(names[1])))
+    for label in (label for label in before if label in after):
+        for key, (a, b) in before[label].differences(after[label]).items():
+            out.append((f"{label} {key}" if label else key, a, b))
+    return out
 
 
 # ------------------------------------------------------------------ comparing

@@ -1,67 +1,18 @@
 """Run configuration: a TOML file (data only, read with tomllib) plus CLI overrides.
 
-Every section and key, with its default:
-
-    [input]
-    candidates = ["data/*.jsonl"]   # globs: .jsonl, .json, .jsonl.gz, .parquet
-    references = []                 # split form: globs of reference files, joined by doc_id
-    system_field = "system"
-    doc_id_field = "doc_id"
-    candidate_field = "candidate"
-    references_field = "references" # a list of texts per row
-    reference_field = "reference"   # or one reference per row (split form only)
-    system_from_path = ""           # regex with a (?P<system>...) group, applied to the file path
-    max_text_bytes = 1000000        # longer texts go to the errors table (at most 256 MiB)
-    conflicting_references = "error"  # joined form: "error", or "keep" each row's own references
-    invalid_utf8 = "reject"         # a line that is not UTF-8: "reject" it, or "replace" bad bytes
-    max_line_bytes = 67108864       # longer JSONL lines are skipped as errors, never held in memory (<= 1 GiB)
-
-    [rouge]
-    preset = "rouge155"             # or "rouge_score" (rouge-score 0.1.2) or "unicode" (any script)
-    args = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"   # ROUGE-1.5.5 flags (rouge155, unicode)
-    rouge_types = []                # rouge_score: e.g. ["rouge1", "rouge2", "rougeL", "rougeLsum"]
-    stem = false                    # rouge_score: NLTK Porter; others: as -m
-    language = ""                   # unicode: the Snowball stemmer's language (default english)
-    multi_reference = ""            # "", "average", "best" or "jackknife" ("" keeps -f)
-    eval_ids = "doc_id"             # or "index": 1..N in sorted doc_id order, as pyrouge
-    sentence_split = "newline"      # sentences: "newline" (as given), "sep:STR" (also at STR) or "sentencex"
+Every key is declared once, below, by `key(default, doc, ...)` in its section's
+dataclass: its type (the default's), default, allowed range or choices and what it
+does.  Reading (`_section`: unknown keys and types), checking (`RunConfig.validate`:
+ranges and choices) and the reference in docs/config.md (`reference_markdown`,
+written by `python -m pipeline.config docs/config.md` and tested to match) all come
+from those declarations.  [profiles] has no fixed keys: each entry is a flag string,
+a table of [rouge]'s keys, or a list of those:
 
     [profiles]                      # several ROUGE settings in one run (Lin 2004 Table 1);
                                     # none: [rouge] alone, as the profile "default"
     case = "-n 4 -w 1.2 -2 4 -U"    # a name = flags in [rouge]'s preset and multi_reference
     stem = ["-n 9 -m", "-2 4 -U -x -m"]   # several flag strings: their metrics side by side
     rs = { preset = "rouge_score", rouge_types = ["rouge1", "rougeL"], stem = true }
-
-    [statistics]
-    bootstrap_replicates = 1000     # hash-seeded Poisson bootstrap of the mean (2 to 100,000)
-    bootstrap_seed = 0              # 0 to 2**63-1
-    jackknife_buckets = 20          # delete-a-group jackknife over documents (2 to 10,000)
-
-    [significance]                  # paired tests between systems (runs with two or more)
-    enabled = true
-    baseline = ""                   # "": every pair of systems; else each system against this one
-    adjust = "holm"                 # "holm" (family-wise error) or "bh" (Benjamini-Hochberg)
-
-    [human]                         # Lin (2004) 2.1: how good is a human summary by this metric
-    enabled = false                 # needs rouge.multi_reference = "jackknife" and 2+ references
-    name = "human"                  # the pseudo-system's name in every table
-
-    [output]
-    folder = "out/run"
-    overwrite = false               # true: replace an existing result folder atomically
-    per_document_shards = 0         # 0: one shard per 100,000 scored documents; else 1 to 10,000
-    per_document_formats = ["parquet"]  # also "csv" and/or "jsonl"
-
-    [run]
-    strict = false                  # any bad row fails the run
-    max_rejected = 0.01             # more rejected rows than this share (of all rows, or of one
-                                    # system's documents): results written, warning, exit status 3
-    progress_seconds = 10.0         # off a terminal, a progress line per stage this often (0.1 to 86,400;
-                                    # on Dataflow/Spark/Flink, each worker's log line)
-    worker_stall_seconds = 300.0    # a local Beam worker stopped (SIGSTOP, a debugger) this long, or no
-                                    # counter moving and no process of the run using 5% of a core this
-                                    # long: the run is stopped (1 to 86,400; 0: never)
-    beam_args = []                  # Beam pipeline options, e.g. ["--runner", "DataflowRunner"]
 """
 
 from __future__ import annotations
@@ -76,34 +27,65 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rouge_core import RougeConfigError, RougeSettings
+from rouge_core.signature import Signature
+
+
+def key(default, doc: str, *, low=None, high=None, choices=None, zero=False):
+    """A config key's declaration: its default (whose type is the key's type), what it
+    does, and the values allowed: `low` to `high` (numbers; `zero`: 0 too, for "off")
+    or `choices` (text; for a list, of each item)."""
+    if isinstance(default, list):
+        default = tuple(default)
+    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices, "zero": zero})
 
 
 @dataclass(frozen=True)
 class InputConfig:
-    candidates: tuple[str, ...] = ()
-    references: tuple[str, ...] = ()
-    system_field: str = "system"
-    doc_id_field: str = "doc_id"
-    candidate_field: str = "candidate"
-    references_field: str = "references"
-    reference_field: str = "reference"
-    system_from_path: str = ""
-    max_text_bytes: int = 1_000_000
-    conflicting_references: str = "error"
-    invalid_utf8: str = "reject"
-    max_line_bytes: int = 64 << 20
+    candidates: tuple[str, ...] = key((), "globs of input files: .jsonl, .json, .jsonl.gz, .parquet (at least one)")
+    references: tuple[str, ...] = key((), "split form: globs of reference files, joined to the candidates by doc_id")
+    system_field: str = key("system", "the column of the system name")
+    doc_id_field: str = key("doc_id", "the column of the document ID")
+    candidate_field: str = key("candidate", "the column of the candidate summary")
+    references_field: str = key("references", "the column of a row's references (a list of texts)")
+    reference_field: str = key("reference", "or one reference per row (split form only)")
+    system_from_path: str = key(
+        "", "a regex with a (?P<system>...) group, applied to the file path: the system's name"
+    )
+    max_text_bytes: int = key(1_000_000, "longer texts go to the errors table", low=1, high=256 << 20)
+    conflicting_references: str = key(
+        "error", 'joined form: documents whose rows give different references are an "error", or each row '
+        'scores against its own ("keep")', choices=("error", "keep"),
+    )
+    invalid_utf8: str = key(
+        "reject", 'a line that is not UTF-8: "reject" it (an error row), or "replace" the bad bytes',
+        choices=("reject", "replace"),
+    )
+    max_line_bytes: int = key(
+        64 << 20, "longer JSONL lines are skipped as errors, never held in memory", low=1, high=1 << 30
+    )
 
 
 @dataclass(frozen=True)
 class RougeConfig:
-    preset: str = "rouge155"
-    args: str = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
-    rouge_types: tuple[str, ...] = ()
-    stem: bool = False
-    language: str = ""
-    multi_reference: str = ""
-    eval_ids: str = "doc_id"
-    sentence_split: str = "newline"
+    preset: str = key(
+        "rouge155", "rouge155 (ROUGE-1.5.5), rouge_score (rouge-score 0.1.2) or unicode (any script)",
+        choices=("rouge155", "rouge_score", "unicode"),
+    )
+    args: str = key("-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m", "ROUGE-1.5.5 flags (rouge155, unicode)")
+    rouge_types: tuple[str, ...] = key((), 'rouge_score: e.g. ["rouge1", "rouge2", "rougeL", "rougeLsum"]')
+    stem: bool = key(False, "rouge_score: NLTK's Porter stemmer; other presets: as -m")
+    language: str = key("", "unicode: the Snowball stemmer's language (empty: english)")
+    multi_reference: str = key(
+        "", 'how several references combine: "average" (-f A), "best" (-f B) or "jackknife"; empty: as -f says',
+        choices=("", "average", "best", "jackknife"),
+    )
+    eval_ids: str = key(
+        "doc_id", 'evaluation ids: "doc_id", or "index" (1..N in sorted doc_id order, as pyrouge)',
+        choices=("doc_id", "index"),
+    )
+    sentence_split: str = key(
+        "newline", 'sentences: "newline" (as given), "sep:STR" (also at STR) or "sentencex"'
+    )
 
 
 class Profile(NamedTuple):
@@ -128,6 +110,25 @@ def profiles_signature(profiles) -> str:
     return " | ".join(f"{p.name}: {p.signature()}" for p in profiles)
 
 
+def parse_profiles_signature(text: str) -> list[tuple[str, list[Signature]]]:
+    """The inverse of `profiles_signature`: [(profile name, its settings' signatures)];
+    one profile has the name "" (its signature does not name it).  Fields this version
+    does not know (a later version's) are kept (`Signature.parse(strict=False)`).
+
+    Example:
+        >>> [(name, [s.as_dict()["n"] for s in sigs])
+        ...  for name, sigs in parse_profiles_signature("a: rouge155|n:2 + rouge155|n:4 | b: rouge155|n:1")]
+        [('a', ['2', '4']), ('b', ['1'])]
+
+    Raises:
+        RougeConfigError: a part is not a signature.
+    """
+    parts = text.split(" | ")
+    named = len(parts) > 1 and all(_PROFILE_NAME.fullmatch(p.partition(": ")[0]) and ": " in p for p in parts)
+    profiles = [p.partition(": ")[::2] for p in parts] if named else [("", text)]
+    return [(name, [Signature.parse(s, strict=False) for s in sig.split(" + ")]) for name, sig in profiles]
+
+
 DEFAULT_PROFILE = "default"
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _PROFILE_KEYS = ("preset", "args", "rouge_types", "stem", "language", "multi_reference", "sentence_split")
@@ -135,21 +136,22 @@ _PROFILE_KEYS = ("preset", "args", "rouge_types", "stem", "language", "multi_ref
 
 @dataclass(frozen=True)
 class StatisticsConfig:
-    bootstrap_replicates: int = 1000
-    bootstrap_seed: int = 0
-    jackknife_buckets: int = 20
+    bootstrap_replicates: int = key(1000, "replicates of the hash-seeded Poisson bootstrap of the mean",
+                                    low=2, high=100_000)
+    bootstrap_seed: int = key(0, "the bootstrap's seed", low=0, high=(1 << 63) - 1)
+    jackknife_buckets: int = key(20, "groups of the delete-a-group jackknife over documents", low=2, high=10_000)
 
 
 # rouge_core.significance.SIGNIFICANCE_METHOD, written out so that reading a config
-# loads no numpy (tests/pipeline/test_significance.py keeps the two equal).
+# loads no numpy (tests/pipeline/beam/test_significance.py keeps the two equal).
 SIGNIFICANCE_METHOD = "signflip:exact<=20+t"
 
 
 @dataclass(frozen=True)
 class SignificanceConfig:
-    enabled: bool = True
-    baseline: str = ""
-    adjust: str = "holm"
+    enabled: bool = key(True, "paired tests between systems (runs with two or more)")
+    baseline: str = key("", "empty: every pair of systems; else each system against this one")
+    adjust: str = key("holm", '"holm" (family-wise error) or "bh" (Benjamini-Hochberg)', choices=("holm", "bh"))
 
     def signature(self) -> str:
         """What changes the significance table's numbers, for run.json and the tables."""
@@ -159,25 +161,41 @@ class SignificanceConfig:
 
 @dataclass(frozen=True)
 class HumanConfig:
-    enabled: bool = False
-    name: str = "human"
+    enabled: bool = key(
+        False, "Lin (2004) 2.1: score each reference against the others as the pseudo-system human.name; "
+        'needs rouge.multi_reference = "jackknife" and 2+ references'
+    )
+    name: str = key("human", "the pseudo-system's name in every table (not empty)")
 
 
 @dataclass(frozen=True)
 class OutputConfig:
-    folder: str = "out/run"
-    overwrite: bool = False
-    per_document_shards: int = 0
-    per_document_formats: tuple[str, ...] = ("parquet",)
+    folder: str = key("out/run", "the result folder")
+    overwrite: bool = key(False, "true: replace an existing result folder atomically")
+    per_document_shards: int = key(
+        0, "shards of the per-document table; 0: one per 100,000 scored documents", low=0, high=10_000
+    )
+    per_document_formats: tuple[str, ...] = key(
+        ("parquet",), "formats of the per-document table: parquet, csv, jsonl", choices=("parquet", "csv", "jsonl")
+    )
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    strict: bool = False
-    max_rejected: float = 0.01
-    progress_seconds: float = 10.0
-    worker_stall_seconds: float = 300.0
-    beam_args: tuple[str, ...] = ()
+    strict: bool = key(False, "any bad row fails the run")
+    max_rejected: float = key(
+        0.01, "more rejected rows than this share (of all rows, or of one system's documents): results "
+        "written, a warning, exit status 3", low=0, high=1,
+    )
+    progress_seconds: float = key(
+        10.0, "off a terminal, a progress line per stage this often (on Dataflow/Spark/Flink, each "
+        "worker's log line)", low=0.1, high=86_400,
+    )
+    worker_stall_seconds: float = key(
+        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving and no "
+        "process of the run using 5% of a core this long: the run is stopped (0: never)", low=1, high=86_400, zero=True,
+    )
+    beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
 
 
 @dataclass(frozen=True)
@@ -249,34 +267,15 @@ class RunConfig:
                     self.input.system_from_path,
                     "a regex with a (?P<system>...) group",
                 )
-        if self.input.conflicting_references not in ("error", "keep"):
-            fail("input.conflicting_references", self.input.conflicting_references, '"error" or "keep"')
-        if self.input.invalid_utf8 not in ("reject", "replace"):
-            fail("input.invalid_utf8", self.input.invalid_utf8, '"reject" or "replace"')
-        for key, value, low, high in (
-            ("input.max_line_bytes", self.input.max_line_bytes, 1, 1 << 30),
-            ("input.max_text_bytes", self.input.max_text_bytes, 1, 256 << 20),
-            ("statistics.bootstrap_replicates", self.statistics.bootstrap_replicates, 2, 100_000),
-            ("statistics.bootstrap_seed", self.statistics.bootstrap_seed, 0, (1 << 63) - 1),
-            ("statistics.jackknife_buckets", self.statistics.jackknife_buckets, 2, 10_000),
-            ("output.per_document_shards", self.output.per_document_shards, 0, 10_000),
-            ("run.progress_seconds", self.run.progress_seconds, 0.1, 86_400),
-            ("run.max_rejected", self.run.max_rejected, 0, 1),
-        ):
-            if not low <= value <= high:
-                fail(key, value, f"between {low:,} and {high:,}")
-        if not (self.run.worker_stall_seconds == 0 or 1 <= self.run.worker_stall_seconds <= 86_400):
-            fail("run.worker_stall_seconds", self.run.worker_stall_seconds, "0 (never) or between 1 and 86,400")
-        if self.rouge.eval_ids not in ("doc_id", "index"):
-            fail("rouge.eval_ids", self.rouge.eval_ids, '"doc_id" or "index"')
-        if self.rouge.multi_reference not in ("", "average", "best", "jackknife"):
-            fail("rouge.multi_reference", self.rouge.multi_reference, '"average", "best" or "jackknife"')
-        if self.rouge.preset not in ("rouge155", "rouge_score", "unicode"):
-            fail("rouge.preset", self.rouge.preset, '"rouge155", "rouge_score" or "unicode"')
-        if self.significance.adjust not in ("holm", "bh"):
-            fail("significance.adjust", self.significance.adjust, '"holm" or "bh"')
-        if not set(self.output.per_document_formats) <= {"parquet", "csv", "jsonl"}:
-            fail("output.per_document_formats", list(self.output.per_document_formats), 'a list of "parquet", "csv", "jsonl"')
+        for section, declared in declarations():
+            value = getattr(getattr(self, section), declared.name)
+            low, high, choices, zero = (declared.metadata[k] for k in ("low", "high", "choices", "zero"))
+            if low is not None and not (low <= value <= high or (zero and value == 0)):
+                fail(f"{section}.{declared.name}", value, f"{'0 or ' if zero else ''}between {low:,} and {high:,}")
+            if choices is not None and isinstance(value, tuple) and not set(value) <= set(choices):
+                fail(f"{section}.{declared.name}", list(value), f"a list of {_either(choices, ', ')}")
+            elif choices is not None and not isinstance(value, tuple) and value not in choices:
+                fail(f"{section}.{declared.name}", value, _either(choices, " or "))
         try:
             self.settings()
         except RougeConfigError as err:
@@ -294,6 +293,12 @@ class RunConfig:
         if self.human.enabled and not self.human.name:
             fail("human.name", self.human.name, "a non-empty name")
         return self
+
+
+def _either(choices, last: str) -> str:
+    """'"a", "b" or "c"' (`last` " or ") of the non-empty choices."""
+    quoted = [f'"{c}"' for c in choices if c]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + last + quoted[-1]
 
 
 def _profiles(values: dict, source: str) -> tuple:
@@ -351,6 +356,12 @@ _SECTIONS = {
     "output": OutputConfig,
     "run": RunOptions,
 }
+
+
+def declarations():
+    """(section, dataclasses.Field) of every config key, in the sections' order; a
+    field's metadata holds its doc, low, high and choices (see `key`)."""
+    return [(name, declared) for name, cls in _SECTIONS.items() for declared in dataclasses.fields(cls)]
 
 
 def _section(cls, values: dict, name: str, source: str):

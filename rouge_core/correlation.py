@@ -169,18 +169,19 @@ def _kendall_counts(tx: _Ties, ty: _Ties, valid: np.ndarray, n: np.ndarray):
 
 
 # --------------------------------------------------------------------------
-# Two-sided p-values, as scipy.stats computes them (pearsonr, spearmanr, kendalltau)
+# Two-sided p-values, as scipy.stats computes them (pearsonr, spearmanr, kendalltau):
+# Pearson's and Spearman's from scipy.special.betainc (imported when a p-value is
+# asked for, so `import rouge_core` does not load scipy), Kendall's written out
 # --------------------------------------------------------------------------
 
 
 def _p_values(method, value, tx, ty, valid, n, undefined) -> np.ndarray:
     p = np.full(value.shape, np.nan)
     if method in ("pearson", "spearman"):
-        for c in np.flatnonzero(~undefined):
-            # With two pairs r = +-1 and scipy gives p = 1 (Pearson) or NaN (Spearman, df = 0).
-            p[c] = (
-                math.nan if method == "spearman" and n[c] == 2 else t_test_p_value(float(value[c]), int(n[c]))
-            )
+        defined = ~undefined
+        p[defined] = t_test_p_value(value[defined], n[defined])
+        if method == "spearman":  # with two pairs r = +-1 and scipy gives p = NaN (df = 0)
+            p[defined & (n == 2)] = np.nan
         return p
     s = _kendall_counts(tx, ty, valid, n)[0]
     for c in np.flatnonzero(~undefined):
@@ -189,21 +190,24 @@ def _p_values(method, value, tx, ty, valid, n, undefined) -> np.ndarray:
     return p
 
 
-def t_test_p_value(r: float, n: int) -> float:
-    """Two-sided p of a Pearson (or Spearman) r from n pairs.
+def t_test_p_value(r, n):
+    """Two-sided p of Pearson (or Spearman) r from n pairs, element-wise over arrays.
 
     With df = n - 2 and t = r sqrt(df / (1 - r^2)), p = P(|T_df| >= |t|)
-    = I_{1 - r^2}(df/2, 1/2), the regularized incomplete beta function.
+    = I_{1 - r^2}(df/2, 1/2), the regularized incomplete beta function
+    (scipy.special.betainc, as scipy.stats.pearsonr); p = 1 for n = 2 (r = +-1 is
+    certain), NaN for n < 2 or r NaN.
 
     Example:
-        >>> round(t_test_p_value(0.8909090909090905, 10), 9)   # scipy.stats.pearsonr: 0.000542144
+        >>> round(float(t_test_p_value(0.8909090909090905, 10)), 9)   # scipy.stats.pearsonr: 0.000542144
         0.000542144
     """
-    if n < 2 or math.isnan(r):
-        return math.nan
-    if n == 2:
-        return 1.0
-    return regularized_beta(1 - r * r, (n - 2) / 2, 0.5)
+    from scipy.special import betainc
+
+    r, n = np.asarray(r, dtype=float), np.asarray(n, dtype=float)
+    df = np.where(n > 2, n - 2, 1.0)
+    p = betainc(df / 2, 0.5, np.clip(1 - r * r, 0.0, 1.0))
+    return np.where((n < 2) | np.isnan(r), np.nan, np.where(n == 2, 1.0, p))
 
 
 def kendall_p_value(s: int, n: int, x_groups: np.ndarray, y_groups: np.ndarray) -> float:
@@ -256,43 +260,6 @@ def _kendall_exact_p(n: int, c: int) -> float:
             new.append(running)
         counts = new
     return min(1.0, float(Fraction(2 * sum(counts), math.factorial(n))))
-
-
-def regularized_beta(x: float, a: float, b: float) -> float:
-    """I_x(a, b) = B(x; a, b) / B(a, b), by its continued fraction (modified Lentz).
-
-    Example:
-        >>> round(regularized_beta(0.5, 2.0, 2.0), 12)
-        0.5
-    """
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1) / (a + b + 2):
-        return math.exp(log_front) * _beta_fraction(x, a, b) / a
-    return 1.0 - math.exp(log_front) * _beta_fraction(1 - x, b, a) / b
-
-
-def _beta_fraction(x: float, a: float, b: float) -> float:
-    tiny, eps = 1e-300, 1e-16
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 10_000):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1 + numerator * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < eps:
-            break
-    return h
 
 
 # --------------------------------------------------------------------------

@@ -112,19 +112,23 @@ class Signature:
 
     def format(self, short: bool = False) -> str:
         """The one-line form: `preset|key:value|...`, keys abbreviated when `short`."""
-        parts = [f"{ABBREVIATIONS[key] if short else key}:{value}" for key, value in self.fields]
+        parts = [f"{ABBREVIATIONS.get(key, key) if short else key}:{value}" for key, value in self.fields]
         return "|".join([self.preset, *parts])
 
     def __str__(self) -> str:
         return self.format()
 
     @classmethod
-    def parse(cls, text: str) -> Signature:
-        """Read a signature in its long or short form (or a mix).
+    def parse(cls, text: str, strict: bool = True) -> Signature:
+        """Read a signature in its long or short form (or a mix).  `strict=False`
+        keeps a field this version does not know (one a later version added, read
+        back from its run) under its own key, instead of refusing it.
 
         Example:
             >>> Signature.parse("rouge155|n:2|f:average|v:0.1.0").as_dict()
             {'n': '2', 'mref': 'average', 'v': '0.1.0'}
+            >>> Signature.parse("rouge155|n:2|colour:red", strict=False).as_dict()
+            {'n': '2', 'colour': 'red'}
 
         Raises:
             RougeConfigError: not a signature, with the part that is wrong.
@@ -139,7 +143,7 @@ class Signature:
             key, colon, value = part.partition(":")  # values may hold ':' (a custom tokenizer's name)
             if not colon:
                 raise RougeConfigError(f"signature field {part!r} is not key:value, in {text!r}")
-            key = key if key in ABBREVIATIONS else _LONG.get(key)
+            key = key if key in ABBREVIATIONS else _LONG.get(key, None if strict else key)
             if key is None:
                 raise RougeConfigError(f"unknown signature field {part!r} in {text!r}")
             fields.append((key, value))

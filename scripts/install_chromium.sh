@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install headless Chromium, which the report test uses to open report.html and
-# take a screenshot (tests/pipeline/test_report.py).  Idempotent: does nothing
+# take a screenshot (tests/pipeline/render/test_report.py).  Idempotent: does nothing
 # when a chromium binary is already on PATH.
 #
 #   bash scripts/install_chromium.sh

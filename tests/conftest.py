@@ -1,5 +1,6 @@
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,17 @@ SHARED_DATA = Path(os.environ.get("ROUGE_SHARED_DATA") or Path(__file__).resolve
 def read_jsonl(path):
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def markdown_cells(text: str) -> list[list[str]]:
+    """The cells of every Markdown table line in `text` (lines starting with '|'),
+    stripped of their padding; an escaped pipe (\\|) stays inside its cell."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+            rows.append([cell.strip() for cell in cells])
+    return rows
 
 
 def require_shared(path: Path) -> Path:

@@ -22,7 +22,7 @@ def _cli(*args, cwd=ROOT):
 def _table(text: str) -> str:
     """The printed table and its legend: from the header row to the formula line."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("#  system"))
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["#", "system"])
     end = next(i for i, line in enumerate(lines) if line.startswith("R = matches"))
     return "\n".join(lines[start : end + 1])
 

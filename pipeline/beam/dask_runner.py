@@ -5,7 +5,7 @@ named after the Beam defect it works around.  `--runner DaskRunner` runs this cl
 Beam translates a pipeline into dask bags: Create -> a bag, ParDo -> map_partitions
 (one partition is one bundle), GroupByKey -> bag.groupby, Flatten -> concat.  Its
 defects, found in its source (apache_beam/runners/dask) and each covered by a test
-in tests/pipeline/test_dask_runner.py that fails on the stock runner:
+in tests/pipeline/beam/test_dask_runner.py that fails on the stock runner:
 
 * TAGGED_OUTPUTS_MIXED: a multi-output ParDo returns one bag holding every output
   with its tag dropped, and every consumer reads that bag, whatever tag it asked

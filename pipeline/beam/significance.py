@@ -35,7 +35,7 @@ import numpy as np
 
 from pipeline.io import files
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names
-from pipeline.render.significance import markdown_header, markdown_rows
+from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
@@ -268,7 +268,13 @@ def write_significance_tables(
     ):
         writer = pq.ParquetWriter(parquet, schema)
         csv_file.write((",".join(columns) + "\n").encode("utf-8"))
-        markdown.write(markdown_header(description).encode("utf-8"))
+        padded = sum(len(block["documents"]) for _, block in blocks) <= PADDED_ROWS
+        if padded:  # small enough to lay out whole (aligned columns); else a block at a time
+            markdown.write(markdown_table(
+                [row for _, block in blocks for row in block_rows(block, 0, len(block["documents"]))], description
+            ).encode("utf-8"))
+        else:
+            markdown.write(markdown_header(description).encode("utf-8"))
         written = 0
         for _, block in blocks:
             rows = len(block["documents"])
@@ -282,7 +288,8 @@ def write_significance_tables(
             for start in range(0, rows, 10_000):
                 chunk = block_rows(block, start, min(start + 10_000, rows))
                 csv_file.write(_csv_lines(chunk, columns).encode("utf-8"))
-                markdown.write(markdown_rows(chunk, several).encode("utf-8"))
+                if not padded:
+                    markdown.write(markdown_rows(chunk, several).encode("utf-8"))
         if not written:
             writer.write_table(pa.Table.from_pylist([], schema=schema))
         writer.close()

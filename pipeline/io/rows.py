@@ -493,44 +493,32 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
             cost = {name: sizes.get(name, 0) + _VALUE_OVERHEAD * values_of.get(name, 0) for name in columns}
             used_bytes = sum(cost.values())
             worst = max(columns, key=lambda name: cost[name], default=None)
-            if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
-                for _ in range(rows):
-                    number += 1
-                    yield row_error(
-                        path,
-                        number,
-                        "text_too_long",
-                        f"row group {group} holds {sizes.get(worst, 0)} bytes in {values_of.get(worst, 0)} value(s) "
-                        f"of column {worst!r} for {rows} row(s), over input.max_text_bytes "
-                        f"({config.max_text_bytes}) a row; not read",
-                    )
-                continue
-            large = _large_page(raw_file, meta, columns)
-            if rows and large:
-                for _ in range(rows):
-                    number += 1
-                    yield row_error(
-                        path,
-                        number,
-                        "text_too_long",
-                        f"row group {group}, column {large[0]!r}: {large[1]}, over the reader's bound of "
-                        f"{_PAGE_BYTES >> 20} MiB a page; not read (write the file with smaller pages: pyarrow's "
-                        "write_batch_size, data_page_size and dictionary_pagesize_limit)",
-                    )
-                continue
             nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
-            if rows and nested:
+            large = _large_page(raw_file, meta, columns) if rows else None
+            refused = None  # why the row group is not read: every row of it is one text_too_long error
+            if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
+                refused = (
+                    f"row group {group} holds {sizes.get(worst, 0)} bytes in {values_of.get(worst, 0)} value(s) "
+                    f"of column {worst!r} for {rows} row(s), over input.max_text_bytes "
+                    f"({config.max_text_bytes}) a row; not read"
+                )
+            elif large:
+                refused = (
+                    f"row group {group}, column {large[0]!r}: {large[1]}, over the reader's bound of "
+                    f"{_PAGE_BYTES >> 20} MiB a page; not read (write the file with smaller pages: pyarrow's "
+                    "write_batch_size, data_page_size and dictionary_pagesize_limit)"
+                )
+            elif rows and nested:
+                refused = (
+                    f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "
+                    f"bytes, of list column {nested[0]!r} for {rows} row(s): Arrow decodes a list column a row "
+                    f"group at a time, and this one is over the reader's bound of {_NESTED_GROUP_BYTES >> 20} MiB; "
+                    "not read (write the file with smaller row groups)"
+                )
+            if refused is not None:
                 for _ in range(rows):
                     number += 1
-                    yield row_error(
-                        path,
-                        number,
-                        "text_too_long",
-                        f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "
-                        f"bytes, of list column {nested[0]!r} for {rows} row(s): Arrow decodes a list column a row "
-                        f"group at a time, and this one is over the reader's bound of {_NESTED_GROUP_BYTES >> 20} MiB; "
-                        "not read (write the file with smaller row groups)",
-                    )
+                    yield row_error(path, number, "text_too_long", refused)
                 continue
             batch_rows = max(1, min(4096, int(_BATCH_BYTES * rows / max(used_bytes, 1))))
             dictionaries: dict = {}

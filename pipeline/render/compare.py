@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from pipeline.render.significance import as_points, format_p
-from pipeline.render.tables import markdown_cell
+from pipeline.render.tables import Markdown, markdown_cell, markdown_table, text_table
 
 
 def signed(x: float | None) -> str:
@@ -30,18 +30,17 @@ def markdown_report(
         f"Signature: `{new.signature}`  ",
         options,
         "",
-        "| system | metric | old | new | change (CI) | docs | p adjusted | verdict |",
-        "|---|---|---:|---:|---|---:|---:|---|",
     ]
+    body = []
     for r in rows:
         change = signed(r["delta_points"])
         if r["ci_low_points"] is not None:
             change += f" ({signed(r['ci_low_points'])} to {signed(r['ci_high_points'])})"
-        verdict = r["verdict"] + (" **FAIL**" if r["fails"] else "")
-        lines.append(
-            f"| {markdown_cell(r['system'])} | {r['metric']} | {as_points(r['old'])} | {as_points(r['new'])} | "
-            f"{change} | {r['documents']} | {format_p(r['p_adjusted'])} | {verdict} |"
-        )
+        verdict = Markdown(markdown_cell(r["verdict"]) + (" **FAIL**" if r["fails"] else ""))
+        body.append([r["system"], r["metric"], as_points(r["old"]), as_points(r["new"]), change, str(r["documents"]),
+                     format_p(r["p_adjusted"]), verdict])
+    lines.append(markdown_table(["system", "metric", "old", "new", "change (CI)", "docs", "p adjusted", "verdict"],
+                                body, "llrrlrrl").rstrip("\n"))
     for status, label in (("added", "Systems added"), ("removed", "Systems removed")):
         systems = sorted({r["system"] for r in rows if r["status"] == status})
         if systems:
@@ -70,27 +69,22 @@ def markdown_report(
     for (system, metric), items in groups.items():
         lines += [
             "",
-            f"{markdown_cell(system)} {metric}:",
+            f"{markdown_cell(system)} {markdown_cell(metric)}:",
             "",
-            "| doc_id | old | new | change |",
-            "|---|---:|---:|---:|",
-        ]
-        lines += [
-            f"| {markdown_cell(m['doc_id'])} | {as_points(m['old'])} | {as_points(m['new'])} | "
-            f"{signed(m['delta_points'])} |"
-            for m in items
+            markdown_table(["doc_id", "old", "new", "change"],
+                           [[m["doc_id"], as_points(m["old"]), as_points(m["new"]), signed(m["delta_points"])]
+                            for m in items], "lrrr").rstrip("\n"),
         ]
     return "\n".join(lines) + "\n"
 
 
 def moved_markdown(moved: list[dict]) -> str:
-    lines = ["| system | metric | doc_id | old | new | change |", "|---|---|---|---:|---:|---:|"]
-    lines += [
-        f"| {markdown_cell(m['system'])} | {m['metric']} | {markdown_cell(m['doc_id'])} | "
-        f"{as_points(m['old'])} | {as_points(m['new'])} | {signed(m['delta_points'])} |"
-        for m in moved
-    ]
-    return "\n".join(lines) + "\n"
+    return markdown_table(
+        ["system", "metric", "doc_id", "old", "new", "change"],
+        [[m["system"], m["metric"], m["doc_id"], as_points(m["old"]), as_points(m["new"]), signed(m["delta_points"])]
+         for m in moved],
+        "lllrrr",
+    )
 
 
 # ----------------------------------------------------------------- for people: what changed first
@@ -149,15 +143,6 @@ def _interval(row: dict) -> str:
     return f"{signed(row['ci_low_points'])} to {signed(row['ci_high_points'])}"
 
 
-def _aligned(head: list[str], body: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
-
-    def fmt(row):
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-
-    return [fmt(head)] + [fmt(row) for row in body]
-
-
 def partial_notes(rows: list[dict]) -> list[str]:
     """Systems compared on fewer documents than a run scored, one line each."""
     partial: dict = {}
@@ -191,7 +176,7 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
              verdict_words(r)]
             for r in listed
         ]
-        out += ["  " + text for text in _aligned(head, body, {2, 3, 4, 6, 7})]
+        out.append(text_table(head, body, "llrrrlrrl", indent="  ").rstrip("\n"))
     else:
         out.append("Nothing changed significantly.")
     hidden = len(rows) - len(listed)

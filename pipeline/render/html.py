@@ -21,14 +21,15 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
-import re
 from typing import Optional, Sequence
 
 from pipeline.io import files
 from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
+from pipeline.config import parse_profiles_signature
 from pipeline.records import REASONS
 from pipeline.render.tables import pct
+from rouge_core.errors import RougeConfigError
 
 REPORT_NAME = "report.html"
 # The one colour of the chart's dots and whiskers (the report test looks for it).
@@ -160,24 +161,10 @@ def render_comparison_page(context: dict) -> str:
     return _environment().get_template("compare.html").render(dict(context, sections=[]))
 
 
-def write_report(
-    folder: str,
-    system_rows: list[dict],
-    significance_rows: list[dict],
-    errors_by_reason: dict[str, int],
-    run_record: dict,
-    extra_sections: Optional[list[Section]] = None,
-) -> str:
-    """Write `report.html` into `folder` (local or a URL); returns its path."""
-    path = files.join(folder, REPORT_NAME)
-    html = render_report(system_rows, significance_rows, errors_by_reason, run_record, extra_sections)
-    files.write_bytes(path, html.encode("utf-8"))
-    return path
-
-
 def write_run_report(folder: str, run_record: dict, significance_table: str = "significance.parquet") -> str:
-    """The report of a finished result folder, from its own tables: system_scores.parquet,
-    the significance table when the folder has one, and the run record's counts."""
+    """Write `report.html` of a finished result folder (local or a URL) from its own
+    tables: system_scores.parquet, the significance table when the folder has one, and
+    the run record's counts; returns its path."""
     def read(name):
         return read_parquet_rows(files.join(folder, name))
 
@@ -189,7 +176,9 @@ def write_run_report(folder: str, run_record: dict, significance_table: str = "s
         system_rows, significance = (
             [{**r, "metric": f"{r['profile']} {r['metric']}"} for r in rows] for rows in (system_rows, significance)
         )
-    return write_report(folder, system_rows, significance, errors_by_reason, run_record)
+    path = files.join(folder, REPORT_NAME)
+    files.write_bytes(path, render_report(system_rows, significance, errors_by_reason, run_record).encode("utf-8"))
+    return path
 
 
 def _environment():
@@ -233,8 +222,13 @@ def _cell(value) -> str:
 
 
 def _confidence(signature: str) -> str:
-    match = re.search(r"\bci:([0-9.]+)%", signature or "")
-    return f"{match.group(1)}%" if match else ""
+    """The intervals' level from the signature's `ci` fields ("95%@1000" -> "95%"), or ""
+    when the run's settings disagree or say none."""
+    try:
+        levels = {s.as_dict().get("ci", "").partition("@")[0] for _, ss in parse_profiles_signature(signature or "") for s in ss}
+    except RougeConfigError:
+        return ""
+    return levels.pop() if len(levels) == 1 else ""
 
 
 def _stars(p) -> str:

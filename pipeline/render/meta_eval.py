@@ -9,7 +9,7 @@ from typing import Optional
 
 from pipeline.meta_eval import metric_order
 from pipeline.render.html import MARKER_COLOUR, Section, figure_svg, render_sections_page
-from pipeline.render.tables import markdown_cell
+from pipeline.render.tables import Markdown, markdown_cell, markdown_table
 
 
 def lin_tables(rows: list[dict]) -> tuple[list[str], dict]:
@@ -44,19 +44,17 @@ def markdown(rows: list[dict], options, intervals: bool = False, saved: bool = T
             "",
             "Pearson r / Spearman rho / Kendall tau-b" + (", each [its bootstrap interval]." if intervals else "."),
             "",
-            "| metric | " + " | ".join(map(cell, profiles)) + " |",
-            "|---|" + "---|" * len(profiles),
         ]
-        for metric in metrics:
-            line = [cell(metric)]
-            for profile in profiles:
-                r = cells.get((metric, profile))
-                shown = _coefficient if intervals else (lambda r, m: _two(r[m]))
-                line.append(
-                    "" if r is None else " / ".join(shown(r, m) for m in ("pearson", "spearman", "kendall_b"))
-                )
-            out.append("| " + " | ".join(line) + " |")
-        out.append("")
+        shown = _coefficient if intervals else (lambda r, m: _two(r[m]))
+        body = [
+            [metric] + [
+                "" if (r := cells.get((metric, profile))) is None
+                else Markdown(" / ".join(shown(r, m) for m in ("pearson", "spearman", "kendall_b")))
+                for profile in profiles
+            ]
+            for metric in metrics
+        ]
+        out.append(markdown_table(["metric", *profiles], body, "l" + "r" * len(profiles)))
     if options.replicates:
         where = "correlations.csv" if saved else "shown above; --output DIR keeps them, with the counts, in correlations.csv"
         out.append(
@@ -76,13 +74,14 @@ def comparisons_markdown(comparisons: list[dict]) -> str:
     for c in comparisons:
         key = (c["profile"], c["level"], c["judgment"], c["measure"], c["metric_x"], c["metric_y"])
         tests.setdefault(key, {})[c["method"]] = c
-    out = ["### Does X correlate better than Y? (one-sided permutation tests)", "",
-           "| profile | level | judgment | measure | X | Y | " + " | ".join(COEFFICIENTS.values()) + " |",
-           "|---|---|---|---|---|---|" + "---|" * len(COEFFICIENTS)]
-    for (profile, level, judgment, measure, x, y), by_method in tests.items():
-        cells = [profile, level, judgment, measure, x, y] + [_verdict(by_method.get(m), x, y) for m in COEFFICIENTS]
-        out.append("| " + " | ".join(markdown_cell(c) for c in cells) + " |")
-    return "\n".join(out) + "\n"
+    head = ["profile", "level", "judgment", "measure", "X", "Y", *COEFFICIENTS.values()]
+    body = [
+        [profile, level, judgment, measure, x, y] + [_verdict(by_method.get(m), x, y) for m in COEFFICIENTS]
+        for (profile, level, judgment, measure, x, y), by_method in tests.items()
+    ]
+    return "### Does X correlate better than Y? (one-sided permutation tests)\n\n" + markdown_table(
+        head, body, "l" * len(head)
+    )
 
 
 def _two(value) -> str:

@@ -3,7 +3,7 @@ significance and comparison tables."""
 
 from __future__ import annotations
 
-from pipeline.render.tables import markdown_cell
+from pipeline.render import tables
 
 
 def as_points(x: float | None) -> str:
@@ -30,51 +30,57 @@ def _number(x: float | None, digits: int = 2) -> str:
     return "" if x is None else f"{x:.{digits}f}"
 
 
-def markdown_header(description: str = "") -> str:
-    """The legend and column heads of the significance table."""
+HEAD = ["metric", "measure", "system A", "system B", "docs", "A", "B", "difference (CI)", "d_z", "t", "p", "method",
+        "p adjusted"]
+ALIGN = "llllrrrlrrrlr"
+PADDED_ROWS = 10_000  # up to this many rows the Markdown table is laid out (padded) whole
+
+
+def legend(description: str = "") -> str:
+    """What the significance table's numbers are."""
     lines = [description, ""] if description else []
-    lines += [
-        (
-            "Scores x 100; difference = mean A - mean B on the documents both scored; d_z = the "
-            "difference over the standard deviation of the per-document differences; t = d_z sqrt(docs)."
-        ),
-        "",
-        (
-            "| metric | measure | system A | system B | docs | A | B | difference (CI) | d_z | t | p | method "
-            "| p adjusted |"
-        ),
-        "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---|---:|",
+    lines.append(
+        "Scores x 100; difference = mean A - mean B on the documents both scored; d_z = the "
+        "difference over the standard deviation of the per-document differences; t = d_z sqrt(docs)."
+    )
+    return "\n".join(lines) + "\n\n"
+
+
+def cells(r: dict, several_profiles: bool) -> list[str]:
+    """A significance row (SIGNIFICANCE_COLUMNS) as the table's cells."""
+    difference = as_points(r["difference"])
+    if r["ci_low"] is not None:
+        difference += f" ({as_points(r['ci_low'])} to {as_points(r['ci_high'])})"
+    return [
+        f"{r['profile']} {r['metric']}" if several_profiles else r["metric"],
+        r["measure"],
+        r["system_a"],
+        r["system_b"],
+        str(r["documents"]),
+        as_points(r["mean_a"]),
+        as_points(r["mean_b"]),
+        difference,
+        _number(r["effect_size"]),
+        _number(r["statistic"]),
+        format_p(r["p_value"], r["p_floor"]),
+        r["method"] or "",
+        format_p(r["p_adjusted"]),
     ]
-    return "\n".join(lines) + "\n"
-
-
-def markdown_rows(rows: list[dict], several_profiles: bool) -> str:
-    """Table lines of significance rows (SIGNIFICANCE_COLUMNS)."""
-    lines = []
-    for r in rows:
-        difference = as_points(r["difference"])
-        if r["ci_low"] is not None:
-            difference += f" ({as_points(r['ci_low'])} to {as_points(r['ci_high'])})"
-        cells = [
-            f"{r['profile']} {r['metric']}" if several_profiles else r["metric"],
-            r["measure"],
-            markdown_cell(r["system_a"]),
-            markdown_cell(r["system_b"]),
-            str(r["documents"]),
-            as_points(r["mean_a"]),
-            as_points(r["mean_b"]),
-            difference,
-            _number(r["effect_size"]),
-            _number(r["statistic"]),
-            format_p(r["p_value"], r["p_floor"]),
-            r["method"] or "",
-            format_p(r["p_adjusted"]),
-        ]
-        lines.append("| " + " | ".join(cells) + " |\n")
-    return "".join(lines)
 
 
 def markdown_table(rows: list[dict], description: str = "") -> str:
-    """The whole significance table (legend, heads, rows)."""
+    """The whole significance table (legend, heads, rows), laid out by tabulate."""
     several = len({r["profile"] for r in rows}) > 1
-    return markdown_header(description) + markdown_rows(rows, several)
+    return legend(description) + tables.markdown_table(HEAD, [cells(r, several) for r in rows], ALIGN)
+
+
+def markdown_header(description: str = "") -> str:
+    """The legend and column heads of a significance table written a block of rows at a
+    time (`markdown_rows`): too long to lay out whole (tabulate pads every column to its
+    widest cell, so it needs every row at once, and lays out about 10,000 rows a second)."""
+    return legend(description) + tables.markdown_row(HEAD) + tables.markdown_rule(ALIGN)
+
+
+def markdown_rows(rows: list[dict], several_profiles: bool) -> str:
+    """Table lines of significance rows, unpadded, for `markdown_header`'s table."""
+    return "".join(tables.markdown_row(cells(r, several_profiles)) for r in rows)

@@ -14,23 +14,70 @@ import textwrap
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Optional, Sequence
 
+from tabulate import tabulate
+
+from pipeline.io.names import shown
 from rouge_core import sentence_split
 
 MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
 
 
+class Markdown(str):
+    """Text that is Markdown already (e.g. a bold verdict): a cell `markdown_table`
+    does not escape."""
+
+
 def markdown_cell(value) -> str:
-    """A Markdown table cell: floats with five decimals, text with Markdown's
-    special characters escaped (a name cannot become a link, a heading or a column)."""
+    """A Markdown table cell: floats with five decimals, text with control characters
+    written as escapes (`\\n`) and Markdown's special characters escaped (a name cannot
+    become a link, a heading, a new row or a column)."""
     if value is None:
         return ""
+    if isinstance(value, Markdown):
+        return value
     if isinstance(value, float):
         return "%.5f" % value
-    text = str(value)
+    text = shown(str(value))
     for ch in "\\|`*_[]<>#":
         text = text.replace(ch, "\\" + ch)
     return text
+
+
+def _tabulate(head: Sequence, body: Sequence[Sequence], align: str, tablefmt: str) -> str:
+    colalign = [{"l": "left", "r": "right"}[a] for a in align]
+    table = tabulate(body, headers=head, tablefmt=tablefmt, colalign=colalign, disable_numparse=True)
+    return "\n".join(line.rstrip() for line in table.splitlines()) + "\n"
+
+
+def markdown_table(head: Sequence, body: Sequence[Sequence], align: str) -> str:
+    """A Markdown (pipe) table laid out by tabulate: every cell through `markdown_cell`
+    (escaped unless it is `Markdown`); `align` has one letter per column, l or r."""
+    def cells(row):
+        return [markdown_cell(c) for c in row]
+
+    return _tabulate(cells(head), [cells(row) for row in body], align, "pipe")
+
+
+def markdown_row(row: Sequence) -> str:
+    """One unpadded Markdown table line of escaped cells, for a table written a block of
+    rows at a time (too long to lay out whole: see render.significance)."""
+    return "| " + " | ".join(markdown_cell(c) for c in row) + " |\n"
+
+
+def markdown_rule(align: str) -> str:
+    """The line under a Markdown table's heads: one ---: (right) or :--- (left) a column."""
+    return "|" + "".join("---:|" if a == "r" else ":---|" for a in align) + "\n"
+
+
+def text_table(head: Sequence, body: Sequence[Sequence], align: str, indent: str = "") -> str:
+    """An aligned plain-text table for a terminal, laid out by tabulate; control
+    characters in cells are written as escapes, so a cell cannot forge a line."""
+    def cells(row):
+        return ["" if c is None else shown(str(c)) for c in row]
+
+    table = _tabulate(cells(head), [cells(row) for row in body], align, "simple")
+    return "".join(indent + line + "\n" for line in table.splitlines())
 
 
 def measure_value(row: dict, measure: str):
@@ -146,6 +193,12 @@ def interval_name(rows: list[dict], settings, measure: str) -> str:
     return "mean over documents"
 
 
+def _head_and_body(metrics, ranked):
+    head = ["#", "system", "docs"] + list(metrics)
+    body = [[str(rank), system, docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
+    return head, body
+
+
 def markdown(
     rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None
 ) -> str:
@@ -153,28 +206,18 @@ def markdown(
     metrics and signature when given, else of `settings`)."""
     tags, signature = (profile.tags, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
     metrics, ranked = wide(rows, tags, measure, sort_by)
-    lines = [f"Signature: `{signature}`", ""]
-    lines.append("| # | system | docs | " + " | ".join(metrics) + " |")
-    lines.append("|---:|---|---:|" + "---:|" * len(metrics))
-    for rank, system, docs, values in ranked:
-        cells = [str(rank), markdown_cell(system), docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
+    head, body = _head_and_body(metrics, ranked)
+    lines = [f"Signature: `{signature}`", "", markdown_table(head, body, "rlr" + "r" * len(metrics))]
+    lines += [legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
     return "\n".join(lines) + "\n"
 
 
 def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None) -> str:
     """The wide table as aligned plain text, for a terminal."""
     metrics, ranked = wide(rows, profile.tags if profile else settings.metric_tags(), measure, sort_by)
-    head = ["#", "system", "docs"] + list(metrics)
-    body = [[str(rank), system, docs] + [_cell(values.get(m, (None,) * 3)) for m in metrics] for rank, system, docs, values in ranked]
-    widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
-
-    def fmt(row):
-        return "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-
-    out = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
-    out += ["", legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
+    head, body = _head_and_body(metrics, ranked)
+    out = [text_table(head, body, "rlr" + "r" * len(metrics))]
+    out += [legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
     return "\n".join(out) + "\n"
 
 

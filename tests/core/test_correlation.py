@@ -77,6 +77,22 @@ def test_kendall_exact_p_value_path_equals_scipy():
         assert p[0] == pytest.approx(result.pvalue, abs=1e-12)
 
 
+def test_pearson_p_values_equal_closed_forms_and_a_published_table():
+    """Numbers that do not come from scipy: Student's t with 1 and 2 degrees of freedom
+    has a closed form, and in r it is p = 1 - 2 asin|r| / pi (n = 3: P(|T_1| >= t) =
+    1 - 2 atan(t) / pi with t = r / sqrt(1 - r^2)) and p = 1 - |r| (n = 4: P(|T_2| >= t)
+    = 1 - t / sqrt(t^2 + 2) with t^2 = 2 r^2 / (1 - r^2)).  And the t table's
+    two-sided 5% point for 8 degrees of freedom, 2.306 (e.g. Fisher and Yates), is
+    r = t / sqrt(t^2 + 8) for n = 10 pairs."""
+    r = np.array([0.0, 0.1, 0.5, -0.73, 0.99, 1.0])
+    assert corr.t_test_p_value(r, np.full(r.shape, 3)) == pytest.approx(1 - 2 * np.arcsin(abs(r)) / math.pi, abs=1e-12)
+    assert corr.t_test_p_value(r, np.full(r.shape, 4)) == pytest.approx(1 - abs(r), abs=1e-12)
+    t = 2.306
+    assert float(corr.t_test_p_value(t / math.sqrt(t * t + 8), 10)) == pytest.approx(0.05, abs=1e-4)
+    assert float(corr.t_test_p_value(0.5, 2)) == 1.0
+    assert math.isnan(corr.t_test_p_value(0.5, 1)) and math.isnan(corr.t_test_p_value(math.nan, 10))
+
+
 def test_scalar_helpers():
     x, y = [0.1, 0.4, 0.2, 0.9, 0.4], [1, 3, 2, 5, 2]
     assert corr.pearson(x, y) == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)

@@ -96,3 +96,14 @@ def test_the_settings_signature_takes_the_runs_facts_too():
     assert settings.signature(version="9", eval_ids="index", nrefs=1) == LONG.replace(
         "|v:9", "|eval_ids:index|nrefs:1|v:9"
     )
+
+
+def test_a_later_versions_field_is_kept_when_not_strict():
+    text = "rouge155|n:2|f:average|colour:red|v:0.2.0"
+    with pytest.raises(RougeConfigError, match="unknown signature field 'colour:red'"):
+        Signature.parse(text)
+    later = Signature.parse(text, strict=False)
+    assert later.as_dict() == {"n": "2", "mref": "average", "colour": "red", "v": "0.2.0"}
+    assert later.format() == "rouge155|n:2|mref:average|colour:red|v:0.2.0"
+    assert later.format(short=True) == text
+    assert Signature.parse("rouge155|n:2|mref:average|v:0.2.0").differences(later) == {"colour": (None, "red")}

@@ -183,3 +183,11 @@ def test_signature_fields_are_diffed_by_key():
         ("extra", None, "1"),
     ]
     assert settings_differences(old, old) == []
+
+
+def test_signatures_with_profiles_are_diffed_per_profile_and_setting():
+    old = "case: rouge155|n:2|v:0.1.0 + rouge155|n:4|S:4|v:0.1.0 | stem: rouge155|n:2|stem:porter155+wn2.0|v:0.1.0"
+    assert settings_differences(old, old) == []
+    new = old.replace("S:4", "S:9").replace("stem: rouge155|n:2", "stem: rouge155|n:3")
+    assert settings_differences(old, new) == [("case #2 S", "4", "9"), ("stem n", "2", "3")]
+    assert settings_differences(old, "rouge155|n:2|v:0.1.0") == [("profiles", "case, stem", "(one)")]

@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
+
+TestPipeline.__test__ = False  # a Beam pipeline, not a test class for pytest to collect
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.beam.counts import CountRows

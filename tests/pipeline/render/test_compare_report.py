@@ -18,9 +18,9 @@ import pytest
 
 from tests.pipeline.runs import run_pipeline, write_jsonl
 from tests.pipeline.test_compare import corpus
-from tests.pipeline.test_report import browse, chromium
+from tests.pipeline.render.test_report import browse, chromium
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LONG = "a-system-with-a-very-long-name-that-could-push-the-table-past-the-window_" * 2
 
 

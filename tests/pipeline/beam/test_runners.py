@@ -15,7 +15,7 @@ from tests.pipeline.runs import run_pipeline, table_bytes, write_jsonl
 
 CASES = read_jsonl(GOLDEN / "cases.jsonl")[:48]
 FLAGS = "-n 2 -w 1.2 -2 4 -u -m -r 200"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _free_port() -> int:

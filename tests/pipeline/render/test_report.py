@@ -27,7 +27,7 @@ from pipeline.render.html import MARKER_COLOUR, REPORT_NAME, Section, render_rep
 from tests.conftest import GOLDEN
 from tests.pipeline.runs import run_pipeline, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = Path(pipeline.__file__).parent / "sample"
 PYROUGE = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
 OFFICIAL = GOLDEN / "sample-output" / "ROUGE-test-c95-2-1-U-r1000-n4-w1.2-a-m.out"

@@ -23,7 +23,7 @@ from tests.pipeline.runs import run_pipeline, table_bytes, write_jsonl
 
 pytest.importorskip("dask.distributed", reason="needs dask[distributed] (the test extra)")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIXED = "pipeline.beam.dask_runner.DaskRunner"
 STOCK = "apache_beam.runners.dask.dask_runner.DaskRunner"
 

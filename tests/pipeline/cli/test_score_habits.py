@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CANDIDATES = ["the cat sat on the mat", "a dog ran in the park today"]
 REFERENCES = [["the cat was on the mat", "the dog ran away in a park"], ["a cat on a mat", "dogs ran in parks"]]
 

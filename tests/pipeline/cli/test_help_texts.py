@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pipeline.beam.options import choose_runner
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_runner_line_uses_one_unit_and_names_the_runner_chosen():
