@@ -239,9 +239,9 @@ def watch_workers(stall_seconds: float = 0, progress_folder: str | None = None):
         stop_run(WorkerStalled(f"{reason} (run.worker_stall_seconds = {stall_seconds:g}); the run was stopped"))
 
     def hook(args):
-        if isinstance(args.exc_value, RuntimeError) and _WORKER_EXIT in str(args.exc_value) and not fault:
-            if stop_run(WorkerLost(describe(str(args.exc_value)))):
-                return
+        if isinstance(args.exc_value, RuntimeError) and _WORKER_EXIT in str(args.exc_value):
+            stop_run(WorkerLost(describe(str(args.exc_value))))  # (the first fault stops the run)
+            return
         if fault or type(args.exc_value).__name__ == "RpcError":
             # The runner's threads fail after a lost worker (a broken gRPC stream,
             # sometimes before the worker's exit is seen): one line says it all.

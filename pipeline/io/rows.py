@@ -309,7 +309,8 @@ class _PageHeaders:
 
     def __init__(self, raw_file, chunk):
         self.raw_file = raw_file
-        self.offset = chunk.dictionary_page_offset if chunk.has_dictionary_page and chunk.dictionary_page_offset else chunk.data_page_offset
+        dictionary = chunk.has_dictionary_page and chunk.dictionary_page_offset
+        self.offset = chunk.dictionary_page_offset if dictionary else chunk.data_page_offset
         self.end = self.offset + chunk.total_compressed_size
 
     def __iter__(self):
@@ -409,17 +410,17 @@ def oversized_page(raw_file, metadata, columns) -> Optional[str]:
     decode to gigabytes), said in a few words; None when it has none.  For a table
     read whole (a result folder's), before Arrow reads it."""
     for group in range(metadata.num_row_groups):
-        large = _large_page(raw_file, metadata.row_group(group), columns)
+        large = _large_page(raw_file, metadata.row_group(group), group, columns)
         if large:
-            return (f"row group {group}, column {large[0]!r}: {large[1]}, over the reader's bound of "
-                    f"{_PAGE_BYTES >> 20} MiB a page")
+            return large
     return None
 
 
-def _large_page(raw_file, meta, columns):
-    """(column, what) for the first used text column chunk of a row group with a page
-    that decodes to more than _PAGE_BYTES, or None.  Only a chunk that could hold such
-    a page (every dictionary value costs at least 4 bytes on disk) is walked."""
+def _large_page(raw_file, meta, group: int, columns) -> Optional[str]:
+    """Which page of the row group `group` (its metadata `meta`), of a used text column,
+    decodes to more than _PAGE_BYTES, or None.  Only a chunk that could hold such a
+    page (every dictionary value costs at least 4 bytes on disk) is walked."""
+    bound = f"over the reader's bound of {_PAGE_BYTES >> 20} MiB a page"
     for i in range(meta.num_columns):
         chunk = meta.column(i)
         top = chunk.path_in_schema.split(".")[0]
@@ -429,9 +430,10 @@ def _large_page(raw_file, meta, columns):
             continue
         for kind, size, values in _PageHeaders(raw_file, chunk):
             if kind == _DICTIONARY_PAGE and size + _DICTIONARY_VALUE_COST * (values or 0) > _PAGE_BYTES:
-                return top, f"its dictionary decodes to {size} bytes ({values} value(s))"
+                return (f"row group {group}, column {top!r}: its dictionary decodes to {size} bytes "
+                        f"({values} value(s)), {bound}")
             if kind != _DICTIONARY_PAGE and size > _PAGE_BYTES:
-                return top, f"a page decodes to {size} bytes"
+                return f"row group {group}, column {top!r}: a page decodes to {size} bytes, {bound}"
     return None
 
 
@@ -494,7 +496,7 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
             used_bytes = sum(cost.values())
             worst = max(columns, key=lambda name: cost[name], default=None)
             nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
-            large = _large_page(raw_file, meta, columns) if rows else None
+            large = _large_page(raw_file, meta, group, columns) if rows else None
             refused = None  # why the row group is not read: every row of it is one text_too_long error
             if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
                 refused = (
@@ -503,11 +505,8 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
                     f"({config.max_text_bytes}) a row; not read"
                 )
             elif large:
-                refused = (
-                    f"row group {group}, column {large[0]!r}: {large[1]}, over the reader's bound of "
-                    f"{_PAGE_BYTES >> 20} MiB a page; not read (write the file with smaller pages: pyarrow's "
-                    "write_batch_size, data_page_size and dictionary_pagesize_limit)"
-                )
+                refused = (f"{large}; not read (write the file with smaller pages: pyarrow's write_batch_size, "
+                           "data_page_size and dictionary_pagesize_limit)")
             elif rows and nested:
                 refused = (
                     f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "
