@@ -271,7 +271,7 @@ class RunConfig:
             value = getattr(getattr(self, section), declared.name)
             low, high, choices, zero = (declared.metadata[k] for k in ("low", "high", "choices", "zero"))
             if low is not None and not (low <= value <= high or (zero and value == 0)):
-                fail(f"{section}.{declared.name}", value, f"{'0 or ' if zero else ''}between {low:,} and {high:,}")
+                fail(f"{section}.{declared.name}", value, f"{'0 (never) or ' if zero else ''}between {low:,} and {high:,}")
             if choices is not None and isinstance(value, tuple) and not set(value) <= set(choices):
                 fail(f"{section}.{declared.name}", list(value), f"a list of {_either(choices, ', ')}")
             elif choices is not None and not isinstance(value, tuple) and value not in choices:

@@ -24,8 +24,8 @@ from pipeline.io.row_counts import count_all
 from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
-from pipeline.summaries import system_summaries
-from rouge_core.aggregate import BLOCK, SystemSums, stats_array, stats_bytes
+from pipeline.summaries import report_block, table_rows
+from rouge_core.aggregate import SystemSums, stats_array, stats_bytes
 from rouge_core.textcheck import TextCheck
 
 
@@ -184,17 +184,28 @@ def score_rows(
 
 
 def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores, strict: bool) -> None:
-    for c, references in group.candidates:
-        try:
-            result = scorer.score(candidate=c.text, references=references)
-        except RougeInputError as err:
-            _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, err.reason, str(err)), scores, strict)
-            continue
-        except Exception as err:  # the last resort of row isolation, as in the pipeline
-            message = f"unexpected {type(err).__name__} while scoring: {str(err)[:300]!r}"
+    """A document's candidates in one batch (one call into the compiled kernel,
+    the references read once), as `run` scores them (pipeline.beam.documents)."""
+    pairs = [(c.text, references) for c, references in group.candidates]
+    try:
+        results = scorer.score_batch(pairs)
+    except Exception:  # an unexpected failure: one by one, so it stays with its row
+        results = [_score_one(scorer, text, references) for text, references in pairs]
+    for (c, _), result in zip(group.candidates, results):
+        if isinstance(result, RougeInputError):
+            _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, result.reason, str(result)), scores, strict)
+        elif isinstance(result, Exception):  # the last resort of row isolation, as in the pipeline
+            message = f"unexpected {type(result).__name__} while scoring: {str(result)[:300]!r}"
             _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, "internal_error", message), scores, strict)
-            continue
-        scores.results.setdefault(c.system, {})[c.doc_id] = result
+        else:
+            scores.results.setdefault(c.system, {})[c.doc_id] = result
+
+
+def _score_one(scorer: RougeScorer, text, references):
+    try:
+        return scorer.score(candidate=text, references=references)
+    except Exception as err:  # RougeInputError with its reason, or the last resort
+        return err
 
 
 def check_texts(group: DocumentGroup, check: TextCheck, tally: TextTally) -> None:
@@ -235,14 +246,14 @@ def system_rows(
     rows = []
     for system in sorted(results):
         sums = SystemSums(statistics.bootstrap_replicates, statistics.jackknife_buckets)
+        documents = {}  # the printed averages need the documents; the accumulator keeps none
         for doc_id, metrics in sorted(results[system].items()):
-            sums.add(doc_id, stats_bytes(metrics, tags))
-            if sums.pending >= BLOCK:
-                sums.flush(statistics.bootstrap_seed)
+            values = stats_bytes(metrics, tags)
+            sums.add(doc_id, values, statistics.bootstrap_seed)
+            documents[ids[doc_id]] = stats_array(values)
         sums.flush(statistics.bootstrap_seed)
-        metrics = [sums.metric(m) for m in range(sums.metrics)]
-        documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(sums.documents_seen)]
-        for *_, row, _ in system_summaries(((profile.name, system), (metrics, documents)), {profile.name: profile}, ids):
+        averages, _ = report_block(system, documents, profile, lines=False)
+        for *_, row in table_rows(profile.name, system, [sums.metric(m) for m in range(sums.metrics)], profile, averages):
             if had is not None:
                 row["documents_had"] = had.get(system, row["documents"])
             rows.append(row)

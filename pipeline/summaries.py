@@ -1,37 +1,61 @@
 """Per-system summaries, without Beam: a system's accumulated statistics
-(`rouge_core.aggregate.SystemSums`) -> its `system_scores` rows and ROUGE-1.5.5
-report lines.  `run` (pipeline.beam.aggregate) and `score` (pipeline.score) both
-call these, so their tables have the same columns and digits."""
+(`rouge_core.aggregate.SystemSums`) -> its `system_scores` rows, and its
+documents -> ROUGE-1.5.5's printed averages and report lines.  `run`
+(pipeline.beam.aggregate) and `score` (pipeline.score) both call these, so their
+tables have the same columns and digits.
+
+The two are apart because they need different things: the rows need only the
+accumulator's sums (O(1) in documents); the printed averages need every document
+of the system in evaluation-id order (the script's bootstrap walks them so), which
+the pipeline gathers per system in a stage of its own."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import numpy as np
+
 from pipeline.config import Profile
 from rouge_core import MetricStats, RougeSettings
-from rouge_core.report import averages_of, metric_block
+from rouge_core.report import averages_of_values, metric_block
 from rouge_core.types import MEASURES
 
 
-def system_summaries(element, profiles: dict[str, Profile], eval_ids: dict) -> list:
-    """((profile, system), SystemCombineFn output) -> per metric (profile, system,
-    metric, table row, ROUGE-1.5.5 report lines)."""
-    (name, system), (metrics, documents) = element
-    profile = profiles[name]
-    out = []
+def report_block(system: str, documents: Mapping[str, np.ndarray], profile: Profile, lines: bool = True):
+    """(printed averages, report lines) of one system: `documents` maps evaluation ids
+    to the document's values (metrics of the profile, 6).  The averages are one entry
+    per metric of the profile (None where the script prints none: `-t 2`); the lines
+    are every metric's block of the ROUGE-1.5.5 report, `-d` lines included (none
+    when `lines` is false)."""
+    averages, out = [], []
     first = 0  # a profile's settings hold consecutive metrics
     for settings in profile.settings:
         tags = settings.metric_tags()
         part = slice(first, first + len(tags))
-        # What the script averages: R, P, F (-t 0) or the counts (-t 1), straight from the values.
-        averaged = slice(3, 6) if settings.counting == 0 else slice(0, 3)
-        averages = averages_of(system, {eval_ids[d]: v[part, averaged] for d, v in documents}, len(tags), settings)
-        averages = [None] * len(tags) if averages is None else averages
+        found = averages_of_values(system, {e: v[part] for e, v in documents.items()}, settings)
+        found = [None] * len(tags) if found is None else found
+        averages += found
+        first += len(tags)
+        if not lines:
+            continue
         # Each document's MetricStats only where the report prints them (-d) or sums them (-t 2).
         by_eval_id = {}
         if settings.per_document or settings.counting == 2:
-            by_eval_id = {eval_ids[d]: dict(zip(tags, map(MetricStats._make, v[part].tolist()))) for d, v in documents}
-        for k, (tag, stats) in enumerate(zip(tags, metrics[part])):
-            block = metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, averages[k])
-            out.append((name, system, tag, system_row(name, system, tag, stats, settings, averages[k]), block))
+            by_eval_id = {e: dict(zip(tags, map(MetricStats._make, v[part].tolist()))) for e, v in documents.items()}
+        for tag, average in zip(tags, found):
+            out += metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, average)
+    return averages, out
+
+
+def table_rows(name: str, system: str, metrics: list, profile: Profile, averages: list) -> list[tuple]:
+    """Per metric of the profile (profile, system, metric, table row), from the
+    accumulator's statistics (`SystemSums.metric`, one per metric) and the printed
+    averages of `report_block`."""
+    out, first = [], 0
+    for settings in profile.settings:
+        tags = settings.metric_tags()
+        for k, tag in enumerate(tags, first):
+            out.append((name, system, tag, system_row(name, system, tag, metrics[k], settings, averages[k])))
         first += len(tags)
     return out
 

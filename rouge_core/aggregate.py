@@ -17,9 +17,11 @@ Beam's `pipeline` CombineFn and `rouge_core.corpus_score` both accumulate with i
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from fractions import Fraction
 from functools import cache
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -50,8 +52,16 @@ def one_blas_thread() -> None:
 
 def stats_bytes(scores: dict, tags) -> bytes:
     """A scorer's {tag: MetricStats} as ScoredDocument.values: float64 bytes of an
-    array (metrics, 6), each row the MetricStats fields in order."""
-    return np.array([scores[tag] for tag in tags], dtype=np.float64).tobytes()
+    array (metrics, 6), each row the MetricStats fields in order (packed by
+    `struct`, the bytes of numpy's float64 array in native order, without
+    numpy's per-object inspection of the NamedTuples: once per scored pair)."""
+    tags = tuple(tags)
+    return _packer(6 * len(tags)).pack(*chain.from_iterable(map(scores.__getitem__, tags)))
+
+
+@cache
+def _packer(count: int) -> struct.Struct:
+    return struct.Struct(f"={count}d")
 
 
 def stats_array(values: bytes) -> np.ndarray:
@@ -102,16 +112,22 @@ class SystemSums:
         bootstrap[0, r]              sum of Poisson weights of replicate r
         bootstrap[1 + 3m + k, r]     weighted sum of R/P/F units
         jackknife[.., b]             the same rows per jackknife bucket
-        documents_seen               (doc_id, values) of every document, for the
-                                     ROUGE-1.5.5 report, which needs them in order
+        pending                      (doc_id, values) not in the sums yet: at
+                                     most BLOCK documents (336 bytes each with
+                                     14 metrics)
+
+    Their size does not grow with the documents.  A partial accumulator of a few
+    documents (what a Beam bundle hands to the shuffle per system) holds only
+    `pending`: the dense replicate arrays (over 100 KB) are allocated when BLOCK
+    documents have arrived, or when the sums are read.  Every sum is an exact
+    integer, so when a document enters them does not change a bit.
     """
 
     def __init__(self, replicates: int, buckets: int):
         self.replicates, self.buckets = replicates, buckets
         self.n = 0
         self.totals = self.counts_small = self.counts_exact = self.bootstrap = self.jackknife = None
-        self.documents_seen: list = []
-        self.pending = 0  # the last `pending` documents_seen are not in the sums yet
+        self.pending: list = []
 
     def _allocate(self, metrics: int) -> None:
         rows = 1 + 3 * metrics
@@ -121,17 +137,22 @@ class SystemSums:
         self.bootstrap = np.zeros((rows, self.replicates), dtype=np.int64)
         self.jackknife = np.zeros((rows, self.buckets), dtype=np.int64)
 
-    def add(self, doc_id: str, values: bytes) -> None:
-        self.documents_seen.append((doc_id, values))
-        self.pending += 1
+    def add(self, doc_id: str, values: bytes, seed: int) -> SystemSums:
+        """One document; the pending ones enter the sums once BLOCK have arrived."""
+        self.pending.append((doc_id, values))
+        if len(self.pending) >= BLOCK:
+            self.flush(seed)
+        return self
 
     def flush(self, seed: int) -> SystemSums:
-        """Enter the pending documents into the sums."""
-        if not self.pending:
-            return self
+        """Enter the pending documents into the sums, BLOCK at a time."""
+        while self.pending:
+            block, self.pending = self.pending[:BLOCK], self.pending[BLOCK:]
+            self._enter(block, seed)
+        return self
+
+    def _enter(self, block: list, seed: int) -> None:
         one_blas_thread()
-        block = self.documents_seen[-self.pending :]
-        self.pending = 0
         ids = [doc_id for doc_id, _ in block]
         values = stack([v for _, v in block])
         k = len(ids)
@@ -151,21 +172,21 @@ class SystemSums:
         self.bootstrap += (rows.T.astype(np.float64) @ weights).astype(np.int64)
         buckets = np.array([stable_hash(doc_id) % self.buckets for doc_id in ids])
         np.add.at(self.jackknife.T, buckets, rows)
-        return self
 
-    def merge(self, other: SystemSums) -> SystemSums:
-        """Add `other`'s sums (both flushed)."""
-        self.documents_seen.extend(other.documents_seen)
-        if other.totals is None:
-            return self
-        if self.totals is None:
-            self._allocate(len(other.totals) // 3)
-        self.n += other.n
-        self.totals += other.totals
-        self.counts_small += other.counts_small
-        self.counts_exact = [a + b for a, b in zip(self.counts_exact, other.counts_exact)]
-        self.bootstrap += other.bootstrap
-        self.jackknife += other.jackknife
+    def merge(self, other: SystemSums, seed: int) -> SystemSums:
+        """Add `other`'s sums and pending documents."""
+        self.pending.extend(other.pending)
+        if other.totals is not None:
+            if self.totals is None:
+                self._allocate(len(other.totals) // 3)
+            self.n += other.n
+            self.totals += other.totals
+            self.counts_small += other.counts_small
+            self.counts_exact = [a + b for a, b in zip(self.counts_exact, other.counts_exact)]
+            self.bootstrap += other.bootstrap
+            self.jackknife += other.jackknife
+        if len(self.pending) >= BLOCK:
+            self.flush(seed)
         return self
 
     def counts(self, j: int) -> Fraction:

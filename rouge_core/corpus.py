@@ -37,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rouge_core.aggregate import BLOCK, SystemStats, SystemSums, stats_array, stats_bytes
+from rouge_core.aggregate import SystemStats, SystemSums, stats_array, stats_bytes
 from rouge_core.errors import RougeConfigError, RougeInputError
-from rouge_core.report import averages_of, evaluation_ids
+from rouge_core.report import averages_of_values, evaluation_ids
 from rouge_core.resampling import Interval
 from rouge_core.scoring import RougeScorer
 from rouge_core.settings import RougeSettings
@@ -184,15 +184,15 @@ def corpus_score(
     tags = settings.metric_tags()
     sums = SystemSums(bootstrap_replicates, jackknife_buckets)
     results = scorer.score_batch(list(zip(candidates, references)))
+    values = []
     for position, (doc_id, result) in enumerate(zip(doc_ids, results)):
         if isinstance(result, RougeInputError):
             raise RougeInputError(f"document {doc_id!r} (position {position}): {result}", reason=result.reason)
-        sums.add(doc_id, stats_bytes(result, tags))
-        if sums.pending >= BLOCK:
-            sums.flush(bootstrap_seed)
+        values.append(stats_bytes(result, tags))
+        sums.add(doc_id, values[-1], bootstrap_seed)
     sums.flush(bootstrap_seed)
 
-    printed = _printed_averages(sums, tags, settings, system, evaluation_ids(doc_ids, eval_ids))
+    printed = _printed_averages(dict(zip(doc_ids, values)), settings, system, evaluation_ids(doc_ids, eval_ids))
     metrics = {
         tag: _metric_score(tag, sums.metric(m), printed[m], settings) for m, tag in enumerate(tags)
     }
@@ -200,14 +200,15 @@ def corpus_score(
     return CorpusScore(metrics, signature)
 
 
-def _printed_averages(sums: SystemSums, tags, settings: RougeSettings, system: str, ids: dict) -> list:
-    """ROUGE-1.5.5's averages of every metric, as the pipeline forms them (rouge155 only)."""
+def _printed_averages(values: dict, settings: RougeSettings, system: str, ids: dict) -> list:
+    """ROUGE-1.5.5's averages of every metric, as the pipeline forms them (rouge155
+    only), from the documents' values ({doc_id: stats_bytes}): the script's
+    bootstrap needs every document in evaluation-id order, so they come from the
+    documents at hand, not from the accumulator, which keeps none."""
     if settings.preset != "rouge155":
-        return [None] * len(tags)
-    averaged = slice(3, 6) if settings.counting == 0 else slice(0, 3)  # R, P, F (-t 0) or counts (-t 1)
-    values = {ids[doc_id]: stats_array(v)[:, averaged] for doc_id, v in sums.documents_seen}
-    averages = averages_of(system, values, len(tags), settings)
-    return [None] * len(tags) if averages is None else [PrintedAverages(*a) for a in averages]
+        return [None] * len(settings.metric_tags())
+    averages = averages_of_values(system, {ids[d]: stats_array(v) for d, v in values.items()}, settings)
+    return [None] * len(settings.metric_tags()) if averages is None else [PrintedAverages(*a) for a in averages]
 
 
 def _metric_score(tag: str, stats: SystemStats, printed, settings: RougeSettings) -> MetricScore:

@@ -65,6 +65,16 @@ def kernel_info() -> dict:
     return {"kernel": kernel, "requested": requested, "available": _kernel is not None, "reason": reason}
 
 
+def drawn_rows_adder():
+    """The compiled sums of ROUGE-1.5.5's bootstrap (`add_drawn_rows(rows, draws, sums,
+    columns, resamples)`: sums[r] += rows[draws[k, r]] for each draw k in order), or
+    None without the compiled kernel or under ROUGE_CORE_KERNEL=python, when
+    rouge_core.resampling makes the same additions, in the same order, with numpy."""
+    if _kernel is None or _requested() == "python":
+        return None
+    return getattr(_kernel, "add_drawn_rows", None)
+
+
 def choose(kernel: str | None) -> str:
     """The path for one scorer: `kernel` is "auto"/None (the environment decides), "c" or "python"."""
     global _logged

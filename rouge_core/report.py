@@ -68,6 +68,16 @@ def averages_of(system: str, values: Mapping[str, Sequence], metrics: int, setti
     )
 
 
+def averages_of_values(system: str, documents: Mapping[str, np.ndarray], settings: RougeSettings):
+    """`averages_of` every metric of `settings` from each document's values: `documents`
+    maps evaluation ids to an array (metrics, 6) of the MetricStats fields in order
+    (`rouge_core.aggregate.stats_array`).  One (R, P, F) triple per metric, or None
+    under `-t 2`."""
+    averaged = slice(3, 6) if settings.counting == 0 else slice(0, 3)  # R, P, F (-t 0) or the counts (-t 1)
+    values = {eval_id: v[:, averaged] for eval_id, v in documents.items()}
+    return averages_of(system, values, len(settings.metric_tags()), settings)
+
+
 def printed_averages(system: str, documents: Mapping[str, MetricStats], settings: RougeSettings):
     """`averages_of` one metric: `documents` maps evaluation ids to the system's scores."""
     out = averages_of(system, {e: [_document_values(s, settings.counting)] for e, s in documents.items()}, 1, settings)
@@ -78,8 +88,10 @@ def system_averages(system: str, documents: Mapping[str, Mapping[str, MetricStat
     """`averages_of` every metric of `settings` ({tag: intervals or None}); `documents`
     maps evaluation ids to {tag: stats}."""
     tags = settings.metric_tags()
-    values = {e: [_document_values(doc[tag], settings.counting) for tag in tags] for e, doc in documents.items()}
-    out = averages_of(system, values, len(tags), settings)
+    # Every document's MetricStats of every metric as one array (documents, metrics, 6).
+    flat = [x for doc in documents.values() for tag in tags for x in doc[tag]]
+    stats = np.array(flat, dtype=np.float64).reshape(len(documents), len(tags), 6)
+    out = averages_of_values(system, dict(zip(documents, stats)), settings)
     return dict.fromkeys(tags) if out is None else dict(zip(tags, out))
 
 
@@ -89,9 +101,9 @@ def metric_block(
     """The lines of one system's block for one metric (`averages`: from
     `printed_averages`, computed here when not given; with them given, `documents`
     is read only for `-d` and `-t 2`)."""
-    rows = {
+    rows = {  # only where the block prints them (-d) or sums them (-t 2)
         f"{eval_id}.{system}": _document_values(stats, settings.counting)
-        for eval_id, stats in documents.items()
+        for eval_id, stats in (documents.items() if settings.per_document or settings.counting == 2 else ())
     }
     lines = [DASHES]
     if settings.counting == 2:

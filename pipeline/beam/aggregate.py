@@ -1,7 +1,22 @@
 """Per-system aggregation: every (profile, system)'s documents combined into its
-table rows and ROUGE-1.5.5 report lines, and the tables written."""
+table rows, the ROUGE-1.5.5 report, and the tables written.
+
+Two stages, each with an element per worker that is bounded:
+
+* the statistics (means, pooled counts, bootstrap and jackknife) come from a
+  lifted CombineFn whose accumulator does not grow with the documents
+  (pipeline.beam.combiners);
+* the ROUGE-1.5.5 report's printed averages need every document of a system in
+  evaluation-id order (the script's bootstrap walks them in that order), so they
+  have a stage of their own: the documents grouped per system, each system's
+  report block (with `-d`, its per-document lines) written to a part file of its
+  own, and only the small averages sent on.  The report is the part files joined
+  in system order; no list of report lines is ever gathered.
+"""
 
 from __future__ import annotations
+
+import shutil
 
 import apache_beam as beam
 
@@ -11,14 +26,42 @@ from pipeline.config import Profile, profiles_signature
 from pipeline.io import files
 from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
 from pipeline.render import tables as views
-from pipeline.summaries import system_summaries
-from rouge_core.report import evaluation_ids
+from pipeline.summaries import report_block, table_rows
+from rouge_core.aggregate import stats_array
+from rouge_core.resampling import stable_hash
+
+PARTS = "_rouge155"  # the report's part files, under the staging folder (removed once joined)
+
+
+def report_part(staging: str, profile: str, system: str) -> str:
+    return files.join(staging, PARTS, f"{stable_hash(profile):016x}-{stable_hash(system):016x}.txt")
+
+
+def system_report(element, profiles: dict[str, Profile], staging: str) -> tuple:
+    """((profile, system), [(eval id, values), ...]) -> ((profile, system), printed
+    averages per metric); the system's ROUGE-1.5.5 report block written to its part
+    file."""
+    (name, system), documents = element
+    averages, lines = report_block(system, {e: stats_array(v) for e, v in documents}, profiles[name])
+    files.write_bytes(report_part(staging, name, system), "".join(line + "\n" for line in lines).encode("utf-8"))
+    return (name, system), averages
+
+
+def system_rows(element, profiles: dict[str, Profile]) -> list:
+    """((profile, system), {"stats": [SystemStats per metric], "averages": [printed
+    averages per metric]}) -> per metric (profile, system, metric, table row)."""
+    (name, system), joined = element
+    (metrics,), (averages,) = joined["stats"], joined["averages"]
+    out = table_rows(name, system, metrics, profiles[name], averages)
+    tally("aggregating", "systems")
+    return out
 
 
 def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
     and metric order; the ROUGE-1.5.5 report of a run with one profile as
-    rouge155.txt, else one rouge155-<profile>.txt per profile."""
+    rouge155.txt, else one rouge155-<profile>.txt per profile, joined from the
+    systems' part files in system order (streamed: the report is never held whole)."""
     order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     rows = [s[3] for s in summaries]
@@ -26,23 +69,79 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) 
     files.write_bytes(files.join(staging, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
     files.write_bytes(files.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
     files.write_bytes(files.join(staging, "system_scores.md"), views.profiles_markdown(rows, profiles).encode("utf-8"))
+    parts = []
     for profile in profiles:
-        report = "".join(line + "\n" for s in summaries if s[0] == profile.name for line in s[4])
+        systems = sorted({s[1] for s in summaries if s[0] == profile.name})
         name = "rouge155.txt" if len(profiles) == 1 else f"rouge155-{profile.name}.txt"
-        files.write_bytes(files.join(staging, name), report.encode("utf-8"))
+        with files.create(files.join(staging, name)) as out:
+            for system in systems:
+                part = report_part(staging, profile.name, system)
+                with files.open_read(part) as fh:
+                    while chunk := fh.read(1 << 20):
+                        out.write(chunk)
+                parts.append(part)
+    files.delete(parts)
+    if not files.is_url(staging):
+        shutil.rmtree(files.join(staging, PARTS), ignore_errors=True)
 
 
-def summarise(element, profiles: dict[str, Profile], eval_ids: dict) -> list:
-    """`system_summaries` of one (profile, system), counted for the progress view."""
-    out = system_summaries(element, profiles, eval_ids)
-    tally("aggregating", "systems")
-    return out
+class EvaluationIds(beam.PTransform):
+    """Scored documents in; ((profile, system), (eval id, values)) out: the eval id is
+    the doc_id itself, or with `mode` "index" the document's number 1..N in sorted
+    doc_id order (as pyrouge numbers its sorted files), found by a sorted pass:
+    the doc_ids are counted per leading-byte range, each range sorts its own ids
+    and numbers them from the count of the ranges before it, and the numbers join
+    the documents by doc_id.  No list of every doc_id is gathered or broadcast."""
+
+    def __init__(self, mode: str):
+        super().__init__()
+        self.mode = mode
+
+    def expand(self, documents):
+        if self.mode == "doc_id":
+            return documents | "BySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
+        ids = documents | "DocIds" >> beam.Map(lambda d: d.doc_id) | "DistinctDocIds" >> beam.Distinct()
+        ranged = ids | "ByRange" >> beam.Map(lambda d: (id_range(d), d))
+        sizes = ranged | "RangeSizes" >> beam.combiners.Count.PerKey() | "AllSizes" >> beam.combiners.ToDict()
+        numbers = (
+            ranged
+            | "GroupRanges" >> beam.GroupByKey()
+            | "NumberRange" >> beam.FlatMap(number_range, beam.pvalue.AsSingleton(sizes))
+        )
+        by_doc = documents | "ByDocId" >> beam.Map(lambda d: (d.doc_id, ((d.profile, d.system), d.values)))
+        return (
+            {"number": numbers, "documents": by_doc}
+            | "JoinNumbers" >> beam.CoGroupByKey()
+            | "Numbered" >> beam.FlatMap(numbered)
+        )
+
+
+def id_range(doc_id: str) -> bytes:
+    """The doc_id's first two UTF-8 bytes: byte order is code point order, so every
+    id of a lower range sorts before every id of a higher one (at most 65,536
+    ranges, whose sizes are the only thing broadcast)."""
+    return doc_id.encode("utf-8", "surrogatepass")[:2]
+
+
+def number_range(element, sizes: dict):
+    """(range, its doc_ids) -> (doc_id, number) for each, numbered on from the ranges
+    below it."""
+    key, ids = element
+    start = sum(n for k, n in sizes.items() if k < key)
+    for i, doc_id in enumerate(sorted(ids), start + 1):
+        yield doc_id, str(i)
+
+
+def numbered(element):
+    _, joined = element
+    (number,) = joined["number"]
+    for key, values in joined["documents"]:
+        yield key, (number, values)
 
 
 class AggregatePerSystem(beam.PTransform):
     """ScoredDocuments in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
-    report(s) written to `staging`.  Returns the evaluation ids ({doc_id: id}, one
-    element), which number the documents for the report."""
+    report(s) written to `staging`."""
 
     def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str):
         super().__init__()
@@ -50,24 +149,21 @@ class AggregatePerSystem(beam.PTransform):
 
     def expand(self, documents):
         stats = self.statistics
+        by_name = {p.name: p for p in self.profiles}
         combine = SystemCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, stats.jackknife_buckets)
-        aggregates = (
-            documents
-            | "KeyBySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
-            | "CombinePerSystem" >> beam.CombinePerKey(combine)
+        keyed = documents | "KeyBySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
+        aggregates = keyed | "CombinePerSystem" >> beam.CombinePerKey(combine)
+        # With doc_ids as evaluation ids the report's elements are the same (one pass).
+        numbered = keyed if self.eval_ids == "doc_id" else documents | "EvaluationIds" >> EvaluationIds(self.eval_ids)
+        averages = (
+            numbered
+            | "DocumentsPerSystem" >> beam.GroupByKey()
+            | "Rouge155Report" >> beam.Map(system_report, by_name, self.staging)
         )
-        eval_ids = (
-            documents
-            | "DocIds" >> beam.Map(lambda d: d.doc_id)
-            | "DistinctDocIds" >> beam.Distinct()
-            | "EvalIds" >> beam.combiners.ToList()
-            | "NumberDocs" >> beam.Map(evaluation_ids, self.eval_ids)
-        )
-        (
-            aggregates
-            | "Rouge155Averages"
-            >> beam.FlatMap(summarise, {p.name: p for p in self.profiles}, beam.pvalue.AsSingleton(eval_ids))
+        return (
+            {"stats": aggregates, "averages": averages}
+            | "JoinPerSystem" >> beam.CoGroupByKey()
+            | "SystemRows" >> beam.FlatMap(system_rows, by_name)
             | "GatherSummaries" >> beam.combiners.ToList()
             | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles)
         )
-        return eval_ids

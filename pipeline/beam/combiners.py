@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from rouge_core.aggregate import BLOCK, SystemSums, stats_array
+from rouge_core.aggregate import SystemSums
 
 
 class SystemCombineFn(beam.CombineFn):
     """(doc_id, values) of one system in; out, per metric its sufficient statistics
     (`SystemStats`: mean R/P/F, pooled counts, Poisson-bootstrap replicate means,
-    jackknife standard errors), and the documents sorted by doc_id.
+    jackknife standard errors).
 
     The bootstrap weights come from a hash of (seed, doc_id, replicate) and a
     document's jackknife group from a hash of its doc_id: mergeable and order-free,
-    for corpora too large to gather statistics on one worker.
+    for corpora too large to gather statistics on one worker.  The accumulator's
+    size does not grow with the documents (see SystemSums), so Beam's combiner
+    lifting sends small partial sums across the shuffle, not documents.
     """
 
     def __init__(self, replicates: int, seed: int, buckets: int):
@@ -32,22 +34,15 @@ class SystemCombineFn(beam.CombineFn):
         return SystemSums(self.replicates, self.buckets)
 
     def add_input(self, acc, element):
-        acc.add(*element)
-        if acc.pending >= BLOCK:
-            acc.flush(self.seed)
-        return acc
-
-    def compact(self, acc):
-        return acc.flush(self.seed)
+        return acc.add(*element, self.seed)
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)
-        total = next(accumulators).flush(self.seed)
+        total = next(accumulators)
         for acc in accumulators:
-            total.merge(acc.flush(self.seed))
+            total.merge(acc, self.seed)
         return total
 
     def extract_output(self, acc):
         acc.flush(self.seed)
-        documents = [(doc_id, stats_array(values)) for doc_id, values in sorted(acc.documents_seen)]
-        return [acc.metric(m) for m in range(acc.metrics)], documents
+        return [acc.metric(m) for m in range(acc.metrics)]

@@ -17,9 +17,37 @@ def _per(pcoll, label: str, key):
     return pcoll | f"{label}Of" >> beam.Map(key) | f"CountPer{label}" >> beam.combiners.Count.PerElement() | f"{label}ToList" >> beam.combiners.ToList()
 
 
+class DocumentsPerSystem(beam.CombineFn):
+    """Scored documents (and human pseudo-documents) of one profile, counted per system
+    in one pass: [(system, n)], sorted.  The accumulator holds one count per system
+    (never a document), so the combine is lifted before the shuffle."""
+
+    def __init__(self, profile: str):
+        self.profile = profile
+
+    def create_accumulator(self):
+        return {}
+
+    def add_input(self, acc, d):
+        if d.profile == self.profile:
+            acc[d.system] = acc.get(d.system, 0) + 1
+        return acc
+
+    def merge_accumulators(self, accumulators):
+        accumulators = iter(accumulators)
+        total = next(accumulators)
+        for acc in accumulators:
+            for system, n in acc.items():
+                total[system] = total.get(system, 0) + n
+        return total
+
+    def extract_output(self, acc):
+        return sorted(acc.items())
+
+
 class CountRows(beam.PTransform):
     """A dict of the graph's PCollections in ("read_counts", "references", "unused",
-    "scored", "human", "documents", "errors", "eval_ids", "text_checks"); `_counts.json` written to
+    "human", "documents", "errors", "text_checks"); `_counts.json` written to
     `staging`.  Scored documents are counted once, in the first profile; the human
     pseudo-system is counted apart (it is not an input row)."""
 
@@ -33,15 +61,18 @@ class CountRows(beam.PTransform):
         text_checks = c.get("text_checks") or (c["read_counts"].pipeline | "NoTextChecks" >> beam.Create([]))
         counts = {
             "read_counts": c["read_counts"] | "SumReadCounts" >> beam.CombineGlobally(merge_read_counts),
-            "scored": _count(c["scored"], "Scored", first),
+
             "errors_by_reason": _per(c["errors"], "Reason", lambda e: e.reason),
             "reference_rows": _count(c["references"], "ReferenceRows"),
             "reference_rows_unused": c["unused"] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
-            "documents": c["eval_ids"] | "CountDocuments" >> beam.Map(len),
-            "human_documents": _count(c["human"], "Human", first),
-            "documents_by_system": _per(
-                c["documents"] | "OneProfile" >> beam.Filter(lambda d: d.profile == first), "System", lambda d: d.system
+            "documents": (
+                c["documents"]
+                | "DocIds" >> beam.Map(lambda d: d.doc_id)
+                | "DistinctDocIds" >> beam.Distinct()
+                | "CountDocuments" >> beam.combiners.Count.Globally()
             ),
+            "human_documents": _count(c["human"], "Human", first),
+            "documents_by_system": c["documents"] | "CountPerSystem" >> beam.CombineGlobally(DocumentsPerSystem(first)),
             # Rejected candidate rows per system, for "scored/had" and the rejected share.
             "errors_by_system": _per(
                 c["errors"] | "CandidateErrors" >> beam.Filter(lambda e: e.system is not None and e.reason != "duplicate_reference"),
@@ -52,6 +83,14 @@ class CountRows(beam.PTransform):
             | "TallyTextChecks" >> beam.CombinePerKey(lambda found: (sum(n for n, _ in found), min(d for _, d in found)))
             | "TextChecksToList" >> beam.combiners.ToList(),
         }
+        # Scored input rows: the first profile's documents less its human pseudo-documents
+        # (documents = scored + human), so no pass over the scored documents of their own.
+        counts["scored"] = (
+            counts["documents_by_system"]
+            | "ScoredRows"
+            >> beam.Map(lambda by_system, human: sum(n for _, n in by_system) - human,
+                        beam.pvalue.AsSingleton(counts["human_documents"]))
+        )
         return (
             c["read_counts"].pipeline
             | "Once" >> beam.Create([None])

@@ -13,7 +13,7 @@ from pipeline.beam.progress import Progress
 from pipeline.beam.read import ERRORS, tagged
 from pipeline.config import Profile
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
-from pipeline.records import ErrorRecord
+from pipeline.records import Candidate, ErrorRecord, ReferenceRow
 from pipeline.score import group_text_problems
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
@@ -54,7 +54,8 @@ class ResolveDocumentFn(beam.DoFn):
 
     def process(self, element):
         _, grouped = element  # the key: document_key, shared by doc_ids that print alike
-        candidates, references = list(grouped["candidates"]), list(grouped["references"])
+        candidates = [Candidate._make(c) for c in grouped["candidates"]]
+        references = [ReferenceRow._make(r) for r in grouped["references"]]
         if not candidates:
             yield beam.pvalue.TaggedOutput(UNUSED, len(references))
             return
@@ -84,8 +85,11 @@ class GroupDocuments(beam.PTransform):
     def expand(self, inputs):
         candidates, references = inputs
         grouped = {
-            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (document_key(c.doc_id), c)),
-            "references": references | "KeyReferences" >> beam.Map(lambda r: (document_key(r.doc_id), r)),
+            # Keyed by document_key (doc_ids that print alike meet); plain tuples cross the
+            # shuffle (Beam encodes them field by field; a NamedTuple would be pickled),
+            # rebuilt as records by ResolveDocumentFn.
+            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (document_key(c.doc_id), tuple(c))),
+            "references": references | "KeyReferences" >> beam.Map(lambda r: (document_key(r.doc_id), tuple(r))),
         } | "ByDocId" >> beam.CoGroupByKey()
         resolved = grouped | "Resolve" >> beam.ParDo(ResolveDocumentFn(self.keep_conflicts)).with_outputs(
             ERRORS, UNUSED, main="documents"
@@ -137,7 +141,9 @@ class ScoreDocumentFn(beam.DoFn):
             self.progress.add("human skipped")
             return
         for p, v in zip(self.profiles, values):
-            yield beam.pvalue.TaggedOutput(HUMAN, ScoredDocument(p.name, self.human, group.doc_id, v))
+            document = ScoredDocument(p.name, self.human, group.doc_id, v)
+            yield document  # among the documents every table shows
+            yield beam.pvalue.TaggedOutput(HUMAN, document)  # and apart, to be counted
 
     def process(self, group: DocumentGroup):
         if self.human:
@@ -184,10 +190,13 @@ class ScoreDocumentFn(beam.DoFn):
 
 
 class ScoreDocuments(beam.PTransform):
-    """DocumentGroups in; out a dict: "scored" (one ScoredDocument per candidate and
-    profile), "human" (Lin 2004's human pseudo-system, when `human` names it),
-    "documents" (both: what every table shows), "errors" and "text_checks"
-    ((owner, kind, doc_id) per text rouge_core.textcheck flags)."""
+    """DocumentGroups in; out a dict: "documents" (one ScoredDocument per candidate
+    and profile, and Lin 2004's human pseudo-system when `human` names it: what every
+    table shows), "human" (the human pseudo-documents alone), "errors" and
+    "text_checks" ((owner, kind, doc_id) per text rouge_core.textcheck flags).
+
+    The documents are the DoFn's main output, not a Flatten of two outputs: Beam's
+    local runner materializes a Flatten's output, which pickled every document once."""
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
         super().__init__()
@@ -195,7 +204,6 @@ class ScoreDocuments(beam.PTransform):
 
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
-        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="scored")
-        documents = (scored.scored, scored[HUMAN]) | "WithHuman" >> beam.Flatten()
-        return {"scored": scored.scored, "human": scored[HUMAN], "documents": documents, "errors": scored[ERRORS],
+        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="documents")
+        return {"human": scored[HUMAN], "documents": scored.documents, "errors": scored[ERRORS],
                 "text_checks": scored[TEXT_CHECKS]}

@@ -29,7 +29,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
-    eval_ids = scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
+    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
         profiles, config.statistics, config.rouge.eval_ids, staging
     )
     if config.significance.enabled:
@@ -39,10 +39,8 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "read_counts": read["counts"],
         "references": read["references"],
         "unused": grouped["unused"],
-        "scored": scored["scored"],
         "human": scored["human"],
         "documents": scored["documents"],
         "errors": errors,
-        "eval_ids": eval_ids,
         "text_checks": scored["text_checks"],
     } | "CountRows" >> CountRows(staging, profiles[0].name)

@@ -14,6 +14,8 @@ import json
 from collections import Counter
 from typing import Optional
 
+import numpy as np
+
 from pipeline.config import Profile
 from pipeline.io import files
 from pipeline.io.names import shown
@@ -185,36 +187,63 @@ def write_table(folder: str, stem: str, rows: list[dict], columns: list[tuple[st
 def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
     """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
     per (profile, system, doc_id, metric), sorted within each shard (profiles in the
-    config's order)."""
+    config's order).  The Parquet table is built from columns: the documents'
+    values (float64 bytes of a (metrics, 6) array each) stacked into one array and
+    its columns taken whole, with no Python object per cell."""
     tags = {p.name: p.tags for p in profiles}
     order = {p.name: i for i, p in enumerate(profiles)}
 
     def write(shard: int, shards: int, documents: list):
-        rows = [
-            {
-                "profile": d.profile,
-                "system": d.system,
-                "doc_id": d.doc_id,
-                "metric": tag,
-                "recall": s.recall,
-                "precision": s.precision,
-                "f_measure": s.f_measure,
-                "hits": float(s.hits),
-                "reference_total": float(s.reference_total),
-                "candidate_total": float(s.candidate_total),
-            }
-            for d in sorted(documents, key=lambda d: (order[d.profile], d.system, d.doc_id))
-            for tag, s in d.scores(tags[d.profile]).items()
-        ]
+        documents = sorted(documents, key=lambda d: (order[d.profile], d.system, d.doc_id))
+        columns = document_columns(documents, tags)
         name = files.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
-        files.write_bytes(name + ".parquet", parquet_bytes(rows, DOCUMENT_COLUMNS))
-        if "csv" in formats:
-            files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
-        if "jsonl" in formats:
-            files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+        files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS))
+        if "csv" in formats or "jsonl" in formats:
+            cells = zip(*(c.tolist() if isinstance(c, np.ndarray) else c for c in columns.values()))
+            rows = [dict(zip(columns, row)) for row in cells]
+            if "csv" in formats:
+                files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
+            if "jsonl" in formats:
+                files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
         return name
 
     return write
+
+
+def document_columns(documents: list, tags: dict) -> dict:
+    """The per-document table's columns of sorted ScoredDocuments: text columns as
+    lists (one entry per document and metric), number columns as float64 arrays."""
+    per_doc = [len(tags[d.profile]) for d in documents]
+    values = np.frombuffer(b"".join(d.values for d in documents), dtype=np.float64).reshape(-1, 6)
+
+    def repeat(field: str) -> list:
+        return [v for d, n in zip(documents, per_doc) for v in [getattr(d, field)] * n]
+
+    return {
+        "profile": repeat("profile"),
+        "system": repeat("system"),
+        "doc_id": repeat("doc_id"),
+        "metric": [tag for d in documents for tag in tags[d.profile]],
+        # MetricStats fields: reference total, candidate total, hits, R, P, F
+        "recall": values[:, 3],
+        "precision": values[:, 4],
+        "f_measure": values[:, 5],
+        "hits": values[:, 2],
+        "reference_total": values[:, 0],
+        "candidate_total": values[:, 1],
+    }
+
+
+def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) -> bytes:
+    """A Parquet file of whole columns (lists or arrays), in the schema's order and types."""
+    import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    schema = arrow_schema(schema_columns)
+    table = pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
 
 
 def _sort_key(e: ErrorRecord):

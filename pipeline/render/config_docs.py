@@ -40,7 +40,7 @@ def _toml(value) -> str:
 
 def _allowed(metadata) -> str:
     if metadata["low"] is not None:
-        return ("0 (off) or " if metadata["zero"] else "") + f"{metadata['low']:,} to {metadata['high']:,}"
+        return ("0 (never) or " if metadata["zero"] else "") + f"{metadata['low']:,} to {metadata['high']:,}"
     if metadata["choices"] is not None:
         return ", ".join(f"`{json.dumps(c)}`" for c in metadata["choices"])
     return ""

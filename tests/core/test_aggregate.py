@@ -130,10 +130,10 @@ def test_the_accumulator_gives_the_same_numbers_in_any_blocks_and_merges():
         {"ROUGE-1": (2, 1, 1, 0.5, 1.0, 0.66667), "ROUGE-2": (1, 0, 0, 0.0, 0.0, 0.0), "ROUGE-L": (2, 1, 1, 0.5, 1.0, 0.66667)},
     ])}
     one, two = SystemSums(1000, 20), SystemSums(1000, 20)
-    one.add("1", values["1"])
+    one.add("1", values["1"], seed=0)
     for doc in "23":
-        two.add(doc, values[doc])
-    merged = one.flush(0).merge(two.flush(0))
+        two.add(doc, values[doc], seed=0)
+    merged = one.flush(0).merge(two.flush(0), seed=0)
     for m, tag in enumerate(tags):
         stats = merged.metric(m)
         # Hand-computed means over the three documents, in exact 1e-5 units.
@@ -190,3 +190,22 @@ def test_under_the_rouge_score_preset_the_means_are_rouge_scores_within_the_unit
         f = [peer.score_multi(refs, cand)[tag].fmeasure for cand, refs in zip(candidates, references)]
         assert abs(result[tag].f_measure - sum(f) / len(f)) <= 5e-6
         assert result[tag].rouge155 is None and result[tag].documents == 25
+
+
+def test_stats_bytes_are_numpys_float64_array_bytes():
+    """The packed values equal numpy's float64 array of the MetricStats, byte for byte:
+    whole counts, ROUGE-W's weighted float counts, counts beyond 2**53 (rounded the
+    same way) and five-decimal scores."""
+    import numpy as np
+
+    from rouge_core import MetricStats
+
+    scores = {
+        "ROUGE-1": MetricStats(12, 9, 7, 0.58333, 0.77778, 0.66667),
+        "ROUGE-W-1.2": MetricStats(19.93, 13.97, 6.2149, 0.31184, 0.44488, 0.36666),
+        "ROUGE-2": MetricStats(2**60 + 1, 0, 0, 0.0, 0.0, 0.0),
+    }
+    tags = ["ROUGE-W-1.2", "ROUGE-1", "ROUGE-2"]
+    assert stats_bytes(scores, tags) == np.array([scores[t] for t in tags], dtype=np.float64).tobytes()
+    assert stats_bytes(scores, iter(tags)) == stats_bytes(scores, tags)
+    assert stats_bytes({}, []) == b""

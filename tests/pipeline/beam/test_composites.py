@@ -8,8 +8,6 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
-
-TestPipeline.__test__ = False  # a Beam pipeline, not a test class for pytest to collect
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.beam.counts import CountRows
@@ -27,6 +25,7 @@ PROFILE = Profile(DEFAULT_PROFILE, (RougeSettings.from_flags("-n 2"),))
 class Doc(NamedTuple):
     system: str
     profile: str = DEFAULT_PROFILE
+    doc_id: str = "d1"
 
 
 def candidate(system, doc_id, text, references=None, position=1):
@@ -61,12 +60,15 @@ def test_score_documents_scores_each_candidate_and_the_human_pseudo_system():
         references = p | "R" >> beam.Create([])
         grouped = (candidates, references) | GroupDocuments()
         out = grouped["documents"] | ScoreDocuments([PROFILE], progress_seconds=3600, human="[human]")
-        values = out["scored"] | beam.Map(lambda d: (d.system, d.doc_id, [round(x, 5) for x in d.array[:, 3]]))
+        systems = out["documents"] | beam.Filter(lambda d: d.system != "[human]")
+        values = systems | beam.Map(lambda d: (d.system, d.doc_id, [round(x, 5) for x in d.array[:, 3]]))
         # R against each reference, averaged (-f A): ROUGE-1 (2/3 + 2/3) / 2; ROUGE-2 (1/2 + 0/2) / 2;
         # ROUGE-L ("cat sat", "a sat": 2 of 3 each) 2/3
         assert_that(values, equal_to([("A", "d1", [0.66667, 0.25, 0.66667])]), label="scored")
         human = out["human"] | beam.Map(lambda d: d.system)
         assert_that(human, equal_to(["[human]"]), label="human")
+        everything = out["documents"] | beam.Map(lambda d: d.system)
+        assert_that(everything, equal_to(["A", "[human]"]), label="documents")
         assert_that(out["errors"], equal_to([]), label="errors")
 
 
@@ -92,14 +94,14 @@ def test_count_rows_writes_the_run_counts(tmp_path):
             "read_counts": pc("Reads", [(3, {"invalid_json": 1}), (2, {})]),
             "references": pc("Refs", []),
             "unused": pc("Unused", [4]),
-            "scored": pc("Scored", [Doc("A"), Doc("A"), Doc("B"), Doc("A", "other")]),
             "human": pc("Human", [Doc("[human]")]),
-            "documents": pc("Docs", [Doc("A"), Doc("A"), Doc("B"), Doc("[human]")]),
+            # the first profile's documents; one of another profile, not counted
+            "documents": pc("Docs", [Doc("A", doc_id="d1"), Doc("A", doc_id="d2"), Doc("B"), Doc("[human]"), Doc("A", "other")]),
             "errors": pc("Errors", []),
-            "eval_ids": pc("Ids", [{"d1": "d1", "d2": "d2"}]),
         } | CountRows(str(tmp_path), DEFAULT_PROFILE)
     counts = json.loads((tmp_path / "_counts.json").read_text())
     assert counts["rows_read"] == 5 and counts["scored"] == 3 and counts["human_documents"] == 1
+    assert counts["documents"] == 2  # distinct doc_ids d1, d2
     assert counts["errors_by_reason"] == {"invalid_json": 1} and counts["reference_rows_unused"] == 4
     assert counts["documents_by_system"] == {"A": 2, "B": 1, "[human]": 1}
     assert counts["systems_missing_documents"] == {"B": 1, "[human]": 1}

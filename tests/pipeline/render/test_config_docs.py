@@ -49,7 +49,7 @@ def test_every_declared_range_is_checked(section, declared):
         _config(section, declared.name, 0).validate()
         step = low / 2
     for outside in (low - step, high + step, float("nan")):
-        with pytest.raises(RougeConfigError, match=f"{section}.{declared.name} must be (0 or )?between"):
+        with pytest.raises(RougeConfigError, match=f"{section}.{declared.name} must be (0 \\(never\\) or )?between"):
             _config(section, declared.name, outside).validate()
 
 

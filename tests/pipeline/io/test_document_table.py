@@ -1,0 +1,61 @@
+"""The per-document table built from columns equals, byte for byte, the same table
+built one dict per (document, metric) row."""
+
+import random
+
+import numpy as np
+
+from pipeline.beam.documents import ScoredDocument
+from pipeline.io.tables import DOCUMENT_COLUMNS, document_columns, parquet_bytes, parquet_columns_bytes, per_document_writer
+
+TAGS = {"p": ["ROUGE-1", "ROUGE-2", "ROUGE-L"], "q": ["ROUGE-W-1.2"]}
+
+
+def scored(n=200, seed=0):
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        profile = rng.choice("pq")
+        stats = [
+            [rng.randint(1, 50), rng.randint(0, 50), rng.random() * 9, rng.random(), rng.random(), rng.random()]
+            for _ in TAGS[profile]
+        ]
+        docs.append(ScoredDocument(profile, f"sys{rng.randint(0, 5)}", f"d{i}\u00e9", np.array(stats).tobytes()))
+    return sorted(docs, key=lambda d: ("pq".index(d.profile), d.system, d.doc_id))
+
+
+def rows_of(docs):
+    """The table one dict per row, from each document's MetricStats."""
+    return [
+        {
+            "profile": d.profile, "system": d.system, "doc_id": d.doc_id, "metric": tag,
+            "recall": s.recall, "precision": s.precision, "f_measure": s.f_measure, "hits": float(s.hits),
+            "reference_total": float(s.reference_total), "candidate_total": float(s.candidate_total),
+        }
+        for d in docs
+        for tag, s in d.scores(TAGS[d.profile]).items()
+    ]
+
+
+def test_columns_give_the_bytes_of_rows():
+    docs = scored()
+    assert parquet_columns_bytes(document_columns(docs, TAGS), DOCUMENT_COLUMNS) == parquet_bytes(rows_of(docs), DOCUMENT_COLUMNS)
+
+
+def test_an_empty_shard():
+    assert parquet_columns_bytes(document_columns([], TAGS), DOCUMENT_COLUMNS) == parquet_bytes([], DOCUMENT_COLUMNS)
+
+
+def test_the_writer_gives_the_bytes_of_rows_in_every_format(tmp_path):
+    from pipeline.config import Profile
+    from pipeline.io.tables import csv_text, jsonl_bytes, names
+    from rouge_core import RougeSettings
+
+    profiles = [Profile("p", (RougeSettings.from_flags("-n 2"),)), Profile("q", (RougeSettings.from_flags("-w 1.2 -n 0 -x"),))]
+    assert [p.tags for p in profiles] == [TAGS["p"], TAGS["q"]]
+    docs = scored(50, seed=3)
+    name = per_document_writer(str(tmp_path), ("csv", "jsonl"), profiles)(0, 1, list(reversed(docs)))
+    rows = rows_of(docs)
+    assert (tmp_path / "per_document" / "part-00000-of-00001.parquet").read_bytes() == parquet_bytes(rows, DOCUMENT_COLUMNS)
+    assert open(name + ".csv", encoding="utf-8").read() == csv_text(rows, names(DOCUMENT_COLUMNS))
+    assert open(name + ".jsonl", "rb").read() == jsonl_bytes(rows)
