@@ -31,6 +31,7 @@ from collections import defaultdict
 from pipeline.config import DEFAULT_PROFILE, parse_profiles_signature
 from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, shown
+from pipeline.io.rows import oversized_page
 from rouge_core.errors import RougeConfigError
 from rouge_core.resampling import SCORE_UNITS, to_units
 from rouge_core.signature import Signature
@@ -101,8 +102,12 @@ class ResultFolder:
         wanted = ["system", "doc_id", "metric", measure]
         try:
             with files.open_read(shard) as fh:
-                shard_file = pq.ParquetFile(io.BytesIO(fh.read()))
+                raw = io.BytesIO(fh.read())
+            shard_file = pq.ParquetFile(raw)
             present = shard_file.schema_arrow.names
+            large = oversized_page(raw, shard_file.metadata, wanted + ["profile"])
+            if large:
+                raise UsageError(f"{shard}: not a per-document table as this tool writes it: {large}")
             missing = [name for name in wanted if name not in present]
             if missing:
                 raise UsageError(f"{shard}: not a per-document table: no column {', '.join(map(repr, missing))}")

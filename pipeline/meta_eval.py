@@ -24,6 +24,7 @@ import numpy as np
 
 from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, seen_as, shown
+from pipeline.io.rows import oversized_page
 from rouge_core import RougeConfigError, RougeInputError
 from rouge_core import correlation as corr
 
@@ -90,7 +91,12 @@ def _read_file(path: str) -> list[dict]:
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
+        with open(path, "rb") as fh:
+            table = pq.ParquetFile(fh)
+            large = oversized_page(fh, table.metadata, table.schema_arrow.names)
+            if large:
+                raise RougeInputError(f"{path}: {large}; not read")
+            return table.read().to_pylist()
     if not re.search(r"\.(jsonl|json)(\.gz)?$", path):
         raise RougeInputError(f"{path}: expected .jsonl, .json, .jsonl.gz or .parquet")
     rows = []
@@ -291,11 +297,13 @@ def check_copies(copies: list[tuple[str, str]], judged: dict, scores: dict) -> N
 
 
 def check_systems(judged: dict, scores: dict, path: str) -> None:
-    """Systems of the judgments and of the scores: none two that print alike."""
-    systems = {k[0] for k in judged} | {k[0] for series in scores.values() for k in series}
-    groups = clashes(systems)
-    if groups:
-        raise RougeInputError(f"{path} and the metric scores: {describe_clashes('systems', groups)}")
+    """Systems, and doc_ids, of the judgments and of the scores: none two that print
+    alike (two spellings of one document would silently never meet)."""
+    for what, index in (("systems", 0), ("doc_ids", 1)):
+        names = {k[index] for k in judged} | {k[index] for series in scores.values() for k in series}
+        groups = clashes(names)
+        if groups:
+            raise RougeInputError(f"{path} and the metric scores: {describe_clashes(what, groups)}")
 
 
 def duplicate_systems(table: dict, copies: list[tuple[str, str]]) -> None:

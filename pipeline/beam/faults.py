@@ -116,11 +116,22 @@ class StallWatch:
 
 
 def _watch_stalls(limit: float, folder, done: threading.Event, on_stall) -> None:
+    """Look twice a second; the process tree (a walk of all /proc) every 2 s, or when a
+    process left it.  This thread's own CPU is not the driver's work."""
     watch = StallWatch(limit)
     me = os.getpid()
+    below: list = []
+    looks = 0
     while not done.wait(LOOK_SECONDS):
-        below = descendants(me)
+        if looks % 4 == 0:
+            below = descendants(me)
+        looks += 1
         processes = {pid: s for pid in [me] + below if (s := _state(pid)) is not None}
+        if len(processes) < 1 + len(below):
+            looks = 0  # a process ended: walk the tree again at the next look
+        if me in processes:
+            state, ticks = processes[me]
+            processes[me] = (state, ticks - int(time.thread_time() * _TICKS))
         reason = watch.look(time.monotonic(), processes, _folder_state(folder), workers=bool(below))
         if reason:
             on_stall(reason)
@@ -228,9 +239,9 @@ def watch_workers(stall_seconds: float = 0, progress_folder: str | None = None):
         stop_run(WorkerStalled(f"{reason} (run.worker_stall_seconds = {stall_seconds:g}); the run was stopped"))
 
     def hook(args):
-        if isinstance(args.exc_value, RuntimeError) and _WORKER_EXIT in str(args.exc_value) and not fault:
-            if stop_run(WorkerLost(describe(str(args.exc_value)))):
-                return
+        if isinstance(args.exc_value, RuntimeError) and _WORKER_EXIT in str(args.exc_value):
+            stop_run(WorkerLost(describe(str(args.exc_value))))  # (the first fault stops the run)
+            return
         if fault or type(args.exc_value).__name__ == "RpcError":
             # The runner's threads fail after a lost worker (a broken gRPC stream,
             # sometimes before the worker's exit is seen): one line says it all.

@@ -106,8 +106,10 @@ def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
             stage.update(1)
             new = ResultFolder(args.new_run, args.measure)
             stage.update(1)
+        doc_ids = {d for run in (old, new) for by_doc in run.scores.values() for d in by_doc}
         for what, names in (("systems", {k[0] for k in old.scores} | {k[0] for k in new.scores}),
-                            ("metrics", {k[1] for k in old.scores} | {k[1] for k in new.scores})):
+                            ("metrics", {k[1] for k in old.scores} | {k[1] for k in new.scores}),
+                            ("doc_ids", doc_ids)):  # two spellings of one document would never be paired
             groups = clashes(names)
             if groups:
                 raise UsageError(f"{args.old_run} and {args.new_run}: {describe_clashes(what, groups)}")

@@ -30,16 +30,16 @@ def join(folder: str, *parts: str) -> str:
     return _beam().join(folder, *parts) if is_url(folder) else os.path.join(folder, *parts)
 
 
-def open_read(path: str, special_ok: bool = False):
-    """A binary file object of the file's raw bytes (no decompression).  A local pipe
-    or device is refused (OSError) unless `special_ok`, for a user's input that is
-    read once: read as a file of a result folder, a FIFO would wait for ever and
-    /dev/zero never end."""
+def open_read(path: str, pipe_ok: bool = False):
+    """A binary file object of the file's raw bytes (no decompression).  A local
+    device is refused (OSError): /dev/zero never ends, a terminal waits.  So is a pipe,
+    unless `pipe_ok` (a user's input that is read once): in a result folder it would
+    wait for ever."""
     if is_url(path):
         return _beam().open(path, compression_type="uncompressed")
-    kind = None if special_ok else special_kind(path)
-    if kind:
-        raise OSError(f"{path} is {kind}, not a regular file")
+    kind = special_kind(path)
+    if kind and not (pipe_ok and kind == PIPE):
+        raise OSError(f"{path} is {kind}, not a regular file" + (" or a pipe" if pipe_ok else ""))
     return open(path, "rb")
 
 
@@ -114,7 +114,8 @@ def identity(path: str):
     return (st.st_dev, st.st_ino)
 
 
-_SPECIAL = ((stat.S_ISFIFO, "a pipe (a FIFO, or <(...) process substitution)"), (stat.S_ISCHR, "a character device"),
+PIPE = "a pipe (a FIFO, or <(...) process substitution)"
+_SPECIAL = ((stat.S_ISFIFO, PIPE), (stat.S_ISCHR, "a character device"),
             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 

@@ -26,6 +26,8 @@ _SPACES = re.compile(r"\s+")
 
 def seen_as(name: str) -> str:
     """What a person reads: NFKC, without invisible or control characters, spaces collapsed."""
+    if name.isascii() and name.isprintable() and "  " not in name and name.strip() == name:
+        return name  # (the common case, and every row's doc_id in `run`: as read)
     text = unicodedata.normalize("NFKC", name)
     text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
     text = _INVISIBLE.sub("", text)

@@ -42,7 +42,8 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord],
             matched = {}
             reason = f"cannot list {pattern!r}: {err}"
         else:
-            reason = f"no file matches {pattern!r}"
+            folder = not files.is_url(pattern) and os.path.isdir(pattern)
+            reason = f"the folder {pattern!r} holds no file" if folder else f"no file matches {pattern!r}"
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
         found.update(matched)
@@ -211,7 +212,7 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
         if path == "-":  # stdin (score): JSON Lines
             yield from _jsonl_rows(sys.stdin.buffer, "<stdin>", config, fields)
             return
-        with files.open_read(path, special_ok=True) as raw_file:  # (score reads a pipe once; run refuses it)
+        with files.open_read(path, pipe_ok=True) as raw_file:  # (score reads a pipe once; run refuses it)
             if path.lower().endswith(".parquet"):
                 before = (None, None)
                 if digest is not None:
@@ -308,7 +309,8 @@ class _PageHeaders:
 
     def __init__(self, raw_file, chunk):
         self.raw_file = raw_file
-        self.offset = chunk.dictionary_page_offset if chunk.has_dictionary_page and chunk.dictionary_page_offset else chunk.data_page_offset
+        dictionary = chunk.has_dictionary_page and chunk.dictionary_page_offset
+        self.offset = chunk.dictionary_page_offset if dictionary else chunk.data_page_offset
         self.end = self.offset + chunk.total_compressed_size
 
     def __iter__(self):
@@ -402,10 +404,23 @@ class _PageHeaders:
             raise IndexError
 
 
-def _large_page(raw_file, meta, columns):
-    """(column, what) for the first used text column chunk of a row group with a page
-    that decodes to more than _PAGE_BYTES, or None.  Only a chunk that could hold such
-    a page (every dictionary value costs at least 4 bytes on disk) is walked."""
+def oversized_page(raw_file, metadata, columns) -> Optional[str]:
+    """Where a Parquet file (its `metadata`, read through `raw_file`) has a page of a
+    text column among `columns` that decodes to more than _PAGE_BYTES (a few KB can
+    decode to gigabytes), said in a few words; None when it has none.  For a table
+    read whole (a result folder's), before Arrow reads it."""
+    for group in range(metadata.num_row_groups):
+        large = _large_page(raw_file, metadata.row_group(group), group, columns)
+        if large:
+            return large
+    return None
+
+
+def _large_page(raw_file, meta, group: int, columns) -> Optional[str]:
+    """Which page of the row group `group` (its metadata `meta`), of a used text column,
+    decodes to more than _PAGE_BYTES, or None.  Only a chunk that could hold such a
+    page (every dictionary value costs at least 4 bytes on disk) is walked."""
+    bound = f"over the reader's bound of {_PAGE_BYTES >> 20} MiB a page"
     for i in range(meta.num_columns):
         chunk = meta.column(i)
         top = chunk.path_in_schema.split(".")[0]
@@ -415,9 +430,10 @@ def _large_page(raw_file, meta, columns):
             continue
         for kind, size, values in _PageHeaders(raw_file, chunk):
             if kind == _DICTIONARY_PAGE and size + _DICTIONARY_VALUE_COST * (values or 0) > _PAGE_BYTES:
-                return top, f"its dictionary decodes to {size} bytes ({values} value(s))"
+                return (f"row group {group}, column {top!r}: its dictionary decodes to {size} bytes "
+                        f"({values} value(s)), {bound}")
             if kind != _DICTIONARY_PAGE and size > _PAGE_BYTES:
-                return top, f"a page decodes to {size} bytes"
+                return f"row group {group}, column {top!r}: a page decodes to {size} bytes, {bound}"
     return None
 
 
@@ -480,7 +496,7 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
             used_bytes = sum(cost.values())
             worst = max(columns, key=lambda name: cost[name], default=None)
             nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
-            large = _large_page(raw_file, meta, columns) if rows else None
+            large = _large_page(raw_file, meta, group, columns) if rows else None
             refused = None  # why the row group is not read: every row of it is one text_too_long error
             if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
                 refused = (
@@ -489,11 +505,8 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
                     f"({config.max_text_bytes}) a row; not read"
                 )
             elif large:
-                refused = (
-                    f"row group {group}, column {large[0]!r}: {large[1]}, over the reader's bound of "
-                    f"{_PAGE_BYTES >> 20} MiB a page; not read (write the file with smaller pages: pyarrow's "
-                    "write_batch_size, data_page_size and dictionary_pagesize_limit)"
-                )
+                refused = (f"{large}; not read (write the file with smaller pages: pyarrow's write_batch_size, "
+                           "data_page_size and dictionary_pagesize_limit)")
             elif rows and nested:
                 refused = (
                     f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "

@@ -28,13 +28,16 @@ TABLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".parqu
 def is_text_file(path: str) -> bool:
     """A plain text file rather than a table: not named like JSON Lines or Parquet,
     not a glob, and its first non-blank character is not '{' (a JSON object).  A
-    pipe or device is not read here (its bytes would be gone): its name decides."""
+    pipe or device is not read here (its bytes would be gone): its name decides.  A
+    folder is not (it names the tables in it)."""
     if path == "-" or path.lower().endswith(TABLE_SUFFIXES) or any(c in path for c in "*?["):
+        return False
+    if not files.is_url(path) and os.path.isdir(path):
         return False
     if not files.is_url(path) and os.path.exists(path) and not os.path.isfile(path):
         return True  # a pipe (<(my_model)) is read once, by the reader: its name decides
     try:
-        with files.open_read(path, special_ok=True) as raw:
+        with files.open_read(path, pipe_ok=True) as raw:
             opener = next((f for ext, f in _DECOMPRESS.items() if path.lower().endswith(ext)), None)
             head = (opener(raw) if opener else raw).read(4096)
     except (OSError, EOFError):
@@ -46,7 +49,7 @@ def _lines(path: str, config: InputConfig) -> list:
     """The file's lines (decompressed by its extension, .gz or .bz2); '-' is stdin."""
     if path == "-":
         return list(read_lines(sys.stdin.buffer, config.max_line_bytes))
-    with files.open_read(path, special_ok=True) as raw:
+    with files.open_read(path, pipe_ok=True) as raw:
         opener = next((f for ext, f in _DECOMPRESS.items() if path.lower().endswith(ext)), None)
         fh = opener(raw) if opener else raw
         return list(read_lines(fh, config.max_line_bytes))

@@ -143,3 +143,32 @@ def test_a_dangling_link_is_named_with_its_target(tmp_path):
         assert "b.jsonl is a symbolic link to 'gone.jsonl', which does not exist" in done.stderr
         assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_device_is_refused_by_score_with_the_reason(tmp_path):
+    """score read a link to /dev/zero for ever (one endless line, skipped as too long):
+    a device is no input; a pipe still is (read once)."""
+    os.symlink("/dev/zero", tmp_path / "zero.jsonl")
+    os.symlink("/dev/zero", tmp_path / "zero.txt")
+    (tmp_path / "ref.txt").write_text("a b\n")
+    done = cli("score", "zero.jsonl", "--rouge-args", "-n 1", cwd=tmp_path, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert ("zero.jsonl: unreadable_file: cannot read zero.jsonl after 0 rows: zero.jsonl is a character device, "
+            "not a regular file or a pipe") in done.stderr
+    done = cli("score", "zero.txt", "ref.txt", "--rouge-args", "-n 1", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "zero.txt is a character device, not a regular file or a pipe" in done.stderr
+
+
+def test_a_folder_names_its_files_and_an_empty_one_says_so(tmp_path):
+    """`score folder` said it was "a text file (one summary per line)"."""
+    (tmp_path / "runs").mkdir()
+    write_jsonl(tmp_path / "runs" / "a.jsonl", ROWS)
+    (tmp_path / "empty").mkdir()
+    alone = cli("score", "runs/a.jsonl", "--rouge-args", "-n 1 -r 10", cwd=tmp_path)
+    done = cli("score", "runs", "--rouge-args", "-n 1 -r 10", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == alone.stdout, done.stderr
+    for command in (["score", "empty"], ["run", "--input", "empty", "--output", "out", "--dry-run"]):
+        done = cli(*command, "--rouge-args", "-n 1", cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "error: the folder 'empty' holds no file" in done.stderr

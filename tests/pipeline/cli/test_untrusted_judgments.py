@@ -104,6 +104,18 @@ def test_systems_that_print_alike_are_refused_with_both_spellings(inputs, capsys
     assert "systems that print alike but differ" in err and "'M1' and 'M1\\u200b'" in err
 
 
+def test_doc_ids_that_print_alike_are_refused_with_both_spellings(inputs, capsys):
+    """d2 judged as 'd2\ufeff' (a byte-order mark from an editor) never met its scores:
+    M0..M3 on d2 were silently left out of every summary-level correlation."""
+    scores, judgments, tmp = inputs
+    for row in judgments:
+        if row["doc_id"] == "d2":
+            row["doc_id"] = "d2\ufeff"
+    code, err = meta_eval(scores, write(tmp / "j.jsonl", judgments), capsys=capsys)
+    assert code == 2, err
+    assert "doc_ids that print alike but differ" in err and "'d2' and 'd2\\ufeff'" in err
+
+
 @pytest.mark.parametrize(
     "option, value, stated",
     [

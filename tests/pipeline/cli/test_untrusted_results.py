@@ -95,6 +95,16 @@ def test_names_that_print_alike_or_hold_control_characters_are_refused(base, tmp
     assert "systems that print alike but differ" in err and "'good' and 'good\\u200b'" in err
     shutil.rmtree(folder)
 
+    def doc_renamed(table):  # doc-03 spelled with a byte-order mark in the new run: never paired
+        return table.set_column(table.column_names.index("doc_id"), "doc_id",
+                                pa.array([d.replace("doc-03", "doc-03\ufeff") for d in table.column("doc_id").to_pylist()]))
+
+    folder = edited(base, tmp_path, doc_renamed)
+    code, err = compare(base, folder, capsys=capsys)
+    assert code == 2
+    assert "doc_ids that print alike but differ" in err and "'doc-03' and 'doc-03\\ufeff'" in err
+    shutil.rmtree(folder)
+
     folder = edited(base, tmp_path, lambda t: set_cell(t, "system", 0, "evil\x1b[2J"))
     code, err = compare(base, folder, capsys=capsys)
     assert code == 2 and "row 1, column 'system': holds a control character (\\x1b)" in err
@@ -116,13 +126,15 @@ def test_every_numeric_option_is_range_checked(base, capsys, option, value, stat
     assert code == 2 and stated in err, err
 
 
-def cli(*args, timeout=60):
+def cli(*args, timeout=60, python_args=False):
+    """`rouge-pipeline ARGS` in a subprocess (`python_args`: `python ARGS`)."""
     import os
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    command = [sys.executable, *map(str, args)] if python_args else [sys.executable, "-m", "pipeline", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
 
 
 @pytest.mark.parametrize("what", ["shard is a pipe", "run.json is a pipe", "run.json is /dev/zero"])
@@ -196,3 +208,37 @@ def test_the_moved_documents_texts_come_only_from_inputs_that_still_hold_the_sco
         (folder / "run.json").write_text(json.dumps(record))
         changed, _ = texts_shown(folder)
         assert not changed
+
+
+def test_a_shard_whose_page_decodes_to_gigabytes_is_refused_unread(base, tmp_path):
+    """A 30 KB per-document shard whose doc_id dictionary decodes to 360 MB (Arrow took
+    over 1.5 GB to read it): compare and meta-eval refuse it from its page headers,
+    naming shard and column, in bounded memory."""
+    import json
+    import sys
+
+    folder = tmp_path / "bomb"
+    shutil.copytree(base / "new", folder)
+    table = pq.read_table(folder / SHARD)
+    rows = table.num_rows
+    texts = pa.array(["y" * 899_994 + f"{i:06d}" for i in range(400)])
+    bomb = pa.DictionaryArray.from_arrays(pa.array([i % 400 for i in range(rows)], pa.int32()), texts)
+    pq.write_table(table.set_column(table.column_names.index("doc_id"), "doc_id", bomb), folder / SHARD,
+                   compression="zstd", dictionary_pagesize_limit=1 << 31)
+    assert (folder / SHARD).stat().st_size < 100_000
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text(json.dumps({"system": "good", "doc_id": "doc-00", "quality": 1}) + "\n")
+    del table, texts, bomb
+    # The command runs under a small wrapper that reports its child's peak resident
+    # memory (ru_maxrss of a child forked from this large test process would count
+    # this process's pages).
+    wrapper = ("import json, resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, "
+               "text=True); print(json.dumps([done.returncode, done.stderr, "
+               "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024]))")
+    for command in (["compare", base / "old", folder], ["meta-eval", "--run", folder, "--judgments", judgments]):
+        status, err, peak_mb = json.loads(cli("-c", wrapper, sys.executable, "-m", "pipeline", *command,
+                                              python_args=True).stdout)
+        print(f"{command[0]}: peak {peak_mb} MB")
+        assert status == 2, (command, err)
+        assert f"{folder / SHARD}" in err and "column 'doc_id': its dictionary decodes to 360001600 bytes" in err, err
+        assert peak_mb < 400
