@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, SYSTEM_COLUMNS, arrow_schema, parquet_bytes
 from pipeline.render.html import CHART_SYSTEMS, MATRIX_SYSTEMS, REPORT_NAME, write_run_report
-from tests.pipeline.test_report import Page, cells
+from tests.pipeline.render.test_report import Page, cells
 
 SYSTEMS = 40
 
