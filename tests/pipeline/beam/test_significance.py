@@ -27,7 +27,7 @@ from rouge_core import significance
 from rouge_core.aggregate import stats_bytes
 from rouge_core.scoring import MetricStats
 from tests.conftest import markdown_cells
-from tests.pipeline.combinefn_contract import check_combine_fn
+from tests.pipeline.beam.combinefn_contract import check_combine_fn
 from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES
 
 

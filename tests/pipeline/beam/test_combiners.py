@@ -12,7 +12,7 @@ import pytest
 from pipeline.beam.combiners import SystemCombineFn
 from rouge_core.resampling import poisson_weights, stable_hash
 from rouge_core.scoring import MetricStats
-from tests.pipeline.combinefn_contract import check_combine_fn
+from tests.pipeline.beam.combinefn_contract import check_combine_fn
 
 
 def stats(rng, weighted=False):
