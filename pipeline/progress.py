@@ -30,7 +30,8 @@ from typing import Optional
 
 # Seconds between two log lines of a stage when stderr is not a terminal.
 INTERVAL = 10.0
-# A stage shorter than this shows nothing: nobody waited for it.
+# A stage shorter than this shows nothing: nobody waited for it (unless its
+# view asks for every stage's last line: Stage.always_end, as a run's log does).
 SHOW_AFTER = 2.0
 
 

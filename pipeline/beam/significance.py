@@ -278,15 +278,23 @@ def _read_block_part(path: str) -> dict:
     return {name: table[name].to_numpy(zero_copy_only=False) for name in table.column_names}
 
 
+def _take_block(block):
+    """A block as `significance_block` made it: a part file's is read and the file deleted."""
+    if not isinstance(block, str):
+        return block
+    read = _read_block_part(block)
+    files.delete([block])
+    return read
+
+
 def _read_while_small(blocks: list[tuple]) -> tuple[list[tuple], int]:
     """The blocks with part files read (and deleted) in order while the rows so far are
     at most PADDED_ROWS (a table that small is laid out whole), and those rows' number
     (past PADDED_ROWS: some number over it); later parts stay paths, read in turn."""
     read, total = [], 0
     for key, block in blocks:
-        if total <= PADDED_ROWS and isinstance(block, str):
-            part, block = block, _read_block_part(block)
-            files.delete([part])
+        if total <= PADDED_ROWS:
+            block = _take_block(block)
         if not isinstance(block, str):
             total += len(block["documents"])
         read.append((key, block))
@@ -327,9 +335,7 @@ def write_significance_tables(
             markdown.write(markdown_header(description).encode("utf-8"))
         written = 0
         for _, block in blocks:
-            if isinstance(block, str):
-                part, block = block, _read_block_part(block)
-                files.delete([part])
+            block = _take_block(block)
             rows = len(block["documents"])
             if not rows:
                 continue
