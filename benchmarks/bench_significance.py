@@ -190,7 +190,7 @@ def beam_child(systems: int, documents: int, seed: int) -> dict:
     import numpy as np
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.beam.documents import ScoredDocument
+    from pipeline.beam.documents import ScoredDocument, batches_of
     from pipeline.beam.significance import PairedSignificance, write_significance_tables
     from rouge_core.aggregate import stats_bytes
     from rouge_core.scoring import MetricStats
@@ -218,7 +218,7 @@ def beam_child(systems: int, documents: int, seed: int) -> dict:
             transform = PairedSignificance({"default": tags})
             (
                 p
-                | beam.Create(scored)
+                | beam.Create([b for i in range(0, len(scored), 256 * systems) for b in batches_of(scored[i:i + 256 * systems])])
                 | transform
                 | beam.combiners.ToList()
                 | beam.Map(write_significance_tables, folder, {"default": tags}, transform.describe())

@@ -77,8 +77,10 @@ def main() -> None:
     options = PipelineOptions(["--runner=FnApiRunner", f"--direct_running_mode={args.mode}", "--direct_num_workers=2"])
     p = beam.Pipeline(options=options)
     read = p | ReadSummaries(config, [args.file], [], tempfile.mkdtemp(prefix="row-loss-"), 30)
-    keyed = read["candidates"] | "Key" >> beam.Map(lambda c: (c.doc_id, c)) | "Emitted" >> beam.Map(emitted)
-    references = read["references"] | "KeyReferences" >> beam.Map(lambda r: (r.doc_id, r))
+    # one element per row, as the pipeline sent them before rows travelled in batches
+    rows = read["candidates"] | "Rows" >> beam.FlatMap(lambda batch: batch[1])
+    keyed = rows | "Key" >> beam.Map(lambda c: (c[1], c)) | "Emitted" >> beam.Map(emitted)
+    references = read["references"] | "ReferenceRows" >> beam.FlatMap(lambda batch: batch[1]) | "KeyReferences" >> beam.Map(lambda r: (r[0], r))
     {"candidates": keyed, "references": references} | beam.CoGroupByKey() | "Grouped" >> beam.Map(grouped)
     result = p.run()
     result.wait_until_finish()

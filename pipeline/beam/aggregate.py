@@ -21,6 +21,7 @@ import shutil
 import apache_beam as beam
 
 from pipeline.beam.combiners import SystemCombineFn
+from pipeline.beam.documents import scored_documents
 from pipeline.beam.progress import tally
 from pipeline.config import Profile, profiles_signature
 from pipeline.io import files
@@ -38,11 +39,11 @@ def report_part(staging: str, profile: str, system: str) -> str:
 
 
 def system_report(element, profiles: dict[str, Profile], staging: str) -> tuple:
-    """((profile, system), [(eval id, values), ...]) -> ((profile, system), printed
+    """((profile, system), lists of (eval id, values)) -> ((profile, system), printed
     averages per metric); the system's ROUGE-1.5.5 report block written to its part
     file."""
-    (name, system), documents = element
-    averages, lines = report_block(system, {e: stats_array(v) for e, v in documents}, profiles[name])
+    (name, system), lists = element
+    averages, lines = report_block(system, {e: stats_array(v) for part in lists for e, v in part}, profiles[name])
     files.write_bytes(report_part(staging, name, system), "".join(line + "\n" for line in lines).encode("utf-8"))
     return (name, system), averages
 
@@ -85,8 +86,25 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) 
         shutil.rmtree(files.join(staging, PARTS), ignore_errors=True)
 
 
+def per_system(batch) -> list:
+    """A scored batch -> ((profile, system), [(doc_id, values), ...]) per system in it."""
+    profile, rows = batch
+    out: dict = {}
+    for system, doc_id, values in rows:
+        out.setdefault(system, []).append((doc_id, values))
+    return [((profile, system), documents) for system, documents in out.items()]
+
+
+def per_document(batch):
+    """A scored batch -> ((profile, system), (doc_id, values)) per row: the elements of
+    the per-system CombineFn, which Beam combines in the stage that makes them."""
+    profile, rows = batch
+    for system, doc_id, values in rows:
+        yield (profile, system), (doc_id, values)
+
+
 class EvaluationIds(beam.PTransform):
-    """Scored documents in; ((profile, system), (eval id, values)) out: the eval id is
+    """Scored batches in; ((profile, system), [(eval id, values), ...]) out: the eval id is
     the doc_id itself, or with `mode` "index" the document's number 1..N in sorted
     doc_id order (as pyrouge numbers its sorted files), found by a sorted pass:
     the doc_ids are counted per leading-byte range, each range sorts its own ids
@@ -99,7 +117,8 @@ class EvaluationIds(beam.PTransform):
 
     def expand(self, documents):
         if self.mode == "doc_id":
-            return documents | "BySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
+            return documents | "BySystem" >> beam.FlatMap(per_system)
+        documents = documents | "Documents" >> beam.FlatMap(scored_documents)
         ids = documents | "DocIds" >> beam.Map(lambda d: d.doc_id) | "DistinctDocIds" >> beam.Distinct()
         ranged = ids | "ByRange" >> beam.Map(lambda d: (id_range(d), d))
         sizes = ranged | "RangeSizes" >> beam.combiners.Count.PerKey() | "AllSizes" >> beam.combiners.ToDict()
@@ -136,11 +155,11 @@ def numbered(element):
     _, joined = element
     (number,) = joined["number"]
     for key, values in joined["documents"]:
-        yield key, (number, values)
+        yield key, [(number, values)]
 
 
 class AggregatePerSystem(beam.PTransform):
-    """ScoredDocuments in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
+    """Scored batches in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
     report(s) written to `staging`."""
 
     def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str):
@@ -151,12 +170,14 @@ class AggregatePerSystem(beam.PTransform):
         stats = self.statistics
         by_name = {p.name: p for p in self.profiles}
         combine = SystemCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, stats.jackknife_buckets)
-        keyed = documents | "KeyBySystem" >> beam.Map(lambda d: ((d.profile, d.system), (d.doc_id, d.values)))
-        aggregates = keyed | "CombinePerSystem" >> beam.CombinePerKey(combine)
-        # With doc_ids as evaluation ids the report's elements are the same (one pass).
-        numbered = keyed if self.eval_ids == "doc_id" else documents | "EvaluationIds" >> EvaluationIds(self.eval_ids)
+        aggregates = (
+            documents
+            | "KeyBySystem" >> beam.FlatMap(per_document)
+            | "CombinePerSystem" >> beam.CombinePerKey(combine)
+        )
         averages = (
-            numbered
+            documents
+            | "EvaluationIds" >> EvaluationIds(self.eval_ids)
             | "DocumentsPerSystem" >> beam.GroupByKey()
             | "Rouge155Report" >> beam.Map(system_report, by_name, self.staging)
         )

@@ -7,10 +7,8 @@ import apache_beam as beam
 from pipeline.io.tables import merge_read_counts, write_counts
 
 
-def _count(pcoll, label: str, first: str = ""):
-    if first:
-        pcoll = pcoll | f"{label}FirstProfile" >> beam.Filter(lambda d: d.profile == first)
-    return pcoll | f"Count{label}" >> beam.combiners.Count.Globally()
+def _sum(pcoll, label: str, size):
+    return pcoll | f"{label}Sizes" >> beam.Map(size) | f"Sum{label}" >> beam.CombineGlobally(sum)
 
 
 def _per(pcoll, label: str, key):
@@ -18,9 +16,9 @@ def _per(pcoll, label: str, key):
 
 
 class DocumentsPerSystem(beam.CombineFn):
-    """Scored documents (and human pseudo-documents) of one profile, counted per system
-    in one pass: [(system, n)], sorted.  The accumulator holds one count per system
-    (never a document), so the combine is lifted before the shuffle."""
+    """Scored batches (human pseudo-documents among them) of one profile, counted per
+    system in one pass: [(system, n)], sorted.  The accumulator holds one count per
+    system (never a document), so the combine is lifted before the shuffle."""
 
     def __init__(self, profile: str):
         self.profile = profile
@@ -28,9 +26,11 @@ class DocumentsPerSystem(beam.CombineFn):
     def create_accumulator(self):
         return {}
 
-    def add_input(self, acc, d):
-        if d.profile == self.profile:
-            acc[d.system] = acc.get(d.system, 0) + 1
+    def add_input(self, acc, batch):
+        profile, rows = batch
+        if profile == self.profile:
+            for system, _, _ in rows:
+                acc[system] = acc.get(system, 0) + 1
         return acc
 
     def merge_accumulators(self, accumulators):
@@ -46,10 +46,12 @@ class DocumentsPerSystem(beam.CombineFn):
 
 
 class CountRows(beam.PTransform):
-    """A dict of the graph's PCollections in ("read_counts", "references", "unused",
-    "human", "documents", "errors", "text_checks"); `_counts.json` written to
+    """A dict of the graph's PCollections in ("read_counts", "references" (reference
+    row batches), "unused", "human" (numbers of human pseudo-documents), "documents"
+    (scored batches), "errors", "text_checks"); `_counts.json` written to
     `staging`.  Scored documents are counted once, in the first profile; the human
-    pseudo-system is counted apart (it is not an input row)."""
+    pseudo-system is counted apart (it is not an input row).  A document's rows are
+    all in one batch, so its doc_id is counted once by counting it per batch."""
 
     def __init__(self, staging: str, first_profile: str):
         super().__init__()
@@ -63,15 +65,12 @@ class CountRows(beam.PTransform):
             "read_counts": c["read_counts"] | "SumReadCounts" >> beam.CombineGlobally(merge_read_counts),
 
             "errors_by_reason": _per(c["errors"], "Reason", lambda e: e.reason),
-            "reference_rows": _count(c["references"], "ReferenceRows"),
+            "reference_rows": _sum(c["references"], "ReferenceRows", lambda batch: len(batch[1])),
             "reference_rows_unused": c["unused"] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
-            "documents": (
-                c["documents"]
-                | "DocIds" >> beam.Map(lambda d: d.doc_id)
-                | "DistinctDocIds" >> beam.Distinct()
-                | "CountDocuments" >> beam.combiners.Count.Globally()
+            "documents": _sum(
+                c["documents"], "Documents", lambda batch: len({doc_id for _, doc_id, _ in batch[1]}) if batch[0] == first else 0
             ),
-            "human_documents": _count(c["human"], "Human", first),
+            "human_documents": c["human"] | "SumHuman" >> beam.CombineGlobally(sum),
             "documents_by_system": c["documents"] | "CountPerSystem" >> beam.CombineGlobally(DocumentsPerSystem(first)),
             # Rejected candidate rows per system, for "scored/had" and the rejected share.
             "errors_by_system": _per(

@@ -10,7 +10,7 @@ import numpy as np
 
 from rouge_core.aggregate import stats_array, stats_bytes
 from pipeline.beam.progress import Progress
-from pipeline.beam.read import ERRORS, tagged
+from pipeline.beam.read import BATCH_ROWS, ERRORS
 from pipeline.config import Profile
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow
@@ -44,18 +44,56 @@ class ScoredDocument(NamedTuple):
         return {tag: MetricStats(*row) for tag, row in zip(tags, self.array.tolist())}
 
 
-class ResolveDocumentFn(beam.DoFn):
-    """(doc_id, {"candidates": [...], "references": [...]}) in, a DocumentGroup out,
-    errors to ERRORS; reference rows of documents no candidate has are counted
-    on UNUSED (they are normal: a reference set larger than the outputs)."""
+def scored_documents(batch) -> list[ScoredDocument]:
+    """A scored batch (profile, [(system, doc_id, values), ...]) as ScoredDocuments."""
+    profile, rows = batch
+    return [ScoredDocument(profile, *row) for row in rows]
+
+
+def batches_of(documents) -> list[tuple]:
+    """ScoredDocuments as scored batches, one per profile (rows of a document
+    together, sorted by doc_id and system): the form ScoreDocuments emits."""
+    by_profile: dict = {}
+    for d in sorted(documents, key=lambda d: (d.doc_id, d.system)):
+        by_profile.setdefault(d.profile, []).append((d.system, d.doc_id, d.values))
+    return sorted(by_profile.items())
+
+
+class ResolveBucketFn(beam.DoFn):
+    """(bucket, {"candidates": [batches], "references": [batches]}) in; out, lists of
+    DocumentGroups (a bucket's documents in doc_id order, cut at document
+    boundaries into lists of about BATCH_ROWS candidates), errors to ERRORS;
+    reference rows of documents no candidate has are counted on UNUSED (they are
+    normal: a reference set larger than the outputs)."""
 
     def __init__(self, keep_conflicts: bool = False):
         self.keep_conflicts = keep_conflicts
 
     def process(self, element):
-        _, grouped = element  # the key: document_key, shared by doc_ids that print alike
-        candidates = [Candidate._make(c) for c in grouped["candidates"]]
-        references = [ReferenceRow._make(r) for r in grouped["references"]]
+        _, grouped = element
+        by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
+        for batch in grouped["candidates"]:
+            for c in batch:
+                by_key.setdefault(document_key(c[1]), ([], []))[0].append(Candidate._make(c))
+        for batch in grouped["references"]:
+            for r in batch:
+                by_key.setdefault(document_key(r[0]), ([], []))[1].append(ReferenceRow._make(r))
+        out, held = [], 0
+        for key in sorted(by_key):
+            candidates, references = by_key.pop(key)
+            for item in self._resolve(candidates, references):
+                if isinstance(item, DocumentGroup):
+                    out.append(item)
+                    held += len(item.candidates)
+                else:
+                    yield item
+            if held >= BATCH_ROWS:
+                yield out
+                out, held = [], 0
+        if out:
+            yield out
+
+    def _resolve(self, candidates, references):
         if not candidates:
             yield beam.pvalue.TaggedOutput(UNUSED, len(references))
             return
@@ -67,7 +105,8 @@ class ResolveDocumentFn(beam.DoFn):
                     out += resolve_document(doc_id, doc_candidates, doc_references, self.keep_conflicts)
                 elif doc_references:
                     yield beam.pvalue.TaggedOutput(UNUSED, len(doc_references))
-            yield from tagged(out)
+            for item in out:
+                yield beam.pvalue.TaggedOutput(ERRORS, item) if isinstance(item, ErrorRecord) else item
         except Exception as err:  # the last resort: every row of the document is reported
             message = f"unexpected {type(err).__name__} while grouping this document: {str(err)[:300]!r}"
             for c in candidates:
@@ -75,8 +114,10 @@ class ResolveDocumentFn(beam.DoFn):
 
 
 class GroupDocuments(beam.PTransform):
-    """(candidates, reference rows) in; out a dict: "documents" (DocumentGroup),
-    "errors" and "unused" (per document without candidates, its reference rows)."""
+    """(candidate batches, reference batches), as ReadSummaries makes them, in; out a
+    dict: "documents" (lists of DocumentGroups), "errors" and "unused" (per
+    document without candidates, its reference rows).  What crosses the shuffle is
+    one batch per (reading bundle, bucket), never a row."""
 
     def __init__(self, keep_conflicts: bool = False):
         super().__init__()
@@ -84,27 +125,22 @@ class GroupDocuments(beam.PTransform):
 
     def expand(self, inputs):
         candidates, references = inputs
-        grouped = {
-            # Keyed by document_key (doc_ids that print alike meet); plain tuples cross the
-            # shuffle (Beam encodes them field by field; a NamedTuple would be pickled),
-            # rebuilt as records by ResolveDocumentFn.
-            "candidates": candidates | "KeyCandidates" >> beam.Map(lambda c: (document_key(c.doc_id), tuple(c))),
-            "references": references | "KeyReferences" >> beam.Map(lambda r: (document_key(r.doc_id), tuple(r))),
-        } | "ByDocId" >> beam.CoGroupByKey()
-        resolved = grouped | "Resolve" >> beam.ParDo(ResolveDocumentFn(self.keep_conflicts)).with_outputs(
+        grouped = {"candidates": candidates, "references": references} | "ByBucket" >> beam.CoGroupByKey()
+        resolved = grouped | "Resolve" >> beam.ParDo(ResolveBucketFn(self.keep_conflicts)).with_outputs(
             ERRORS, UNUSED, main="documents"
         )
         return {"documents": resolved.documents, "errors": resolved[ERRORS], "unused": resolved[UNUSED]}
 
 
 class ScoreDocumentFn(beam.DoFn):
-    """A DocumentGroup in, one ScoredDocument per candidate and profile out.
+    """A list of DocumentGroups in; out, per profile one scored batch (profile,
+    [(system, doc_id, values), ...]), a document's rows together.
 
-    The scorers are built once per worker; a document's candidates go to each in
-    one batch (`score_batch`: one call into the compiled kernel), and its
-    references are read and tokenized once per scorer, whatever the number of
-    systems.  A candidate that fails under any profile is one error row (the
-    first failure), so every profile scores the same rows.
+    The scorers are built once per worker; every candidate of the list goes to
+    each scorer in one batch (`score_batch`: one call into the compiled kernel).
+    A candidate that fails under any profile is one error row (the first
+    failure), so every profile scores the same rows.  HUMAN gets the number of
+    human pseudo-documents of the list (they are in the batches too).
     """
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
@@ -128,29 +164,22 @@ class ScoreDocumentFn(beam.DoFn):
 
     def _human(self, group: DocumentGroup):
         """Lin (2004) 2.1's human pseudo-system for a document with two or more
-        references (to HUMAN; not counted as a scored input row)."""
+        references: its values per profile, or None."""
         references = group.candidates[0][1]
         if len(references) < 2 or any(c.system == self.human for c, _ in group.candidates):
-            return
+            return None
         try:
-            values = [
+            return [
                 b"".join(stats_bytes(human_scores(best, references), tags) for best, tags in zip(scorers, profile_tags))
                 for scorers, profile_tags in zip(self.best, self.tags)
             ]
         except RougeInputError:  # a reference over a work limit: no human score for this document
             self.progress.add("human skipped")
-            return
-        for p, v in zip(self.profiles, values):
-            document = ScoredDocument(p.name, self.human, group.doc_id, v)
-            yield document  # among the documents every table shows
-            yield beam.pvalue.TaggedOutput(HUMAN, document)  # and apart, to be counted
+            return None
 
-    def process(self, group: DocumentGroup):
-        if self.human:
-            yield from self._human(group)
-        for problem in group_text_problems(group, self.check):
-            yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
-        pairs = [(c.text, references) for c, references in group.candidates]
+    def process(self, groups: list):
+        candidates = [c for group in groups for c, _ in group.candidates]
+        pairs = [(c.text, references) for group in groups for c, references in group.candidates]
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
         failed: dict[int, tuple[str, Exception]] = {}
         for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
@@ -160,17 +189,33 @@ class ScoreDocumentFn(beam.DoFn):
                         failed.setdefault(i, (profile.name, result))
                     elif i not in failed:
                         values[k][i] += stats_bytes(result, tags)
-        for i, (c, _) in enumerate(group.candidates):
-            if i in failed:
-                self.progress.add("failed")
-                yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
-                continue
-            self.progress.add("scored", system=c.system)
-            for profile, per_candidate in zip(self.profiles, values):
-                yield ScoredDocument(profile.name, c.system, c.doc_id, per_candidate[i])
+        rows = [[] for _ in self.profiles]
+        humans, i = 0, 0
+        for group in groups:
+            for problem in group_text_problems(group, self.check):
+                yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
+            for c, _ in group.candidates:
+                if i in failed:
+                    self.progress.add("failed")
+                    yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
+                else:
+                    self.progress.add("scored", system=c.system)
+                    for out, per_candidate in zip(rows, values):
+                        out.append((c.system, c.doc_id, per_candidate[i]))
+                i += 1
+            human = self._human(group) if self.human else None
+            if human is not None:
+                humans += 1
+                for out, v in zip(rows, human):
+                    out.append((self.human, group.doc_id, v))
+        for profile, out in zip(self.profiles, rows):
+            if out:
+                yield profile.name, out
+        if humans:
+            yield beam.pvalue.TaggedOutput(HUMAN, humans)
 
     def _score(self, scorer, pairs) -> list:
-        try:  # one call into the scorer (the compiled kernel when built) per document
+        try:  # one call into the scorer (the compiled kernel when built) per batch
             return scorer.score_batch(pairs)
         except Exception:  # an unexpected failure: score one by one, so it stays with its row
             return [self._score_one(scorer, text, references) for text, references in pairs]
@@ -190,13 +235,15 @@ class ScoreDocumentFn(beam.DoFn):
 
 
 class ScoreDocuments(beam.PTransform):
-    """DocumentGroups in; out a dict: "documents" (one ScoredDocument per candidate
-    and profile, and Lin 2004's human pseudo-system when `human` names it: what every
-    table shows), "human" (the human pseudo-documents alone), "errors" and
-    "text_checks" ((owner, kind, doc_id) per text rouge_core.textcheck flags).
+    """Lists of DocumentGroups in; out a dict: "documents" (scored batches: per
+    profile, (profile, [(system, doc_id, values), ...]), Lin 2004's human
+    pseudo-system among them when `human` names it: what every table shows),
+    "human" (per batch, the number of human pseudo-documents), "errors" and
+    "text_checks" ((kind, owner, doc_id) per text rouge_core.textcheck flags).
 
-    The documents are the DoFn's main output, not a Flatten of two outputs: Beam's
-    local runner materializes a Flatten's output, which pickled every document once."""
+    A scored batch is plain tuples, which Beam encodes field by field: the stages
+    after it shuffle a few large elements, or small partial sums, never one
+    element per pair."""
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
         super().__init__()

@@ -8,7 +8,7 @@ import apache_beam as beam
 from pipeline.beam.aggregate import AggregatePerSystem
 from pipeline.beam.counts import CountRows
 from pipeline.beam.documents import GroupDocuments, ScoreDocuments
-from pipeline.beam.read import ReadSummaries
+from pipeline.beam.read import ReadSummaries, bucket_count
 from pipeline.beam.significance import SignificanceTables
 from pipeline.beam.write import WriteResults
 from pipeline.config import RunConfig
@@ -17,12 +17,16 @@ from pipeline.config import RunConfig
 def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str) -> None:
     """Read, validate, score, aggregate per system, and write every table to `staging`.
 
-    `inputs` holds the resolved file lists ("candidates", "references").
+    `inputs` holds the resolved file lists ("candidates", "references").  Rows
+    travel in batches: read in batches per bucket of documents, joined and scored a
+    bucket at a time, and every later stage takes scored batches (per profile, a
+    list of (system, doc_id, values), a document's systems together).
     """
     profiles = config.profile_list()
     human = config.human.name if config.human.enabled else ""
     read = p | "ReadSummaries" >> ReadSummaries(
-        config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds
+        config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds,
+        bucket_count(inputs["candidates"] + inputs["references"]),
     )
     grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(
         config.input.conflicting_references == "keep"

@@ -1,20 +1,55 @@
 """Reading in Beam: one element per input file, its rows parsed by the project's
-one row reader (pipeline.io.rows); bad rows go straight to the errors table."""
+one row reader (pipeline.io.rows); bad rows go straight to the errors table, good
+rows leave in batches keyed by their document's bucket (`bucket_of`), so the join
+by doc_id shuffles a few large elements, not one per row."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 
 import apache_beam as beam
 
 from pipeline.beam.progress import Progress
 from pipeline.config import InputConfig
+from pipeline.documents import document_key
+from pipeline.io import files
 from pipeline.io.rows import FILE_LEVEL_REASONS, isolated, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
 from pipeline.records import ErrorRecord, SourceRow
 
 ERRORS = "errors"
 COUNTS = "counts"
+BATCH_ROWS = 2_000  # rows a reading worker holds before it sends them on, in one batch per bucket
+BUCKET_BYTES = 32 << 20  # input bytes per bucket (a compressed file counted 4 times its size)
+
+
+def bucket_of(doc_id: str, buckets: int) -> int:
+    """The bucket of a row: the same for every row of a document (and of doc_ids that
+    print alike, which `split_lookalikes` tells apart), in every process."""
+    key = document_key(doc_id).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % buckets
+
+
+def bucket_count(paths: list[str]) -> int:
+    """Buckets for these input files: one per BUCKET_BYTES of input, so that a
+    bucket's rows (grouped on one worker to be joined and scored) stay a bounded
+    size whatever the input.  Only the grouping depends on it, never a number."""
+    total = 0
+    for path in paths:
+        try:
+            size = sum(files.match(path).values())
+        except (OSError, ValueError):  # unreadable: the reader reports it as the file's error row
+            continue
+        compressed = os.path.splitext(path)[1].lower() in (".gz", ".bz2", ".xz", ".zst", ".zstd")
+        total += size * (4 if compressed else 1)
+    return max(1, min(65_536, -(-total // BUCKET_BYTES)))
+
+
+def batches(rows: dict) -> list:
+    """{bucket: [row tuples]} -> [(bucket, rows)] in bucket order."""
+    return sorted(rows.items())
 
 
 class ReadFileFn(beam.DoFn):
@@ -23,10 +58,14 @@ class ReadFileFn(beam.DoFn):
     are found, to the file's own part of the errors table (`ErrorFileWriter`), so
     a file of millions of bad lines costs bounded memory.  COUNTS gets, per file,
     (rows read, {reason: error rows}): every row read is one output or one error.
+    The rows leave as (bucket, [row as a plain tuple, ...]) batches of at most
+    BATCH_ROWS rows in all (Beam encodes plain tuples field by field).
     """
 
-    def __init__(self, config: InputConfig, kind: str, joined: bool, errors_folder: str, progress_seconds: float):
+    def __init__(self, config: InputConfig, kind: str, joined: bool, errors_folder: str, progress_seconds: float,
+                 buckets: int = 1):
         self.config = config
+        self.buckets = buckets
         self.kind = kind
         self.joined = joined
         self.errors_folder = errors_folder
@@ -52,6 +91,8 @@ class ReadFileFn(beam.DoFn):
         rows = 0
         errors = ErrorFileWriter(self.errors_folder, path)
         digest: dict = {}
+        pending: dict = {}
+        held = 0
         try:
             for item in iter_rows(path, self.config, self.fields, digest):
                 if isinstance(item, SourceRow):
@@ -64,24 +105,25 @@ class ReadFileFn(beam.DoFn):
                     errors.add(item)
                 else:
                     self.progress.add("rows")
-                    yield item
+                    pending.setdefault(bucket_of(item.doc_id, self.buckets), []).append(tuple(item))
+                    held += 1
+                    if held >= BATCH_ROWS:
+                        yield from batches(pending)
+                        pending, held = {}, 0
+            yield from batches(pending)
         finally:
             errors.close()
         write_fingerprint(self.errors_folder, path, digest)
         yield beam.pvalue.TaggedOutput(COUNTS, (rows, dict(errors.by_reason)))
 
 
-def tagged(items):
-    for item in items:
-        yield beam.pvalue.TaggedOutput(ERRORS, item) if isinstance(item, ErrorRecord) else item
-
-
 class ReadSummaries(beam.PTransform):
     """Read candidate (and, in split form, reference) files.
 
-    Output: a dict of PCollections: "candidates" (Candidate), "references"
-    (ReferenceRow: list form with reference_id None, one reference per row with
-    a reference_id, "" when the row has none) and "counts" ((rows read, {reason:
+    Output: a dict of PCollections: "candidates" (batches of Candidate tuples),
+    "references" (batches of ReferenceRow tuples: list form with reference_id None,
+    one reference per row with a reference_id, "" when the row has none), each
+    batch (bucket, rows) as `ReadFileFn` makes them, and "counts" ((rows read, {reason:
     error rows}) per file, for the `input = scored + errors` check); the bad rows
     themselves are already in `errors_folder`.
     """
@@ -93,8 +135,10 @@ class ReadSummaries(beam.PTransform):
         reference_files: list[str],
         errors_folder: str,
         progress_seconds: float = 30.0,
+        buckets: int = 1,
     ):
         super().__init__()
+        self.buckets = buckets
         self.config = config
         self.candidate_files = candidate_files
         self.reference_files = reference_files
@@ -102,7 +146,8 @@ class ReadSummaries(beam.PTransform):
         self.progress_seconds = progress_seconds
 
     def _read(self, pbegin, kind: str, files: list[str]):
-        reader = ReadFileFn(self.config, kind, not self.reference_files, self.errors_folder, self.progress_seconds)
+        reader = ReadFileFn(self.config, kind, not self.reference_files, self.errors_folder, self.progress_seconds,
+                            self.buckets)
         name = kind.capitalize()
         return (
             pbegin

@@ -1,7 +1,7 @@
 """Paired significance between systems, as a Beam transform (DESIGN.md section 7).
 
-    scored documents (ScoredDocument: every metric's stats of one (system, doc_id))
-      -> by (profile, doc_id): the values of every system that scored the document
+    scored batches (every metric's stats of each (system, doc_id), a document's
+      systems together: the join's bucket holds all of them)
       -> per (profile, metric): (doc_id, its systems, their R/P/F units)
       -> CombinePerKey: one rouge_core.significance.PairSums per measure (exact
          integer sums per system and per pair of systems), documents added a block
@@ -15,7 +15,8 @@ The statistics are the pure functions of `rouge_core.significance`; the
 CombineFn only accumulates.  Every sum is an integer, so the table is the same
 on every runner, sharding and order.
 
-Cost: D x (metrics) elements (not D x S(S-1)/2 pair elements); an accumulator
+Cost: D x (metrics) elements, combined in the stage that makes them (not
+D x S(S-1)/2 pair elements, and no shuffle by document); an accumulator
 holds 3 x 8 S^2 bytes (every system scored every document) or 3 x 32 S^2 bytes
 (some did not), plus up to 20 documents for the exact test and a pending block
 of 256 documents: 24 MB at 1,000 systems, whatever the number of documents.
@@ -111,24 +112,28 @@ class SignificanceCombineFn(beam.CombineFn):
         return acc.flush()
 
 
-def _by_document(element):
-    """A ScoredDocument keyed by (profile, doc_id)."""
-    return (element.profile, element.doc_id), (element.system, element.values)
-
-
-def metric_documents(element, tags: dict[str, list[str]]):
-    """((profile, doc_id), [(system, values), ...]) ->
-    ((profile, metric), (doc_id, systems, R/P/F units of each system)) per metric."""
-    (profile, doc_id), scored = element
-    by_system = {}
-    for system, values in scored:
-        if system in by_system:
-            raise ValueError(f"system {system!r} scored document {doc_id!r} twice")
-        by_system[system] = values
-    systems = tuple(sorted(by_system))
-    rpf = units(stack([by_system[s] for s in systems]))  # systems x metrics x 3
-    for m, tag in enumerate(tags[profile]):
-        yield (profile, tag), (doc_id, systems, tuple(rpf[:, m, :].ravel().tolist()))
+def metric_documents(batch, tags: dict[str, list[str]]):
+    """A scored batch (profile, [(system, doc_id, values), ...], a document's rows
+    together) -> ((profile, metric), (doc_id, systems, R/P/F units of each system))
+    per document and metric: every system of a document is in its batch (the
+    bucket of the join), so no shuffle by document is needed."""
+    profile, rows = batch
+    if not rows:
+        return
+    rpf = units(stack([values for _, _, values in rows]))  # rows x metrics x 3
+    start = 0
+    for stop in range(1, len(rows) + 1):
+        if stop < len(rows) and rows[stop][1] == rows[start][1]:
+            continue
+        doc_id = rows[start][1]
+        order = sorted(range(start, stop), key=lambda k: rows[k][0])
+        systems = tuple(rows[k][0] for k in order)
+        if len(set(systems)) < len(systems):
+            raise ValueError(f"a system scored document {doc_id!r} twice: {systems}")
+        block = rpf[order]
+        for m, tag in enumerate(tags[profile]):
+            yield (profile, tag), (doc_id, systems, tuple(block[:, m, :].ravel().tolist()))
+        start = stop
 
 
 def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str]]:
@@ -197,7 +202,7 @@ def block_rows(block: dict, start: int, stop: int) -> list[dict]:
 
 
 class PairedSignificance(beam.PTransform):
-    """Scored documents in; one (profile, metric) -> block of rows out per metric of
+    """Scored batches in; one (profile, metric) -> block of rows out per metric of
     each profile (the columns of SIGNIFICANCE_COLUMNS), every pair tested on the
     documents both systems scored.
 
@@ -241,8 +246,6 @@ class PairedSignificance(beam.PTransform):
     def expand(self, documents):
         return (
             documents
-            | "KeyByDocument" >> beam.Map(_by_document)
-            | "GroupByDocument" >> beam.GroupByKey()
             | "PerMetric" >> beam.FlatMap(metric_documents, self.tags)
             | "PairSums" >> beam.CombinePerKey(SignificanceCombineFn())
             | "PairedTests" >> beam.Map(significance_block, self.pairs_mode, self.confidence, self.adjust)
@@ -370,7 +373,7 @@ def _csv_lines(rows: list[dict], columns: list[str]) -> str:
 
 
 class SignificanceTables(beam.PTransform):
-    """ScoredDocuments in; significance.{parquet,csv,md} written to `staging`, with the
+    """Scored batches in; significance.{parquet,csv,md} written to `staging`, with the
     run's [significance] settings (`config`)."""
 
     def __init__(self, config, profiles, staging: str):

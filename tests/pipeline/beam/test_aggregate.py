@@ -6,7 +6,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.beam.aggregate import EvaluationIds
-from pipeline.beam.documents import ScoredDocument
+from pipeline.beam.documents import ScoredDocument, batches_of
 
 IDS = ["b", "a", "ab", "é1", "é", "z9", "\U0001f600x", "A", "10", "9", "\u00e9\u00e9", "a\U0001f600"]
 
@@ -21,15 +21,17 @@ def _documents():
 def _run(mode: str, expected):
     options = PipelineOptions(["--runner=FnApiRunner", "--direct_running_mode=in_memory"])
     with TestPipeline(options=options) as p:
-        out = p | beam.Create(_documents()) | EvaluationIds(mode)
+        out = p | beam.Create(batches_of(_documents())) | EvaluationIds(mode)
         assert_that(out, equal_to(expected))
 
 
 def test_index_numbers_every_document_in_sorted_doc_id_order_across_byte_ranges():
     number = {d: str(i) for i, d in enumerate(sorted(IDS), 1)}  # Python's str order: code points
-    expected = [(("p", d.system), (number[d.doc_id], d.values)) for d in _documents()]
+    expected = [(("p", d.system), [(number[d.doc_id], d.values)]) for d in _documents()]
     _run("index", expected)
 
 
 def test_doc_id_mode_uses_the_doc_ids():
-    _run("doc_id", [(("p", d.system), (d.doc_id, d.values)) for d in _documents()])
+    # one scored batch: one list per system, in doc_id order
+    expected = [(("p", s), [(d.doc_id, d.values) for d in sorted(_documents(), key=lambda d: d.doc_id) if d.system == s]) for s in ("s1", "s2")]
+    _run("doc_id", expected)

@@ -11,7 +11,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.beam.counts import CountRows
-from pipeline.beam.documents import GroupDocuments, ScoreDocuments
+from pipeline.beam.documents import GroupDocuments, ScoreDocuments, batches_of, scored_documents
 from pipeline.beam.read import ReadSummaries
 from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile
 from pipeline.records import Candidate, ReferenceRow
@@ -26,6 +26,17 @@ class Doc(NamedTuple):
     system: str
     profile: str = DEFAULT_PROFILE
     doc_id: str = "d1"
+    values: bytes = b""
+
+
+def batch(rows):
+    """Rows as ReadSummaries sends them with one bucket: one (bucket, plain tuples) batch."""
+    return [(0, [tuple(r) for r in rows])] if rows else []
+
+
+def documents(out):
+    """GroupDocuments' lists of DocumentGroups, one element per document."""
+    return out["documents"] | "Documents" >> beam.FlatMap(lambda groups: groups)
 
 
 def candidate(system, doc_id, text, references=None, position=1):
@@ -34,16 +45,16 @@ def candidate(system, doc_id, text, references=None, position=1):
 
 def test_group_documents_joins_split_form_and_reports_what_it_cannot_use():
     with TestPipeline() as p:
-        candidates = p | "C" >> beam.Create(
+        candidates = p | "C" >> beam.Create(batch(
             [candidate("A", "d1", "a cat sat"), candidate("B", "d1", "x"), candidate("A", "d2", "y", position=2),
              candidate("A", "d2", "y", position=3)]
-        )
-        references = p | "R" >> beam.Create(
+        ))
+        references = p | "R" >> beam.Create(batch(
             [ReferenceRow("d1", ["the cat sat"], None, "r.jsonl", 1), ReferenceRow("d9", ["z"], None, "r.jsonl", 2)]
-        )
+        ))
         out = (candidates, references) | GroupDocuments()
         assert_that(
-            out["documents"] | beam.Map(lambda g: (g.doc_id, [(c.system, refs) for c, refs in g.candidates])),
+            documents(out) | beam.Map(lambda g: (g.doc_id, [(c.system, refs) for c, refs in g.candidates])),
             equal_to([("d1", [("A", ["the cat sat"]), ("B", ["the cat sat"])])]),
             label="documents",
         )
@@ -56,18 +67,18 @@ def test_group_documents_joins_split_form_and_reports_what_it_cannot_use():
 def test_score_documents_scores_each_candidate_and_the_human_pseudo_system():
     refs = ["the cat sat", "a dog sat"]
     with TestPipeline() as p:
-        candidates = p | "C" >> beam.Create([candidate("A", "d1", "a cat sat", refs)])
+        candidates = p | "C" >> beam.Create(batch([candidate("A", "d1", "a cat sat", refs)]))
         references = p | "R" >> beam.Create([])
         grouped = (candidates, references) | GroupDocuments()
         out = grouped["documents"] | ScoreDocuments([PROFILE], progress_seconds=3600, human="[human]")
-        systems = out["documents"] | beam.Filter(lambda d: d.system != "[human]")
+        scored = out["documents"] | "Rows" >> beam.FlatMap(scored_documents)
+        systems = scored | beam.Filter(lambda d: d.system != "[human]")
         values = systems | beam.Map(lambda d: (d.system, d.doc_id, [round(x, 5) for x in d.array[:, 3]]))
         # R against each reference, averaged (-f A): ROUGE-1 (2/3 + 2/3) / 2; ROUGE-2 (1/2 + 0/2) / 2;
         # ROUGE-L ("cat sat", "a sat": 2 of 3 each) 2/3
         assert_that(values, equal_to([("A", "d1", [0.66667, 0.25, 0.66667])]), label="scored")
-        human = out["human"] | beam.Map(lambda d: d.system)
-        assert_that(human, equal_to(["[human]"]), label="human")
-        everything = out["documents"] | beam.Map(lambda d: d.system)
+        assert_that(out["human"], equal_to([1]), label="human")  # one human pseudo-document
+        everything = scored | beam.Map(lambda d: d.system)
         assert_that(everything, equal_to(["A", "[human]"]), label="documents")
         assert_that(out["errors"], equal_to([]), label="errors")
 
@@ -81,7 +92,8 @@ def test_read_summaries_counts_every_row_once(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{oops\n")
     with TestPipeline() as p:
         out = p | ReadSummaries(InputConfig(), [str(path)], [], str(tmp_path / "staging"))
-        assert_that(out["candidates"] | beam.Map(lambda c: (c.system, c.doc_id)), equal_to([("A", "d1")]), label="c")
+        rows = out["candidates"] | beam.FlatMap(lambda b: b[1])
+        assert_that(rows | beam.Map(lambda c: (c[0], c[1])), equal_to([("A", "d1")]), label="c")
         assert_that(out["counts"], equal_to([(3, {"wrong_type": 1, "invalid_json": 1})]), label="n")
     errors = [json.loads(line) for f in (tmp_path / "staging" / "errors").glob("*.jsonl") for line in f.open()]
     assert sorted(e["reason"] for e in errors) == ["invalid_json", "wrong_type"]
@@ -94,9 +106,11 @@ def test_count_rows_writes_the_run_counts(tmp_path):
             "read_counts": pc("Reads", [(3, {"invalid_json": 1}), (2, {})]),
             "references": pc("Refs", []),
             "unused": pc("Unused", [4]),
-            "human": pc("Human", [Doc("[human]")]),
+            "human": pc("Human", [1]),
             # the first profile's documents; one of another profile, not counted
-            "documents": pc("Docs", [Doc("A", doc_id="d1"), Doc("A", doc_id="d2"), Doc("B"), Doc("[human]"), Doc("A", "other")]),
+            "documents": pc("Docs", batches_of(
+                [Doc("A", doc_id="d1"), Doc("A", doc_id="d2"), Doc("B"), Doc("[human]"), Doc("A", "other")]
+            )),
             "errors": pc("Errors", []),
         } | CountRows(str(tmp_path), DEFAULT_PROFILE)
     counts = json.loads((tmp_path / "_counts.json").read_text())
@@ -111,5 +125,5 @@ def test_group_documents_conflicting_references_are_errors_unless_kept():
     rows = [candidate("A", "d", "x", ["r1"]), candidate("B", "d", "x", ["r2"])]
     for keep, expected in ((False, ["conflicting_references"] * 2), (True, [])):
         with TestPipeline() as p:
-            out = (p | "C" >> beam.Create(rows), p | "R" >> beam.Create([])) | GroupDocuments(keep)
+            out = (p | "C" >> beam.Create(batch(rows)), p | "R" >> beam.Create([])) | GroupDocuments(keep)
             assert_that(out["errors"] | beam.Map(lambda e: e.reason), equal_to(expected))

@@ -13,7 +13,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from scipy import stats
 
-from pipeline.beam.documents import ScoredDocument
+from pipeline.beam.documents import ScoredDocument, batches_of
 from pipeline.beam.significance import (
     PairedSignificance,
     SignificanceCombineFn,
@@ -123,7 +123,7 @@ def run_significance(folder, beam_args=IN_MEMORY, documents=None, **options):
         transform = PairedSignificance({"default": TAGS}, **options)
         (
             p
-            | beam.Create(documents or scored_documents())
+            | beam.Create(batches_of(documents or scored_documents()))
             | transform
             | beam.combiners.ToList()
             | beam.Map(write_significance_tables, str(folder), {"default": TAGS}, transform.describe())
