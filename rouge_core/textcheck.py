@@ -29,7 +29,7 @@ KINDS = (UNREADABLE, ONE_SENTENCE)
 KEPT_LETTERS = 0.5  # fewer kept letters than this share: unreadable
 
 FIXES = {
-    UNREADABLE: "--preset unicode (tokens in every script)",
+    UNREADABLE: "--preset unicode (tokens in every script; with stemming also --language, e.g. russian)",
     ONE_SENTENCE: '--sentence-split sentencex (or "sep: . | ? | ! " for PTB-tokenized text)',
 }
 _INNER_END = re.compile(r"(?<!\b[A-Za-z])[.!?]['\")\]]*\s+\S")

@@ -87,6 +87,8 @@ def test_machine_formats_keep_stdout_clean_and_say_scored_of_had(tmp_path):
     assert "WARNING: these numbers rest on part of the input" in result.stderr
     table = list(csv.DictReader(io.StringIO(result.stdout)))
     assert {(r["system"], r["documents"], r["documents_had"]) for r in table} == {("abs", "2", "3"), ("lead", "2", "3")}
+    objects = json.loads(cli("score", data, "--format", "json", *FLAGS).stdout)
+    assert {(o["system"], o["documents"], o["documents_had"]) for o in objects} == {("abs", 2, 3), ("lead", 2, 3)}
     report = cli("score", data, "--format", "report", *FLAGS)
     assert report.returncode == 3 and report.stdout.startswith("---------------------------------------------")
 
@@ -125,6 +127,15 @@ def test_text_the_preset_cannot_read_is_reported_with_an_example_and_the_fix(tmp
     # 1 of 2 reference bigrams among 3 (F 0.4).  ROUGE-1.5.5's reading finds no token at all.
     assert "85.71 (85.71-85.71)  40.00 (40.00-40.00)" in fixed.stdout
     assert "0.00 (0.00-0.00)" in result.stdout
+    # With score's default flags (-m: stemming) the fix needs the stemmer's language, and says so.
+    assert "with stemming also --language, e.g. russian" in result.stderr
+    stemming = ("--rouge-args", "-n 2 -r 10 -m")
+    unnamed = cli("score", data, "--format", "table", "--preset", "unicode", *stemming)
+    assert unnamed.returncode == 2 and "needs a language" in unnamed.stderr and "--language" in unnamed.stderr
+    named = cli("score", data, "--format", "table", "--preset", "unicode", "--language", "russian", *stemming)
+    assert named.returncode == 0, named.stderr
+    # Snowball's Russian stems (кошк сидел на ковр | кошк на ковр) leave the same matches.
+    assert "85.71 (85.71-85.71)  40.00 (40.00-40.00)" in named.stdout
 
 
 # ------------------------------------------------------------- sentence boundaries
@@ -200,6 +211,13 @@ def test_run_past_the_threshold_publishes_headed_by_the_warning_and_exits_3(tmp_
             assert r[column] == theirs[column], (r["system"], r["metric"], column)
     lenient = cli("run", "--input", data, "--output", tmp_path / "ok", "--runner", "FnApiRunner", "--max-rejected", "0.5", *FLAGS)
     assert lenient.returncode == 0, lenient.stderr
+    # The warning's fix, --conflicting-references keep, is an option of run too.
+    keep = cli("run", "--input", data, "--output", tmp_path / "keep", "--runner", "FnApiRunner",
+               "--conflicting-references", "keep", *FLAGS)
+    assert keep.returncode == 0, keep.stderr
+    assert "WARNING" not in keep.stdout and "errors 0" in keep.stdout
+    kept = {(r["system"], r["metric"]): r["documents"] for r in csv.DictReader(open(tmp_path / "keep" / "system_scores.csv"))}
+    assert set(kept.values()) == {"3", "1"}  # abs and lead on all 3 documents, ru on its 1
 
 
 # ------------------------------------------------------------- one option everywhere
