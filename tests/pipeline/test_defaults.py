@@ -159,19 +159,51 @@ def test_one_sentence_texts_are_reported_and_the_split_option_changes_rouge_l_on
     assert 'Sentences: each line also split at " . " (--sentence-split \'sep: . \').' in table.stdout
 
 
+def test_line_aligned_files_read_as_one_sentence_per_line_say_so_and_split_when_asked(tmp_path):
+    """files2rouge's and rouge-score's input: one summary per line, so rougeLsum sees one
+    sentence and equals rougeL (the issue's case); with the split, rougeLsum is
+    rouge-score's own on the sentences put on lines."""
+    cands = ["the cat sat on the mat . the dog ran off . it was late", "rain fell . the city was wet"]
+    refs = ["a dog ran off . the cat sat on a mat . late it was", "the city was wet . rain fell all day"]
+    (tmp_path / "cand.txt").write_text("\n".join(cands) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(refs) + "\n")
+    args = ("score", tmp_path / "cand.txt", tmp_path / "ref.txt", "--preset", "rouge_score", "--format", "csv")
+    given = cli(*args)
+    assert given.returncode == 0, given.stderr
+    assert "warning: 2 texts of system were scored as one sentence but hold several sentences" in given.stderr
+    assert "warning: 2 reference texts were scored as one sentence" in given.stderr
+    as_given = {r["metric"]: float(r["f_measure"]) for r in csv.DictReader(io.StringIO(given.stdout))}
+    assert as_given["rougeL"] == as_given["rougeLsum"]
+    split = cli(*args, "--sentence-split", "sep: . ")
+    assert "scored as one sentence" not in split.stderr and "lsum:sep:" in split.stderr
+    at_sep = {r["metric"]: float(r["f_measure"]) for r in csv.DictReader(io.StringIO(split.stdout))}
+    peer = rouge_scorer.RougeScorer(["rougeL", "rougeLsum"])
+    lines = [peer.score(r.replace(" . ", " .\n"), c.replace(" . ", " .\n")) for c, r in zip(cands, refs)]
+    assert at_sep["rougeLsum"] == pytest.approx(sum(s["rougeLsum"].fmeasure for s in lines) / 2, abs=1e-5)
+    assert at_sep["rougeL"] == as_given["rougeL"] == pytest.approx(sum(s["rougeL"].fmeasure for s in lines) / 2, abs=1e-5)
+    assert at_sep["rougeLsum"] > at_sep["rougeL"]
+
+
 # ------------------------------------------------------------- one number per preset
-def test_rouge_score_preset_shows_the_mean_with_a_seeded_bootstrap_interval(tmp_path):
+@pytest.mark.parametrize("preset, options, metric", [
+    ("rouge_score", ("--rouge-types", "rouge1"), "rouge1"),
+    # ROUGE-1.5.5's semantics in any script: R and P rounded to 5 decimals, so the
+    # mean F agrees with rouge-score's to 1e-5 on this lower-case ASCII text.
+    ("unicode", ("--rouge-args", "-n 1"), "ROUGE-1"),
+])
+def test_the_preset_shows_the_mean_with_a_seeded_bootstrap_interval(tmp_path, preset, options, metric):
     data = write_jsonl(tmp_path / "in.jsonl", rows())
-    args = ("score", data, "--format", "csv", "--preset", "rouge_score", "--rouge-types", "rouge1")
+    args = ("score", data, "--format", "csv", "--preset", preset, *options)
     first, again = cli(*args), cli(*args)
     assert first.returncode == 0, first.stderr
     assert first.stdout == again.stdout  # reproducible
-    table = {r["system"]: r for r in csv.DictReader(io.StringIO(first.stdout))}
+    table = {r["system"]: r for r in csv.DictReader(io.StringIO(first.stdout)) if r["metric"] == metric}
     # The value is rouge-score's own mean F over the documents.
     peer = rouge_scorer.RougeScorer(["rouge1"])
     for system, docs in CANDIDATES.items():
         mean = sum(peer.score(REFS[d][0], text)["rouge1"].fmeasure for d, text in docs.items()) / len(docs)
         row = table[system]
+        assert row["rouge155_f_measure"] == ""  # no ROUGE-1.5.5 average: the mean is the number
         assert float(row["f_measure"]) == pytest.approx(mean, abs=1e-5)  # means of 1e-5 units (order-free sums)
         low, high = float(row["bootstrap_f_measure_low"]), float(row["bootstrap_f_measure_high"])
         assert low <= mean <= high
