@@ -78,12 +78,14 @@ rejected than --max-rejected allows (default 1% of all rows, or of any one
 system's documents): everything that could be scored is still printed, headed
 by a warning.  The table's docs column reads scored/had per system.
 
-formats (--format): table (the default on a terminal): systems as rows, metrics
-as columns, x 100 with intervals; report (the default otherwise): the ROUGE-1.5.5
-text; json: a list of one object per (system, metric), the measure's score x 100
-with its interval, recall, precision and F, documents scored and had, and the
-signature (sacreBLEU's shape); csv: one row per (system, metric), every number; jsonl: one object per
-(system, doc_id, metric) with recall, precision and f_measure at full precision.
+formats (--format): table (the default on a terminal, and for the rouge_score
+and unicode presets): systems as rows, metrics as columns, x 100 with intervals;
+report (the rouge155 preset's default otherwise): the ROUGE-1.5.5 text; json: a
+list of one object per (system, metric), the measure's score x 100 with its
+interval, recall, precision and F, documents scored and had, and the signature
+(sacreBLEU's shape); csv: one row per (system, metric), every number; jsonl: one
+object per (system, doc_id, metric) with recall, precision and f_measure at full
+precision.
 --sort and --measure name metrics and measures as the field writes them:
 rouge2 or ROUGE-2, rougeLsum or ROUGE-L, ROUGE-SU4; F, f, R, P.
 
@@ -250,7 +252,10 @@ def score_command(args: argparse.Namespace) -> int:
     sort = _checked_sort(args, settings)
     if args.score_only and args.format:
         raise RougeConfigError("--score-only prints only the scores; it takes no --format")
-    form = "score-only" if args.score_only else args.format or ("table" if sys.stdout.isatty() else "report")
+    # Piped, rouge155 prints the script's report; another preset's number is the mean with
+    # its seeded interval, which the report (ROUGE-1.5.5's bootstrap averages) is not.
+    piped = "report" if settings.preset == "rouge155" else "table"
+    form = "score-only" if args.score_only else args.format or ("table" if sys.stdout.isatty() else piped)
     inputs = tuple(args.input) or (() if args.candidates or mode == "pyrouge" else run.input.candidates)
     config = dataclasses.replace(run.input, candidates=inputs, references=tuple(args.references or run.input.references))
     keep = config.conflicting_references == "keep"
@@ -298,6 +303,10 @@ def score_command(args: argparse.Namespace) -> int:
                               "precision": s.precision, "f_measure": s.f_measure}
                     sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
     elif form == "report":
+        if settings.preset != "rouge155":
+            print(f"note: the ROUGE-1.5.5 report prints ROUGE-1.5.5's bootstrap averages of the {settings.preset} "
+                  "scores; the preset's own number is the mean F with its seeded interval (--format table, csv "
+                  "or json)", file=sys.stderr)
         results = {s: {ids[d]: stats for d, stats in docs.items()} for s, docs in scores.results.items()}
         with progress.stage("bootstrap", len(results), "systems") as stage:
             for system in sorted(results):  # the report is the systems' blocks in name order

@@ -211,6 +211,12 @@ def test_the_preset_shows_the_mean_with_a_seeded_bootstrap_interval(tmp_path, pr
         scores = [peer.score(REFS[d][0], text)["rouge1"].fmeasure for d, text in docs.items()]
         assert min(scores) - 1e-9 <= low and high <= max(scores) + 1e-9
     assert scoring  # rouge-score's aggregator is the shape these columns follow
+    # Piped without --format, the table (the preset's number), not the ROUGE-1.5.5 report;
+    # asked for, the report says whose averages it prints.
+    piped = cli("score", data, "--preset", preset, *options)
+    assert piped.stdout.splitlines()[0].split()[:3] == ["#", "system", "docs"]
+    report = cli("score", data, "--preset", preset, *options, "--format", "report")
+    assert "Average_F" in report.stdout and "the preset's own number is the mean F" in report.stderr
 
 
 # ------------------------------------------------------------- run
