@@ -254,6 +254,7 @@ def test_run_past_the_threshold_publishes_headed_by_the_warning_and_exits_3(tmp_
                "--conflicting-references", "keep", *FLAGS)
     assert keep.returncode == 0, keep.stderr
     assert "WARNING" not in keep.stdout and "errors 0" in keep.stdout
+    assert "warning: ru has no score for 2 of the 3 documents" in keep.stdout  # ranked over fewer documents
     kept = {(r["system"], r["metric"]): r["documents"] for r in csv.DictReader(open(tmp_path / "keep" / "system_scores.csv"))}
     assert set(kept.values()) == {"3", "1"}  # abs and lead on all 3 documents, ru on its 1
 
