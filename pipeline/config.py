@@ -74,7 +74,7 @@ class RougeConfig:
     args: str = key("-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m", "ROUGE-1.5.5 flags (rouge155, unicode)")
     rouge_types: tuple[str, ...] = key((), 'rouge_score: e.g. ["rouge1", "rouge2", "rougeL", "rougeLsum"]')
     stem: bool = key(False, "rouge_score: NLTK's Porter stemmer; other presets: as -m")
-    language: str = key("", "unicode: the Snowball stemmer's language (empty: english)")
+    language: str = key("", "unicode: the Snowball stemmer's language, e.g. russian (needed with stemming)")
     multi_reference: str = key(
         "", 'how several references combine: "average" (-f A), "best" (-f B) or "jackknife"; empty: as -f says',
         choices=("", "average", "best", "jackknife"),

@@ -58,7 +58,7 @@ _LEGENDS = {
     ("L", False): "rougeL: LCS of the whole text",
     ("W", False): "rougeW-w: weighted LCS of the whole text",
 }
-_RSUM_LEGEND = "rougeLsum: union LCS over newline-separated sentences"
+_RSUM_LEGEND = "rougeLsum: union LCS over sentences"
 
 
 class MetricName(NamedTuple):

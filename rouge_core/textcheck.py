@@ -11,7 +11,8 @@ Two checks, each cheap enough to run on every scored text:
   `str.isascii()`.
 * **one sentence**: the text is read as one sentence but holds two or more
   sentence ends (".", "!" or "?" followed by a space and more text, not after a
-  lone letter as in "U.S."), and the setting has a metric that depends on
+  lone letter as in "U.S."; or a full-width "。", "！", "？" followed by more
+  text), and the setting has a metric that depends on
   sentences (summary-level ROUGE-L or ROUGE-W, rougeLsum).  The fix is
   ``--sentence-split`` (e.g. "sentencex", or "sep: . " for PTB-tokenized text).
 """
@@ -29,10 +30,12 @@ KINDS = (UNREADABLE, ONE_SENTENCE)
 KEPT_LETTERS = 0.5  # fewer kept letters than this share: unreadable
 
 FIXES = {
-    UNREADABLE: "--preset unicode (tokens in every script)",
+    UNREADABLE: "--preset unicode (tokens in every script; with stemming also --language, e.g. russian)",
     ONE_SENTENCE: '--sentence-split sentencex (or "sep: . | ? | ! " for PTB-tokenized text)',
 }
-_INNER_END = re.compile(r"(?<!\b[A-Za-z])[.!?]['\")\]]*\s+\S")
+# ".", "!" or "?" then a space and more text (not after a lone letter, as in "U.S."), or
+# a full-width end ("。", "！", "？": Chinese and Japanese) then more text, spaced or not.
+_INNER_END = re.compile(r"(?<!\b[A-Za-z])[.!?]['\")\]]*\s+\S|[。！？][」』）”’]*\s*[^\s」』）”’]")
 
 
 def _letters(text: str) -> int:

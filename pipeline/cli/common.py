@@ -33,7 +33,10 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--stem", action="store_const", const=True, help="stem (rouge_score: NLTK Porter; others: as -m)"
     )
-    group.add_argument("--language", help="unicode preset: the Snowball stemmer's language (default english)")
+    group.add_argument(
+        "--language",
+        help="unicode preset: the Snowball stemmer's language, e.g. russian; needed with stemming (-m, --stem)",
+    )
     group.add_argument(
         "--multi-ref",
         choices=["average", "best", "jackknife"],
@@ -55,6 +58,21 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
         default="doc_id",
         help="ROUGE evaluation ids: the doc_ids (default) or 1..N in sorted doc_id order, as pyrouge numbers them",
     )
+
+
+def add_conflicting_references(group) -> None:
+    """The one option of run and score for input.conflicting_references."""
+    group.add_argument(
+        "--conflicting-references", choices=["reject", "keep"],
+        help="joined form, rows of one doc_id with different references: reject them all (the default, "
+        'input.conflicting_references = "error") or keep each row\'s own references (a system released '
+        "with its own copy of the references, e.g. SimCLS on CNN/DM)",
+    )
+
+
+def conflicting_references_policy(args: argparse.Namespace) -> str | None:
+    """--conflicting-references as input.conflicting_references (None: not given)."""
+    return {"reject": "error", "keep": "keep", None: None}[args.conflicting_references]
 
 
 def settings_from_args(args: argparse.Namespace) -> RougeSettings:

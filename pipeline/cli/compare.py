@@ -138,11 +138,15 @@ def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
             confidence=args.confidence,
         )
         stage.update(1)
+    compared = sum(r["status"] == "both" for r in rows)
+    floor = min((r["p_floor"] for r in rows if r["p_floor"] is not None), default=None)
     options = (
         f"Measure: {args.measure}; change = new - old on the documents both runs scored, with its "
         f"{args.confidence:g}% t interval; p: paired sign-flip test (exact up to 20 documents, Student's t "
-        f"beyond); p adjusted: Holm across the {sum(r['status'] == 'both' for r in rows)} "
-        f"comparisons; fail on a significant drop of more than {args.fail_on_drop:g} points."
+        f"beyond); p adjusted: Holm across the {compared} comparisons"
+        + ("" if floor is None else f" (the smallest p these documents allow is {floor:.2g}, "
+           f"{min(1.0, compared * floor):.2g} adjusted)")
+        + f"; fail on a significant drop of more than {args.fail_on_drop:g} points."
     )
     if args.output:
         page = comparison_page(old, new, rows, moved, options, args.fail_on_drop, progress)

@@ -8,7 +8,13 @@ import sys
 from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
 from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
-from pipeline.cli.common import rouge_overrides, add_rouge_options, print_signature
+from pipeline.cli.common import (
+    add_conflicting_references,
+    add_rouge_options,
+    conflicting_references_policy,
+    print_signature,
+    rouge_overrides,
+)
 from pipeline.coverage import EXIT_REJECTED, Coverage, document_sets_warning, text_warnings
 from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
@@ -63,6 +69,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         config,
         input_candidates=tuple(args.input) if args.input else None,
         input_references=tuple(args.references) if args.references else None,
+        input_conflicting_references=conflicting_references_policy(args),
         output_folder=args.output,
         output_overwrite=True if args.overwrite else None,
         **rouge_overrides(args),
@@ -145,6 +152,7 @@ def register(commands) -> argparse.ArgumentParser:
     run.set_defaults(rouge_args=None, eval_ids=None)
     control = run.add_argument_group("run control")
     control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
+    add_conflicting_references(control)
     control.add_argument(
         "--max-rejected", type=float, metavar="SHARE",
         help=f"publish, but exit with status {EXIT_REJECTED} and head the tables with a warning, when more than "

@@ -9,7 +9,14 @@ import sys
 from collections import Counter
 
 from pipeline import config as run_config
-from pipeline.cli.common import rouge_overrides, PYROUGE_DEFAULTS, add_rouge_options, print_signature
+from pipeline.cli.common import (
+    PYROUGE_DEFAULTS,
+    add_conflicting_references,
+    add_rouge_options,
+    conflicting_references_policy,
+    print_signature,
+    rouge_overrides,
+)
 from pipeline.coverage import (
     DEFAULT_MAX_REJECTED,
     EXIT_REJECTED,
@@ -71,12 +78,14 @@ rejected than --max-rejected allows (default 1% of all rows, or of any one
 system's documents): everything that could be scored is still printed, headed
 by a warning.  The table's docs column reads scored/had per system.
 
-formats (--format): table (the default on a terminal): systems as rows, metrics
-as columns, x 100 with intervals; report (the default otherwise): the ROUGE-1.5.5
-text; json: a list of one object per (system, metric), the measure's score x 100
-with its interval, recall, precision and F, and the signature (sacreBLEU's
-shape); csv: one row per (system, metric), every number; jsonl: one object per
-(system, doc_id, metric) with recall, precision and f_measure at full precision.
+formats (--format): table (the default on a terminal, and for the rouge_score
+and unicode presets): systems as rows, metrics as columns, x 100 with intervals;
+report (the rouge155 preset's default otherwise): the ROUGE-1.5.5 text; json: a
+list of one object per (system, metric), the measure's score x 100 with its
+interval, recall, precision and F, documents scored and had, and the signature
+(sacreBLEU's shape); csv: one row per (system, metric), every number; jsonl: one
+object per (system, doc_id, metric) with recall, precision and f_measure at full
+precision.
 --sort and --measure name metrics and measures as the field writes them:
 rouge2 or ROUGE-2, rougeLsum or ROUGE-L, ROUGE-SU4; F, f, R, P.
 
@@ -144,12 +153,7 @@ def register(commands) -> argparse.ArgumentParser:
     score.add_argument("--config", help="a run configuration (TOML, as for run): its [input] fields and "
                        "policies, [rouge] and [statistics]; options given here override it")
     policies = score.add_argument_group("rejected rows")
-    policies.add_argument(
-        "--conflicting-references", choices=["reject", "keep"],
-        help="joined form, rows of one doc_id with different references: reject them all (the default, "
-        'input.conflicting_references = "error") or keep each row\'s own references (a system released '
-        "with its own copy of the references, e.g. SimCLS on CNN/DM)",
-    )
+    add_conflicting_references(policies)
     policies.add_argument(
         "--max-rejected", type=float, metavar="SHARE",
         help=f"exit with status {EXIT_REJECTED} (after printing everything) when more than this share of the "
@@ -171,10 +175,9 @@ def score_configuration(args: argparse.Namespace) -> run_config.RunConfig:
         raise RougeConfigError(f"{config.source} has [profiles]: score takes one setting ([rouge]); use run for profiles")
     if args.config is None:
         config = run_config.with_overrides(config, rouge_args=PYROUGE_DEFAULTS)
-    policy = {"reject": "error", "keep": "keep", None: None}[args.conflicting_references]
     config = run_config.with_overrides(
         config,
-        input_conflicting_references=policy,
+        input_conflicting_references=conflicting_references_policy(args),
         **rouge_overrides(args),
         run_max_rejected=args.max_rejected,
     )
@@ -249,7 +252,10 @@ def score_command(args: argparse.Namespace) -> int:
     sort = _checked_sort(args, settings)
     if args.score_only and args.format:
         raise RougeConfigError("--score-only prints only the scores; it takes no --format")
-    form = "score-only" if args.score_only else args.format or ("table" if sys.stdout.isatty() else "report")
+    # Piped, rouge155 prints the script's report; another preset's number is the mean with
+    # its seeded interval, which the report (ROUGE-1.5.5's bootstrap averages) is not.
+    piped = "report" if settings.preset == "rouge155" else "table"
+    form = "score-only" if args.score_only else args.format or ("table" if sys.stdout.isatty() else piped)
     inputs = tuple(args.input) or (() if args.candidates or mode == "pyrouge" else run.input.candidates)
     config = dataclasses.replace(run.input, candidates=inputs, references=tuple(args.references or run.input.references))
     keep = config.conflicting_references == "keep"
@@ -297,6 +303,10 @@ def score_command(args: argparse.Namespace) -> int:
                               "precision": s.precision, "f_measure": s.f_measure}
                     sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
     elif form == "report":
+        if settings.preset != "rouge155":
+            print(f"note: the ROUGE-1.5.5 report prints ROUGE-1.5.5's bootstrap averages of the {settings.preset} "
+                  "scores; the preset's own number is the mean F with its seeded interval (--format table, csv "
+                  "or json)", file=sys.stderr)
         results = {s: {ids[d]: stats for d, stats in docs.items()} for s, docs in scores.results.items()}
         with progress.stage("bootstrap", len(results), "systems") as stage:
             for system in sorted(results):  # the report is the systems' blocks in name order
@@ -326,7 +336,7 @@ def score_command(args: argparse.Namespace) -> int:
 
 def json_text(rows: list[dict], settings, measure: str) -> str:
     """sacreBLEU's JSON shape, one object per (system, metric): the name, the score
-    x 100 of `measure` with its interval, R/P/F, the documents and the signature."""
+    x 100 of `measure` with its interval, R/P/F, the documents scored and had, and the signature."""
     objects = []
     for row in rows:
         value, low, high = views.measure_value(row, measure)
@@ -341,6 +351,7 @@ def json_text(rows: list[dict], settings, measure: str) -> str:
             "precision": row["precision"],
             "f_measure": row["f_measure"],
             "documents": row["documents"],
+            "documents_had": row.get("documents_had", row["documents"]),
             "signature": settings.signature(),
         })
     return json.dumps(objects, indent=1, ensure_ascii=False) + "\n"

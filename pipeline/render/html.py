@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
+import re
 from typing import Optional, Sequence
 
 from pipeline.io import files
@@ -109,8 +110,8 @@ def render_report(
     method, p_adjusted (empty when there is one system or significance was not asked for).
     errors_by_reason: error rows per reason code (pipeline.records.REASONS).
     run_record: run.json (signature, counts, versions, ...); missing keys are shown as absent.
-    significance_totals: (metric, measure) -> (systems, pairs, significant pairs) of the
-    whole table, when significance_rows hold only the pairs the matrices show.
+    significance_totals: (metric, measure) -> (systems, pairs, significant pairs, smallest
+    p floor) of the whole table, when significance_rows hold only the pairs the matrices show.
     """
     signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
     confidence = _confidence(signature)
@@ -134,6 +135,7 @@ def render_report(
         "marker_colour": MARKER_COLOUR,
         "significance": significance,
         "significance_note": _significance_note(significance_rows, systems),
+        "significance_floor": _floor_note(significance, run_record.get("significance_signature")),
         "errors": _error_views(errors_by_reason),
         "errors_total": sum(errors_by_reason.values()),
         "missing_documents": sorted((counts.get("systems_missing_documents") or {}).items()),
@@ -195,7 +197,7 @@ def _matrix_pairs(path: str, system_rows: list[dict], several: bool) -> tuple[li
     """The significance rows the report's matrices show (both systems among the
     MATRIX_SYSTEMS best of the row's metric), read column-wise so that a table of
     millions of pairs never becomes millions of dicts, and (metric, measure) ->
-    (systems, pairs, significant pairs) of the whole table."""
+    (systems, pairs, significant pairs, smallest p floor) of the whole table."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -210,16 +212,19 @@ def _matrix_pairs(path: str, system_rows: list[dict], several: bool) -> tuple[li
     level = max(level for level, _ in STARS)
     significant = pc.fill_null(pc.less(table["p_adjusted"], level), False)
     grouped = (
-        pa.table({"metric": table["metric"], "measure": table["measure"], "significant": significant.cast(pa.int64())})
+        pa.table({"metric": table["metric"], "measure": table["measure"], "significant": significant.cast(pa.int64()),
+                  "p_floor": table["p_floor"]})
         .group_by(["metric", "measure"])
-        .aggregate([("significant", "count"), ("significant", "sum")])
+        .aggregate([("significant", "count"), ("significant", "sum"), ("p_floor", "min")])
     )
     systems = {}
     for metric in pc.unique(table["metric"]).to_pylist():
         part = table.filter(pc.equal(table["metric"], metric))
         systems[metric] = {s for name in ("system_a", "system_b") for s in pc.unique(part[name]).to_pylist()}
     totals = {
-        (row["metric"], row["measure"]): (len(systems[row["metric"]]), row["significant_count"], row["significant_sum"])
+        (row["metric"], row["measure"]): (
+            len(systems[row["metric"]]), row["significant_count"], row["significant_sum"], row["p_floor_min"]
+        )
         for row in grouped.to_pylist()
     }
     best = {view["metric"]: [s["system"] for s in view["systems"][:MATRIX_SYSTEMS]] for view in _metric_views(system_rows)}
@@ -419,8 +424,10 @@ def _significance_views(rows: list[dict], rank: dict[str, list[str]], totals: di
             if a in shown and b in shown:
                 cells[a, b] = _pair_cell(a, b, p, 1)
                 cells[b, a] = _pair_cell(b, a, p, -1)
-        systems_total, pair_total, significant = totals.get(
-            (metric, measure), (len(present), len(pairs), sum(1 for p in pairs if _stars(p.get("p_adjusted"))))
+        floors = [f for f in (_number(p.get("p_floor")) for p in pairs) if f is not None]
+        systems_total, pair_total, significant, floor = totals.get(
+            (metric, measure),
+            (len(present), len(pairs), sum(1 for p in pairs if _stars(p.get("p_adjusted"))), min(floors, default=None)),
         )
         order = order[:MATRIX_SYSTEMS]
         views.append(
@@ -433,6 +440,7 @@ def _significance_views(rows: list[dict], rank: dict[str, list[str]], totals: di
                 "pairs": pair_total,
                 "significant": significant,
                 "systems_total": systems_total,
+                "p_floor": _number(floor),
             }
         )
     return views
@@ -441,9 +449,13 @@ def _significance_views(rows: list[dict], rank: dict[str, list[str]], totals: di
 def _pair_cell(a: str, b: str, pair: dict, sign: int) -> dict:
     difference = _number(pair.get("difference"))
     low, high = _number(pair.get("ci_low")), _number(pair.get("ci_high"))
+    effect = _number(pair.get("effect_size"))
     if sign < 0:
         difference = None if difference is None else -difference
         low, high = (None if high is None else -high), (None if low is None else -low)
+        effect = None if effect is None else -effect
+    raw, floor = _number(pair.get("p_value")), _number(pair.get("p_floor"))
+    at_floor = "\u2264" if raw is not None and floor is not None and raw <= floor else ""
     p = _number(pair.get("p_adjusted"))
     stars = _stars(p)
     tone = ""
@@ -451,11 +463,38 @@ def _pair_cell(a: str, b: str, pair: dict, sign: int) -> dict:
         tone = ("better" if difference > 0 else "worse") + str(len(stars))
     title = (
         f"{a} \u2212 {b}: {_pct(difference, True)} ({_pct(low, True)} to {_pct(high, True)}); "
-        f"adjusted p {_cell(p) or 'n/a'}, p {_cell(_number(pair.get('p_value'))) or 'n/a'} "
-        f"({_cell(pair.get('method')) or 'n/a'}), effect size d_z {_cell(_number(pair.get('effect_size'))) or 'n/a'}; "
+        f"adjusted p {_cell(p) or 'n/a'}, p {at_floor}{_cell(raw) or 'n/a'} "
+        f"({_cell(pair.get('method')) or 'n/a'}), effect size d_z {_cell(effect) or 'n/a'}; "
         f"{_cell(pair.get('documents'))} documents"
     )
     return {"text": _pct(difference, True), "stars": stars, "tone": tone, "title": title}
+
+
+def _signature_field(signature: Optional[str], name: str) -> Optional[str]:
+    """A field of a significance signature ("signflip:exact<=20+t|pairs:all|adjust:holm")."""
+    fields = dict(part.partition(":")[::2] for part in (signature or "").split("|"))
+    return fields.get(name) or None
+
+
+def _floor_note(views: list[dict], signature: Optional[str]) -> str:
+    """The run's test, the smallest p these documents allow (2^(1-n) on n documents)
+    and the smallest adjusted p it gives: no star is finer than that."""
+    floors = [v["p_floor"] for v in views if v["p_floor"] is not None]
+    if not floors:
+        return ""
+    floor, pairs = min(floors), max(v["pairs"] for v in views)
+    exact = re.fullmatch(r"exact<=(\d+)\+t", _signature_field(signature, "signflip") or "")
+    note = (
+        f"p: paired sign-flip test, exact over all 2^n sign patterns up to {exact[1]} documents, Student's t "
+        "with n\u22121 degrees of freedom beyond. " if exact else ""
+    )
+    adjust = _signature_field(signature, "adjust")
+    note += f"The smallest p these documents allow is {floor:.2g} (2^(1\u2212n) on n documents)"
+    if adjust == "holm":
+        note += f"; after Holm over {pairs} pairs, the smallest adjusted p is {min(1.0, pairs * floor):.2g}"
+    elif adjust == "bh":
+        note += f"; after Benjamini-Hochberg over {pairs} pairs it is still {floor:.2g} at best"
+    return note + ". A p at its floor shows as \u2264 floor: the data's p may be smaller."
 
 
 def _significance_note(rows: list[dict], systems: list[str]) -> str:

@@ -154,7 +154,7 @@ def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interva
         "S": "ROUGE-S: skip-bigrams (S4: at most 4 words apart; S*: any distance)",
         "SU": "ROUGE-SU: skip-bigrams plus unigrams",
         "rougeL": "rougeL: LCS of the whole text",
-        "rougeLsum": "rougeLsum: union LCS over newline-separated sentences",
+        "rougeLsum": "rougeLsum: union LCS over sentences",
     }
     seen = []
     for m in metrics:

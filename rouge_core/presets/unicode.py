@@ -30,7 +30,10 @@ class Unicode(Preset):
         if language is not None and language not in languages:
             raise RougeConfigError(f"unknown language {language!r}; choose one of {languages}")
         if settings.stemming and language is None:
-            raise RougeConfigError("stemming in the unicode preset needs a language (its Snowball stemmer)")
+            raise RougeConfigError(
+                "stemming in the unicode preset needs a language (its Snowball stemmer): --language "
+                f"(rouge.language), one of {languages}, or no stemming (no -m, no --stem)"
+            )
         if settings.remove_stopwords:
             stopwords_for(language)  # raises when no list is packaged
         if settings.tokenizer is not None and not callable(settings.tokenizer):

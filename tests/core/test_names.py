@@ -100,7 +100,7 @@ def test_lin_table_order_and_legends():
     assert names.legend(["rouge1", "rouge2", "rougeL", "rougeLsum"]) == [
         "ROUGE-N: overlap of n-grams",
         "rougeL: LCS of the whole text",
-        "rougeLsum: union LCS over newline-separated sentences",
+        "rougeLsum: union LCS over sentences",
     ]
 
 

@@ -66,6 +66,12 @@ def test_one_sentence_with_several_sentence_ends():
     assert check("One sentence only.") == ()
     assert check("the cat sat .\nthe dog ran .") == ()  # already one sentence per line
     assert check(["The cat sat.", "The dog ran."]) == ()
+    # Chinese and Japanese end sentences with full-width marks and no space.
+    unicode = TextCheck(RougeSettings.from_preset("unicode", "-n 2"))
+    assert unicode("猫坐在垫子上。狗睡着了。") == (ONE_SENTENCE,)
+    assert unicode("「行こう。」彼は言った。") == (ONE_SENTENCE,)
+    assert unicode("猫坐在垫子上。") == () and unicode("「行こう。」") == ()
+    assert TextCheck(RougeSettings.from_preset("unicode", "-n 2", sentence_split="sentencex"))("猫坐在垫子上。狗睡着了。") == ()
 
 
 def test_one_sentence_matters_only_for_metrics_that_use_sentences():

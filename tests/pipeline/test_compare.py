@@ -146,6 +146,9 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
     assert len(r1) == 10 and [abs(m["delta_points"]) / 100 for m in r1] == pytest.approx(changes[:10])
     assert all(m["doc_id"] >= "doc-05" for m in r1)  # documents 0-4 did not change
     assert "Systems added: extra" in (tmp_path / "cmp" / "comparison.md").read_text()
+    # 30 shared documents at most: p >= 2^-29; Holm over the 6 comparisons of good and weak.
+    floor = f"(the smallest p these documents allow is {2**-29:.2g}, {6 * 2**-29:.2g} adjusted)"
+    assert f"Holm across the 6 comparisons {floor}" in out
 
 
 def test_a_drop_smaller_than_the_threshold_passes(runs, capsys):

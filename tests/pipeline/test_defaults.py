@@ -87,6 +87,8 @@ def test_machine_formats_keep_stdout_clean_and_say_scored_of_had(tmp_path):
     assert "WARNING: these numbers rest on part of the input" in result.stderr
     table = list(csv.DictReader(io.StringIO(result.stdout)))
     assert {(r["system"], r["documents"], r["documents_had"]) for r in table} == {("abs", "2", "3"), ("lead", "2", "3")}
+    objects = json.loads(cli("score", data, "--format", "json", *FLAGS).stdout)
+    assert {(o["system"], o["documents"], o["documents_had"]) for o in objects} == {("abs", 2, 3), ("lead", 2, 3)}
     report = cli("score", data, "--format", "report", *FLAGS)
     assert report.returncode == 3 and report.stdout.startswith("---------------------------------------------")
 
@@ -125,6 +127,15 @@ def test_text_the_preset_cannot_read_is_reported_with_an_example_and_the_fix(tmp
     # 1 of 2 reference bigrams among 3 (F 0.4).  ROUGE-1.5.5's reading finds no token at all.
     assert "85.71 (85.71-85.71)  40.00 (40.00-40.00)" in fixed.stdout
     assert "0.00 (0.00-0.00)" in result.stdout
+    # With score's default flags (-m: stemming) the fix needs the stemmer's language, and says so.
+    assert "with stemming also --language, e.g. russian" in result.stderr
+    stemming = ("--rouge-args", "-n 2 -r 10 -m")
+    unnamed = cli("score", data, "--format", "table", "--preset", "unicode", *stemming)
+    assert unnamed.returncode == 2 and "needs a language" in unnamed.stderr and "--language" in unnamed.stderr
+    named = cli("score", data, "--format", "table", "--preset", "unicode", "--language", "russian", *stemming)
+    assert named.returncode == 0, named.stderr
+    # Snowball's Russian stems (кошк сидел на ковр | кошк на ковр) leave the same matches.
+    assert "85.71 (85.71-85.71)  40.00 (40.00-40.00)" in named.stdout
 
 
 # ------------------------------------------------------------- sentence boundaries
@@ -148,19 +159,51 @@ def test_one_sentence_texts_are_reported_and_the_split_option_changes_rouge_l_on
     assert 'Sentences: each line also split at " . " (--sentence-split \'sep: . \').' in table.stdout
 
 
+def test_line_aligned_files_read_as_one_sentence_per_line_say_so_and_split_when_asked(tmp_path):
+    """files2rouge's and rouge-score's input: one summary per line, so rougeLsum sees one
+    sentence and equals rougeL (the issue's case); with the split, rougeLsum is
+    rouge-score's own on the sentences put on lines."""
+    cands = ["the cat sat on the mat . the dog ran off . it was late", "rain fell . the city was wet"]
+    refs = ["a dog ran off . the cat sat on a mat . late it was", "the city was wet . rain fell all day"]
+    (tmp_path / "cand.txt").write_text("\n".join(cands) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(refs) + "\n")
+    args = ("score", tmp_path / "cand.txt", tmp_path / "ref.txt", "--preset", "rouge_score", "--format", "csv")
+    given = cli(*args)
+    assert given.returncode == 0, given.stderr
+    assert "warning: 2 texts of system were scored as one sentence but hold several sentences" in given.stderr
+    assert "warning: 2 reference texts were scored as one sentence" in given.stderr
+    as_given = {r["metric"]: float(r["f_measure"]) for r in csv.DictReader(io.StringIO(given.stdout))}
+    assert as_given["rougeL"] == as_given["rougeLsum"]
+    split = cli(*args, "--sentence-split", "sep: . ")
+    assert "scored as one sentence" not in split.stderr and "lsum:sep:" in split.stderr
+    at_sep = {r["metric"]: float(r["f_measure"]) for r in csv.DictReader(io.StringIO(split.stdout))}
+    peer = rouge_scorer.RougeScorer(["rougeL", "rougeLsum"])
+    lines = [peer.score(r.replace(" . ", " .\n"), c.replace(" . ", " .\n")) for c, r in zip(cands, refs)]
+    assert at_sep["rougeLsum"] == pytest.approx(sum(s["rougeLsum"].fmeasure for s in lines) / 2, abs=1e-5)
+    assert at_sep["rougeL"] == as_given["rougeL"] == pytest.approx(sum(s["rougeL"].fmeasure for s in lines) / 2, abs=1e-5)
+    assert at_sep["rougeLsum"] > at_sep["rougeL"]
+
+
 # ------------------------------------------------------------- one number per preset
-def test_rouge_score_preset_shows_the_mean_with_a_seeded_bootstrap_interval(tmp_path):
+@pytest.mark.parametrize("preset, options, metric", [
+    ("rouge_score", ("--rouge-types", "rouge1"), "rouge1"),
+    # ROUGE-1.5.5's semantics in any script: R and P rounded to 5 decimals, so the
+    # mean F agrees with rouge-score's to 1e-5 on this lower-case ASCII text.
+    ("unicode", ("--rouge-args", "-n 1"), "ROUGE-1"),
+])
+def test_the_preset_shows_the_mean_with_a_seeded_bootstrap_interval(tmp_path, preset, options, metric):
     data = write_jsonl(tmp_path / "in.jsonl", rows())
-    args = ("score", data, "--format", "csv", "--preset", "rouge_score", "--rouge-types", "rouge1")
+    args = ("score", data, "--format", "csv", "--preset", preset, *options)
     first, again = cli(*args), cli(*args)
     assert first.returncode == 0, first.stderr
     assert first.stdout == again.stdout  # reproducible
-    table = {r["system"]: r for r in csv.DictReader(io.StringIO(first.stdout))}
+    table = {r["system"]: r for r in csv.DictReader(io.StringIO(first.stdout)) if r["metric"] == metric}
     # The value is rouge-score's own mean F over the documents.
     peer = rouge_scorer.RougeScorer(["rouge1"])
     for system, docs in CANDIDATES.items():
         mean = sum(peer.score(REFS[d][0], text)["rouge1"].fmeasure for d, text in docs.items()) / len(docs)
         row = table[system]
+        assert row["rouge155_f_measure"] == ""  # no ROUGE-1.5.5 average: the mean is the number
         assert float(row["f_measure"]) == pytest.approx(mean, abs=1e-5)  # means of 1e-5 units (order-free sums)
         low, high = float(row["bootstrap_f_measure_low"]), float(row["bootstrap_f_measure_high"])
         assert low <= mean <= high
@@ -168,6 +211,12 @@ def test_rouge_score_preset_shows_the_mean_with_a_seeded_bootstrap_interval(tmp_
         scores = [peer.score(REFS[d][0], text)["rouge1"].fmeasure for d, text in docs.items()]
         assert min(scores) - 1e-9 <= low and high <= max(scores) + 1e-9
     assert scoring  # rouge-score's aggregator is the shape these columns follow
+    # Piped without --format, the table (the preset's number), not the ROUGE-1.5.5 report;
+    # asked for, the report says whose averages it prints.
+    piped = cli("score", data, "--preset", preset, *options)
+    assert piped.stdout.splitlines()[0].split()[:3] == ["#", "system", "docs"]
+    report = cli("score", data, "--preset", preset, *options, "--format", "report")
+    assert "Average_F" in report.stdout and "the preset's own number is the mean F" in report.stderr
 
 
 # ------------------------------------------------------------- run
@@ -200,6 +249,14 @@ def test_run_past_the_threshold_publishes_headed_by_the_warning_and_exits_3(tmp_
             assert r[column] == theirs[column], (r["system"], r["metric"], column)
     lenient = cli("run", "--input", data, "--output", tmp_path / "ok", "--runner", "FnApiRunner", "--max-rejected", "0.5", *FLAGS)
     assert lenient.returncode == 0, lenient.stderr
+    # The warning's fix, --conflicting-references keep, is an option of run too.
+    keep = cli("run", "--input", data, "--output", tmp_path / "keep", "--runner", "FnApiRunner",
+               "--conflicting-references", "keep", *FLAGS)
+    assert keep.returncode == 0, keep.stderr
+    assert "WARNING" not in keep.stdout and "errors 0" in keep.stdout
+    assert "warning: ru has no score for 2 of the 3 documents" in keep.stdout  # ranked over fewer documents
+    kept = {(r["system"], r["metric"]): r["documents"] for r in csv.DictReader(open(tmp_path / "keep" / "system_scores.csv"))}
+    assert set(kept.values()) == {"3", "1"}  # abs and lead on all 3 documents, ru on its 1
 
 
 # ------------------------------------------------------------- one option everywhere

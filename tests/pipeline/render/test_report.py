@@ -253,6 +253,35 @@ def test_significance_matrix(result):
     assert matrix[1][8][1]["class"].startswith("better") and matrix[8][1][1]["class"].startswith("worse")
 
 
+def test_the_runs_own_significance_states_its_floor_and_turns_the_effect_size_with_the_difference(result):
+    out, _, _, _ = result
+    html = (out / REPORT_NAME).read_text(encoding="utf-8")
+    # 25 documents: the smallest p is 2^-24; Holm over the 28 pairs of 8 systems: 28 x 2^-24.
+    assert f"The smallest p these documents allow is {2**-24:.2g} (2^(1\u2212n) on n documents)" in html
+    assert f"after Holm over 28 pairs, the smallest adjusted p is {28 * 2**-24:.2g}." in html
+    assert "exact over all 2^n sign patterns up to 20 documents" in html
+    documents = pq.read_table(out / "per_document" / "part-00000-of-00001.parquet").to_pylist()
+    f = {}
+    for d in documents:
+        if d["metric"] == "ROUGE-1":
+            f.setdefault(d["system"], {})[d["doc_id"]] = d["f_measure"]
+    page = Page(html)
+    matrix = next(t["rows"] for t in page.tables if t["after"].startswith("ROUGE-1 \u00b7 F-measure"))
+    names = [re.sub(r"^\d+\. ", "", r[0][0]) for r in matrix[1:]]
+    checked = 0
+    for i, j in itertools.permutations(range(len(names)), 2):
+        a, b = names[i], names[j]
+        diff = np.array([f[a][d] - f[b][d] for d in sorted(f[a])])
+        if not diff.std():
+            continue
+        title = matrix[1 + i][1 + j][1]["title"]
+        assert title.startswith(f"{a} \u2212 {b}: ")
+        d_z = float(re.search(r"effect size d_z (\S+);", title)[1])
+        assert d_z == pytest.approx(diff.mean() / diff.std(ddof=1), rel=1e-3), title  # row minus column, both ways
+        checked += 1
+    assert checked == 56
+
+
 def test_the_same_input_gives_the_same_bytes(result):
     """The run's report equals a re-rendering from the folder's own tables, in fresh
     processes with different hash seeds, with and without significance rows."""
