@@ -102,6 +102,13 @@ class Profile(NamedTuple):
     def signature(self) -> str:
         return " + ".join(s.signature() for s in self.settings)
 
+    @property
+    def reports_rouge155(self) -> bool:
+        """Whether the profile has a ROUGE-1.5.5 report (rouge155.txt) and printed
+        averages: only the rouge155 preset's settings do (another preset's numbers
+        are its mean and seeded interval, not the script's bootstrap averages)."""
+        return any(s.preset == "rouge155" for s in self.settings)
+
 
 def profiles_signature(profiles) -> str:
     """One profile: its signature; several: "name: signature | name: signature"."""

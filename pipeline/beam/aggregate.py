@@ -6,7 +6,8 @@ Two stages, each with an element per worker that is bounded:
 * the statistics (means, pooled counts, bootstrap and jackknife) come from a
   lifted CombineFn whose accumulator does not grow with the documents
   (pipeline.beam.combiners);
-* the ROUGE-1.5.5 report's printed averages need every document of a system in
+* the ROUGE-1.5.5 report's printed averages (rouge155 preset profiles only: the
+  other presets have no report) need every document of a system in
   evaluation-id order (the script's bootstrap walks them in that order), so they
   have a stage of their own: the documents grouped per system, each system's
   report block (with `-d`, its per-document lines) written to a part file of its
@@ -52,7 +53,8 @@ def system_rows(element, profiles: dict[str, Profile]) -> list:
     """((profile, system), {"stats": [SystemStats per metric], "averages": [printed
     averages per metric]}) -> per metric (profile, system, metric, table row)."""
     (name, system), joined = element
-    (metrics,), (averages,) = joined["stats"], joined["averages"]
+    (metrics,) = joined["stats"]
+    (averages,) = joined["averages"] or [[None] * len(profiles[name].tags)]  # a profile without the report
     out = table_rows(name, system, metrics, profiles[name], averages)
     tally("aggregating", "systems")
     return out
@@ -61,8 +63,9 @@ def system_rows(element, profiles: dict[str, Profile]) -> list:
 def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
     and metric order; the ROUGE-1.5.5 report of a run with one profile as
-    rouge155.txt, else one rouge155-<profile>.txt per profile, joined from the
-    systems' part files in system order (streamed: the report is never held whole)."""
+    rouge155.txt, else one rouge155-<profile>.txt per profile that has one
+    (`Profile.reports_rouge155`), joined from the systems' part files in system
+    order (streamed: the report is never held whole)."""
     order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     rows = [s[3] for s in summaries]
@@ -71,9 +74,10 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) 
     files.write_bytes(files.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
     files.write_bytes(files.join(staging, "system_scores.md"), views.profiles_markdown(rows, profiles).encode("utf-8"))
     parts = []
-    for profile in profiles:
+    reported = [p for p in profiles if p.reports_rouge155]
+    for profile in reported:
         systems = sorted({s[1] for s in summaries if s[0] == profile.name})
-        name = "rouge155.txt" if len(profiles) == 1 else f"rouge155-{profile.name}.txt"
+        name = "rouge155.txt" if len(reported) == 1 and len(profiles) == 1 else f"rouge155-{profile.name}.txt"
         with files.create(files.join(staging, name)) as out:
             for system in systems:
                 part = report_part(staging, profile.name, system)
@@ -175,8 +179,10 @@ class AggregatePerSystem(beam.PTransform):
             | "KeyBySystem" >> beam.FlatMap(per_document)
             | "CombinePerSystem" >> beam.CombinePerKey(combine)
         )
+        reported = {p.name for p in self.profiles if p.reports_rouge155}
         averages = (
             documents
+            | "ReportedProfiles" >> beam.Filter(lambda batch: batch[0] in reported)
             | "EvaluationIds" >> EvaluationIds(self.eval_ids)
             | "DocumentsPerSystem" >> beam.GroupByKey()
             | "Rouge155Report" >> beam.Map(system_report, by_name, self.staging)

@@ -44,7 +44,7 @@ dask.distributed cluster (pip install 'apache-beam[dask]').
 submit the same pipeline to a cluster; see configs/ and the README.
 
 The result folder holds system_scores.{parquet,csv,md}, rouge155.txt (the
-ROUGE-1.5.5 report), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json,
+ROUGE-1.5.5 report; rouge155 preset only), per_document/*.parquet, errors/*.{parquet,jsonl}, run.json,
 report.html (the page for people: charts and tables of the scores with their
 intervals, significance, errors) and _SUCCESS.  It appears only when the run
 succeeded.

@@ -22,11 +22,18 @@ LIN = {"case": FLAGS, "stem": FLAGS + " -m", "stop": FLAGS + " -m -s"}  # Lin (2
 OFFICIAL = {name: f"ROUGE-test-{flags[1:].replace(' -', '-').replace(' ', '')}.out" for name, flags in LIN.items()}
 
 
+def toml_value(value) -> str:
+    """A string, list or table (inline) as TOML."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
 def run_profiles(tmp_path, profiles: dict, rows=CASES, **config):
     data = write_jsonl(tmp_path / "in.jsonl", rows)
     source = tmp_path / "run.toml"
     lines = ["[input]", f'candidates = ["{data}"]', "[output]", f'folder = "{tmp_path / "out"}"', "[profiles]"]
-    lines += [f"{name} = {json.dumps(value)}" for name, value in profiles.items()]
+    lines += [f"{name} = {toml_value(value)}" for name, value in profiles.items()]
     for section, values in config.items():
         lines += [f"[{section}]"] + [f"{key} = {json.dumps(value)}" for key, value in values.items()]
     source.write_text("\n".join(lines) + "\n")
@@ -160,3 +167,19 @@ def test_the_human_pseudo_system_is_scored_under_every_profile_and_counted_once(
         assert {(r["profile"], r["metric"]): r["f_measure"] for r in alone if r["system"] == "human"} == {
             key: value for key, value in human.items() if key[0] == name
         }
+
+
+def test_only_rouge155_profiles_have_a_rouge155_report(tmp_path):
+    # rouge-score's convention has no ROUGE-1.5.5 report: its number is the mean with a
+    # seeded interval (system_scores); a bootstrap-average report beside it would be a
+    # second, different number for the same scores.
+    record = run_profiles(tmp_path / "mixed", {"perl": LIN["case"], "google": {"preset": "rouge_score", "rouge_types": ["rouge1"]}})
+    out = tmp_path / "mixed" / "out"
+    assert sorted(p.name for p in out.glob("rouge155*")) == ["rouge155-perl.txt"]
+    assert (out / "rouge155-perl.txt").read_text() == (GOLDEN / "sample-output" / OFFICIAL["case"]).read_text()
+    table = pq.read_table(out / "system_scores.parquet").to_pylist()
+    google = [r for r in table if r["profile"] == "google"]
+    assert google and all(r["rouge155_recall"] is None for r in google)
+    assert record["counts"]["scored"] == 200
+    run_profiles(tmp_path / "alone", {"google": {"preset": "rouge_score", "rouge_types": ["rouge1"]}})
+    assert not list((tmp_path / "alone" / "out").glob("rouge155*"))
