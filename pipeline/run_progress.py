@@ -92,15 +92,18 @@ class RunProgress:
         """The stage `name`, made (with every stage before it) when first needed."""
         for earlier, unit in STAGES.items():
             if earlier not in self.stages and (earlier != "significance" or self.significance):
-                self.stages[earlier] = self.progress.stage(earlier, None, unit, position=len(self.stages))
+                self.stages[earlier] = self.progress.stage(earlier, None, unit)
                 self.stages[earlier].always_end = True  # its line, even if it ended between two looks
             if earlier == name:
                 return self.stages[name]
 
+    def _ended(self, name: str) -> bool:
+        return name in self.stages and self.stages[name].closed
+
     def _show(self, counts: dict, final: Optional[dict] = None) -> None:
         started = final is not None or any(stage != "systems" and values for stage, values in counts.items())
         if "starting" not in self.stages:  # Beam's start (worker processes: seconds) until the first count
-            self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner", position=0)
+            self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner")
         if started:
             self.stages["starting"].set(1)
         else:
@@ -124,11 +127,14 @@ class RunProgress:
             self._stage("scoring").set(scored, to_score)
         systems = set(final["documents_by_system"]) if final is not None else set(counts.get("systems", ()))
         systems |= {self.human} if self.human else set()
-        if "aggregating" in counts or (final is not None and systems):
+        # A stage starts when the one before it ends: the workers count a system or a
+        # pair only once it is done, and the time until then is the stage's too.
+        if "aggregating" in counts or self._ended("scoring") or (final is not None and systems):
             done = counts.get("aggregating", {}).get("systems", 0)
             total = self.profiles * len(systems) if systems else None
             self._stage("aggregating").set(total if final is not None and total else done, total)
-        if self.significance and ("significance" in counts or final is not None) and len(systems) > 1:
+        if (self.significance and len(systems) > 1
+                and ("significance" in counts or self._ended("aggregating") or final is not None)):
             n = len(systems)
             total = self.profiles * ((n - 1) if self.baseline else n * (n - 1) // 2)
             done = counts.get("significance", {}).get("pairs", 0)
