@@ -261,6 +261,11 @@ def test_score_shows_reading_scoring_and_the_bootstrap_with_totals(long_input, m
     assert re.search(r"rouge-pipeline: scoring: [\d,]+ of 20,000 summaries \(\d+%\), [\d.,]+/s", err), err
     assert "rouge-pipeline: reading: 20,000 rows in " in err
     assert "rouge-pipeline: scoring: 20,000 summaries in " in err
+    assert re.search(r"rouge-pipeline: bootstrap: 5 systems in [\d.]+ s", err), err
+    quiet = cli.main(["score", str(long_input / "part-0.jsonl"), "--rouge-args", "-n 2 -c 95 -r 1000 -m",
+                      "--format", "csv", "--quiet"])
+    assert quiet == 0
+    assert "rouge-pipeline:" not in capsys.readouterr().err
 
 
 def test_worker_processes_report_to_the_driver_not_to_the_terminal(long_input, tmp_path):
