@@ -285,3 +285,23 @@ def test_worker_processes_report_to_the_driver_not_to_the_terminal(long_input, t
     assert "rouge-pipeline: aggregating: 5 systems in " in done.stderr
     assert "rouge-pipeline: worker " not in done.stderr
     assert "rows read 40000, scored 40000, errors 0" in done.stdout
+
+
+def test_the_readme_shows_progress_lines_in_the_shapes_they_are_printed():
+    """Every progress line the README shows for run, score, compare and meta-eval has
+    one of the shapes a stage prints (checked against its lines above): while it
+    works, at its end, or a one-step stage's."""
+    shapes = [
+        r"[\d,]+ of [\d,]+ [\w (),]+ \(\d+%\), ([\d.,]+/s|working)(, (about [\w ]+|under a second) left)? \([\w ]+ so far\)",
+        r"[\d,]+( of [\d,]+)? [\w (),]+ in [\d.]+ s( \([\d.,]+/s\))?",
+        r"done in [\d.]+ s",
+        r"working \([\w ]+ so far\)",
+    ]
+    stages = ("starting Beam", "reading", "scoring", "aggregating", "significance", "report", "bootstrap",
+              "reading runs", "paired tests", "texts", "correlations with bootstrap", "permutation tests")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown_lines = re.findall(rf"^rouge-pipeline: ({'|'.join(stages)}): (.*)$", readme, flags=re.M)
+    assert {stage for stage, _ in shown_lines} >= {"aggregating", "bootstrap", "paired tests",
+                                                    "correlations with bootstrap"}
+    for stage, text in shown_lines:
+        assert any(re.fullmatch(shape, text) for shape in shapes), (stage, text)
