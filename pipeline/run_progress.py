@@ -101,6 +101,9 @@ class RunProgress:
         return name in self.stages and self.stages[name].closed
 
     def _show(self, counts: dict, final: Optional[dict] = None) -> None:
+        """Each stage from its first count, or from the end of the stage before it
+        (the workers count a summary once scored, a system or a pair once done: the
+        time until then, grouping the documents or the bootstrap, is the stage's too)."""
         started = final is not None or any(stage != "systems" and values for stage, values in counts.items())
         if "starting" not in self.stages:  # Beam's start (worker processes: seconds) until the first count
             self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner")
@@ -123,12 +126,10 @@ class RunProgress:
         to_score = None if candidates is None else max(candidates - read["candidates"].get("bad rows", 0), scored)
         if final is not None:
             scored = to_score = final["scored"] + scoring.get("failed", 0)
-        if scored or final is not None:
+        if scored or self._ended("reading") or final is not None:
             self._stage("scoring").set(scored, to_score)
         systems = set(final["documents_by_system"]) if final is not None else set(counts.get("systems", ()))
         systems |= {self.human} if self.human else set()
-        # A stage starts when the one before it ends: the workers count a system or a
-        # pair only once it is done, and the time until then is the stage's too.
         if "aggregating" in counts or self._ended("scoring") or (final is not None and systems):
             done = counts.get("aggregating", {}).get("systems", 0)
             total = self.profiles * len(systems) if systems else None

@@ -117,12 +117,17 @@ def run_view(stream, terminal=False):
 
 
 def test_a_run_stage_starts_when_the_one_before_it_ends():
-    """The workers count a system (a pair) only once it is aggregated (tested): the
-    time until the first is the stage's too, so aggregating starts when scoring has
-    scored every summary, significance when every system is aggregated."""
+    """The workers count a summary once scored, a system (a pair) only once it is
+    aggregated: the time until the first is the stage's too, so scoring starts when
+    every row is read, aggregating when every summary is scored, significance when
+    every system is aggregated."""
     out = io.StringIO()
     view = run_view(out)
     read = {"reading_candidates": {"rows": 40}, "systems": {"a", "b", "c"}}
+    view._show({"reading_candidates": {"rows": 39}})
+    assert "scoring" not in view.stages
+    view._show(read)
+    assert view.stages["scoring"].total == 40 and view.stages["scoring"].done == 0
     view._show(dict(read, scoring={"scored": 39}))
     assert "aggregating" not in view.stages
     view._show(dict(read, scoring={"scored": 40}))
