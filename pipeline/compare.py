@@ -27,6 +27,7 @@ import io
 import json
 import math
 from collections import defaultdict
+from typing import Callable
 
 from pipeline.config import DEFAULT_PROFILE, parse_profiles_signature
 from pipeline.io import files
@@ -194,8 +195,10 @@ def compare_runs(
     measure: str,
     fail_on_drop: float,
     confidence: float,
+    on_pair: Callable[[], None] = lambda: None,
 ) -> tuple[list[dict], list[dict]]:
-    """(comparison rows, most-moved document rows), sorted by system and metric."""
+    """(comparison rows, most-moved document rows), sorted by system and metric;
+    `on_pair` is called after each (system, metric) pair (for progress)."""
     rows, moved = [], []
     for system, metric in sorted(old.scores.keys() | new.scores.keys()):
         before, after = old.scores.get((system, metric), {}), new.scores.get((system, metric), {})
@@ -253,6 +256,7 @@ def compare_runs(
                 for d in largest
                 if change[d]
             ]
+        on_pair()
     tested = [r for r in rows if r["p_value"] is not None]
     for row, p in zip(tested, holm(r["p_value"] for r in tested)):
         row["p_adjusted"] = p

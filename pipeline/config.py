@@ -217,6 +217,9 @@ class RunConfig:
     # (name, ({key: value} per setting, keys of _PROFILE_KEYS)) per [profiles] entry
     profiles: tuple = ()
     source: str = "<defaults>"
+    # "section.key" of the values given on the command line (with_overrides): their
+    # errors name the command line, not the config file
+    overridden: tuple = ()
 
     def settings(self) -> RougeSettings:
         """The ROUGE settings of [rouge]."""
@@ -255,11 +258,13 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data.pop("source")
+        data.pop("overridden")
         return data
 
     def validate(self) -> "RunConfig":
         def fail(key: str, value: object, allowed: str) -> None:
-            raise RougeConfigError(f"{key} must be {allowed}; got {value!r} (from {self.source})")
+            where = "the command line" if key in self.overridden else self.source
+            raise RougeConfigError(f"{key} must be {allowed}; got {value!r} (from {where})")
 
         if not self.input.candidates:
             fail("input.candidates", list(self.input.candidates), "at least one file or glob")
@@ -286,7 +291,10 @@ class RunConfig:
         try:
             self.settings()
         except RougeConfigError as err:
-            raise RougeConfigError(f"{err} (rouge in {self.source})") from err
+            given = any(key.startswith("rouge.") for key in self.overridden)
+            where = ("the command line" + ("" if self.source == "<defaults>" else f" over {self.source}")
+                     if given else self.source)
+            raise RougeConfigError(f"{err} (rouge settings from {where})") from err
         for profile in self.profile_list():
             tags = profile.tags
             repeated = sorted({t for t in tags if tags.count(t) > 1})
@@ -448,4 +456,5 @@ def with_overrides(config: RunConfig, **overrides: Any) -> RunConfig:
         section: dataclasses.replace(getattr(config, section), **values)
         for section, values in changes.items()
     }
-    return dataclasses.replace(config, **replaced)
+    given = tuple(f"{section}.{key}" for section, values in changes.items() for key in values)
+    return dataclasses.replace(config, **replaced, overridden=config.overridden + given)

@@ -143,7 +143,7 @@ class Stage:
             text = f"{count(self.done)} of {count(self.total)} {self.unit} ({100 * min(self.done, self.total) / self.total:.0f}%)"
         else:
             text = f"{count(self.done)} {self.unit}"
-        text += f", {per_second(rate)}"
+        text += f", {per_second(rate)}" if self.done else ", working"  # nothing done yet: no rate to tell
         if self.total and self.total / 100 <= self.done < self.total and rate > 0:  # under 1%: too early to tell
             left = duration((self.total - self.done) / rate)
             text += f", {left} left" if left == "under a second" else f", about {left} left"
@@ -195,31 +195,30 @@ class BarStage(Stage):
         self.stream, self.position = stream, position
         self.bar = None
 
-    def _draw(self) -> bool:
-        """The bar, made once the stage has lasted SHOW_AFTER seconds."""
-        if self.bar is None and time.monotonic() - self.started >= SHOW_AFTER:
-            from tqdm import tqdm  # noqa: PLC0415 (only on a terminal)
-
-            self.bar = tqdm(total=self.total, initial=self.done, desc=self.name, unit=f" {self.unit}",
-                            file=self.stream, leave=True, dynamic_ncols=True, mininterval=0.25, smoothing=0.1,
-                            position=self.position)
-            self.bar.start_t = self.bar.last_print_t = self.bar._time() - (time.monotonic() - self.started)
-        return self.bar is not None
-
     def update(self, n: int = 1) -> None:
-        if self._draw():  # made at what was done before this step
-            self.bar.update(n)
-        self.done += n
+        self._set(self.done + n, None)
 
     def _set(self, done: int, total: Optional[int]) -> None:
         if total is not None:
             self.total = total
-        if self._draw():
+        if self.bar is None and time.monotonic() - self.started >= SHOW_AFTER:
+            from tqdm import tqdm  # noqa: PLC0415 (only on a terminal)
+
+            # Made empty with its clock at the stage's start, then drawn at `done`: its
+            # rate and time left count what was done since the stage started (made at
+            # `initial=done`, tqdm counted only the steps after: "1.99/s, 2:38:52 left").
+            self.bar = tqdm(total=self.total, desc=self.name, unit=f" {self.unit}", file=self.stream, leave=True,
+                            dynamic_ncols=True, mininterval=0.25, smoothing=0.1, position=self.position,
+                            delay=1e-9)  # nothing drawn until the update below
+            self.bar.start_t = self.bar.last_print_t = self.bar._time() - (time.monotonic() - self.started)
+            if not done:
+                self.bar.refresh()  # nothing done yet: the bar shows how long it has worked
+        if self.bar is not None:
             if self.bar.total != self.total:
                 self.bar.total = self.total
                 self.bar.refresh()
-            if done != self.done:
-                self.bar.update(done - self.done)
+            if done != self.bar.n:
+                self.bar.update(done - self.bar.n)
         self.done = done
 
     def _end(self, finished: bool) -> None:

@@ -92,15 +92,21 @@ class RunProgress:
         """The stage `name`, made (with every stage before it) when first needed."""
         for earlier, unit in STAGES.items():
             if earlier not in self.stages and (earlier != "significance" or self.significance):
-                self.stages[earlier] = self.progress.stage(earlier, None, unit, position=len(self.stages))
+                self.stages[earlier] = self.progress.stage(earlier, None, unit)
                 self.stages[earlier].always_end = True  # its line, even if it ended between two looks
             if earlier == name:
                 return self.stages[name]
 
+    def _ended(self, name: str) -> bool:
+        return name in self.stages and self.stages[name].closed
+
     def _show(self, counts: dict, final: Optional[dict] = None) -> None:
+        """Each stage from its first count, or from the end of the stage before it
+        (the workers count a summary once scored, a system or a pair once done: the
+        time until then, grouping the documents or the bootstrap, is the stage's too)."""
         started = final is not None or any(stage != "systems" and values for stage, values in counts.items())
         if "starting" not in self.stages:  # Beam's start (worker processes: seconds) until the first count
-            self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner", position=0)
+            self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner")
         if started:
             self.stages["starting"].set(1)
         else:
@@ -120,15 +126,16 @@ class RunProgress:
         to_score = None if candidates is None else max(candidates - read["candidates"].get("bad rows", 0), scored)
         if final is not None:
             scored = to_score = final["scored"] + scoring.get("failed", 0)
-        if scored or final is not None:
+        if scored or self._ended("reading") or final is not None:
             self._stage("scoring").set(scored, to_score)
         systems = set(final["documents_by_system"]) if final is not None else set(counts.get("systems", ()))
         systems |= {self.human} if self.human else set()
-        if "aggregating" in counts or (final is not None and systems):
+        if "aggregating" in counts or self._ended("scoring") or (final is not None and systems):
             done = counts.get("aggregating", {}).get("systems", 0)
             total = self.profiles * len(systems) if systems else None
             self._stage("aggregating").set(total if final is not None and total else done, total)
-        if self.significance and ("significance" in counts or final is not None) and len(systems) > 1:
+        if (self.significance and len(systems) > 1
+                and ("significance" in counts or self._ended("aggregating") or final is not None)):
             n = len(systems)
             total = self.profiles * ((n - 1) if self.baseline else n * (n - 1) // 2)
             done = counts.get("significance", {}).get("pairs", 0)

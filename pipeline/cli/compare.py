@@ -129,15 +129,16 @@ def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
         return EXIT_NOT_COMPARABLE
 
     progress = Progress(quiet=args.quiet)
-    with progress.stage("paired tests", 1, "comparisons") as stage:
+    pairs = len(old.scores.keys() | new.scores.keys())
+    with progress.stage("paired tests", pairs, "(system, metric) pairs") as stage:
         rows, moved = compare_runs(
             old,
             new,
             measure=args.measure,
             fail_on_drop=args.fail_on_drop,
             confidence=args.confidence,
+            on_pair=stage.update,
         )
-        stage.update(1)
     compared = sum(r["status"] == "both" for r in rows)
     floor = min((r["p_floor"] for r in rows if r["p_floor"] is not None), default=None)
     options = (

@@ -94,10 +94,13 @@ CHANGED = ("worse", "better", "added", "removed")
 TEXT_CHARS = 280  # a candidate or reference shown in the report, at most
 
 
-def verdict(rows: list[dict], fail_on_drop: float) -> tuple[int, str]:
+def verdict(rows: list[dict], fail_on_drop: float, order=None) -> tuple[int, str]:
     """(exit status, the one line that says it): 1 on a significant drop of more
-    than `fail_on_drop` points, else 0."""
+    than `fail_on_drop` points, else 0.  The failing pairs are named per system in
+    `order` of the metrics (metric_order: the runs' own), else as `rows` has them."""
     failing = [r for r in rows if r["fails"]]
+    if order is not None:
+        failing.sort(key=lambda r: (r["system"], order(r["metric"])))
     if failing:
         return 1, (
             f"FAIL: significant drop of more than {fail_on_drop:g} points: "
@@ -161,8 +164,8 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
                   show_all: bool = False, moved_per_metric: int = 3) -> str:
     """What `compare` prints: the verdict first, then only what changed (`show_all`:
     every row), in the runs' metric order, as plain aligned text (no Markdown)."""
-    _, line = verdict(rows, fail_on_drop)
     order = metric_order(old.record, new.record)
+    _, line = verdict(rows, fail_on_drop, order)
     listed = [r for r in rows if show_all or r["verdict"] in CHANGED]
     listed.sort(key=lambda r: (r["system"], order(r["metric"])))
     measure = MEASURE_WORDS.get(rows[0]["measure"], rows[0]["measure"]) if rows else ""
@@ -225,7 +228,7 @@ def page_context(old, new, rows: list[dict], moved: list[dict], options: str, fa
     """Everything report.html of a comparison shows, formatted for people (the
     template only lays it out): the verdict, the rows by size of change, the
     documents that moved most with their texts, systems added and removed."""
-    status, line = verdict(rows, fail_on_drop)
+    status, line = verdict(rows, fail_on_drop, metric_order(old.record, new.record))
     measure = MEASURE_WORDS.get(rows[0]["measure"], rows[0]["measure"]) if rows else ""
     table = [
         {

@@ -3,6 +3,7 @@ small runs, shared by the tests of this module)."""
 
 import argparse
 import random
+import re
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -194,3 +195,19 @@ def test_signatures_with_profiles_are_diffed_per_profile_and_setting():
     new = old.replace("S:4", "S:9").replace("stem: rouge155|n:2", "stem: rouge155|n:3")
     assert settings_differences(old, new) == [("case #2 S", "4", "9"), ("stem n", "2", "3")]
     assert settings_differences(old, "rouge155|n:2|v:0.1.0") == [("profiles", "case, stem", "(one)")]
+
+
+def test_progress_shows_each_stage_with_its_total_and_quiet_shows_none(runs, tmp_path, capsys, monkeypatch):
+    from pipeline import progress
+
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)  # a log line at every step (stderr is not a terminal here)
+    assert compare(runs / "old", runs / "new", "--fail-on-drop", 1, "--output", tmp_path / "cmp") == 1
+    err = capsys.readouterr().err
+    # good, weak and extra x ROUGE-1, ROUGE-2, ROUGE-L: 9 (system, metric) pairs, each tested once
+    assert re.search(r"rouge-pipeline: paired tests: 1 of 9 \(system, metric\) pairs \(11%\), [\d.,]+/s", err), err
+    assert "rouge-pipeline: paired tests: 9 (system, metric) pairs in " in err
+    assert "rouge-pipeline: reading runs: 2 runs in " in err
+    assert "rouge-pipeline: texts: 2 files in " in err  # each run's input file, read back for the report
+    assert re.search(r"rouge-pipeline: report: (done|1 pages) in ", err), err
+    assert compare(runs / "old", runs / "new", "--fail-on-drop", 1, "--output", tmp_path / "quiet", "--quiet") == 1
+    assert "rouge-pipeline:" not in capsys.readouterr().err

@@ -275,7 +275,7 @@ def test_the_sentence_split_is_one_option_for_run_score_configs_and_profiles(tmp
     assert by_name == {"given": "newline", "inherited": "sep: . | ? | ! "}
     bad = tmp_path / "bad.toml"
     bad.write_text('[input]\ncandidates = ["in.jsonl"]\n[rouge]\nsentence_split = "nltk"\n')
-    with pytest.raises(RougeConfigError, match=r"sentence_split must be .* got 'nltk' \(rouge in "):
+    with pytest.raises(RougeConfigError, match=r"sentence_split must be .* got 'nltk' \(rouge settings from .*bad.toml\)"):
         load_config(str(bad)).validate()
     data = write_jsonl(tmp_path / "in.jsonl", rows())
     dry = cli("run", "--input", data, "--output", tmp_path / "out", "--dry-run", "--sentence-split", "sentencex")

@@ -589,3 +589,6 @@ def test_meta_eval_shows_its_progress_with_a_total(tmp_path, capsys, monkeypatch
     # 2 metrics x 3 measures x 1 judgment x 2 levels = 12 series
     assert re.search(r"rouge-pipeline: correlations with bootstrap: \d+ of 12 series \(\d+%\), [\d.,]+/s", err), err
     assert "rouge-pipeline: correlations with bootstrap: 12 series in " in err
+    assert re.search(r"rouge-pipeline: report: (done|1 pages) in ", err), err
+    assert cli.main(args[:-1] + [str(tmp_path / "quiet"), "--quiet"]) == 0
+    assert "rouge-pipeline:" not in capsys.readouterr().err

@@ -61,6 +61,102 @@ def test_on_a_terminal_tqdm_draws_a_bar_that_stays(monkeypatch):
     assert text.endswith("\n")  # the bar is left on screen
 
 
+class Clock:
+    """time.monotonic for pipeline.progress, moved by hand."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+
+def test_a_bar_drawn_late_counts_its_rate_and_time_left_from_the_stage_start(monkeypatch):
+    """A bar is drawn once a stage has lasted SHOW_AFTER seconds, with what was done by
+    then: 3,000 of 9,000 in 3 s is 1,000/s and 6 s left (not the one step after the
+    wait, which made tqdm show '1.99 summaries/s, 2:38:52 left')."""
+    clock = Clock()
+    monkeypatch.setattr(shown, "time", clock)
+    out = Terminal()
+    stage = Progress(stream=out).stage("scoring", 9000, "summaries")
+    stage.set(1000)
+    assert out.getvalue() == ""  # 0 s: nobody has waited yet
+    clock.now += 3
+    stage.set(3000)
+    drawn = out.getvalue()
+    assert "3000/9000" in drawn, drawn
+    rate = float(re.search(r"([\d.]+) summaries/s", drawn).group(1))
+    assert 990 < rate <= 1000, drawn  # 3,000 in the 3 s of the stage (tqdm's own clock runs on by microseconds)
+    assert "[00:03<00:06," in drawn, drawn
+    stage.close()
+
+    clock.now += 3  # a stage with nothing done yet is drawn too, with how long it has worked
+    idle = Progress(stream=out).stage("aggregating", 5, "systems")
+    clock.now += 3
+    idle.set(0)
+    assert "0/5 [00:03<?" in out.getvalue(), out.getvalue()
+    idle.close()
+
+
+def test_a_stage_with_nothing_done_yet_says_how_long_it_has_worked():
+    out = io.StringIO()
+    with Progress(stream=out, interval=0).stage("aggregating", 5, "systems") as stage:
+        stage.set(0)
+        stage.set(5)
+    first = out.getvalue().splitlines()[0]
+    assert re.fullmatch(r"rouge-pipeline: aggregating: 0 of 5 systems \(0%\), working \(under a second so far\)", first), first
+
+
+def run_view(stream, terminal=False):
+    from pipeline.run_progress import RunProgress
+
+    view = RunProgress(Progress(stream=stream, interval=0, terminal=terminal), {}, env="UNUSED", profiles=2,
+                       significance=True)
+    view.totals = {"candidates": 40, "references": 0}  # as counted ahead
+    return view
+
+
+def test_a_run_stage_starts_when_the_one_before_it_ends():
+    """The workers count a summary once scored, a system (a pair) only once it is
+    aggregated: the time until the first is the stage's too, so scoring starts when
+    every row is read, aggregating when every summary is scored, significance when
+    every system is aggregated."""
+    out = io.StringIO()
+    view = run_view(out)
+    read = {"reading_candidates": {"rows": 40}, "systems": {"a", "b", "c"}}
+    view._show({"reading_candidates": {"rows": 39}})
+    assert "scoring" not in view.stages
+    view._show(read)
+    assert view.stages["scoring"].total == 40 and view.stages["scoring"].done == 0
+    view._show(dict(read, scoring={"scored": 39}))
+    assert "aggregating" not in view.stages
+    view._show(dict(read, scoring={"scored": 40}))
+    aggregating = view.stages["aggregating"]
+    assert (aggregating.done, aggregating.total, aggregating.closed) == (0, 6, False)  # 2 profiles x 3 systems
+    assert re.search(r"aggregating: 0 of 6 systems \(0%\), working \(", out.getvalue()), out.getvalue()
+    assert "significance" not in view.stages
+    view._show(dict(read, scoring={"scored": 40}, aggregating={"systems": 6}))
+    assert aggregating.closed and view.stages["significance"].total == 6  # 2 profiles x 3 pairs
+    assert re.search(r"significance: 0 of 6 pairs \(0%\), working \(", out.getvalue()), out.getvalue()
+
+
+def test_a_run_draws_its_stages_one_after_another_without_moving_the_cursor(monkeypatch):
+    """Bars of stages that follow each other are drawn at the cursor's line, each left
+    on screen when it ends: no cursor movement (a bar at a fixed line below was drawn
+    again at the cursor when it closed, and stayed twice on screen)."""
+    monkeypatch.setattr(shown, "SHOW_AFTER", 0)
+    out = Terminal()
+    view = run_view(out, terminal=True)
+    read = {"reading_candidates": {"rows": 40}, "systems": {"a", "b", "c"}}
+    view._show(dict(read, scoring={"scored": 40}))
+    view._show(dict(read, scoring={"scored": 40}, aggregating={"systems": 6}))
+    view._show(dict(read, scoring={"scored": 40}, aggregating={"systems": 6}, significance={"pairs": 6}))
+    text = out.getvalue()
+    assert "\x1b[A" not in text, repr(text)
+    for name in ("starting Beam", "reading", "scoring", "aggregating", "significance"):
+        assert f"{name}: 100%" in text, (name, text)
+
+
 def test_a_total_known_late_and_absolute_counts():
     out = io.StringIO()
     stage = Progress(stream=out, interval=0).stage("reading", None, "rows")
@@ -170,6 +266,11 @@ def test_score_shows_reading_scoring_and_the_bootstrap_with_totals(long_input, m
     assert re.search(r"rouge-pipeline: scoring: [\d,]+ of 20,000 summaries \(\d+%\), [\d.,]+/s", err), err
     assert "rouge-pipeline: reading: 20,000 rows in " in err
     assert "rouge-pipeline: scoring: 20,000 summaries in " in err
+    assert re.search(r"rouge-pipeline: bootstrap: 5 systems in [\d.]+ s", err), err
+    quiet = cli.main(["score", str(long_input / "part-0.jsonl"), "--rouge-args", "-n 2 -c 95 -r 1000 -m",
+                      "--format", "csv", "--quiet"])
+    assert quiet == 0
+    assert "rouge-pipeline:" not in capsys.readouterr().err
 
 
 def test_worker_processes_report_to_the_driver_not_to_the_terminal(long_input, tmp_path):
@@ -189,3 +290,23 @@ def test_worker_processes_report_to_the_driver_not_to_the_terminal(long_input, t
     assert "rouge-pipeline: aggregating: 5 systems in " in done.stderr
     assert "rouge-pipeline: worker " not in done.stderr
     assert "rows read 40000, scored 40000, errors 0" in done.stdout
+
+
+def test_the_readme_shows_progress_lines_in_the_shapes_they_are_printed():
+    """Every progress line the README shows for run, score, compare and meta-eval has
+    one of the shapes a stage prints (checked against its lines above): while it
+    works, at its end, or a one-step stage's."""
+    shapes = [
+        r"[\d,]+ of [\d,]+ [\w (),]+ \(\d+%\), ([\d.,]+/s|working)(, (about [\w ]+|under a second) left)? \([\w ]+ so far\)",
+        r"[\d,]+( of [\d,]+)? [\w (),]+ in [\d.]+ s( \([\d.,]+/s\))?",
+        r"done in [\d.]+ s",
+        r"working \([\w ]+ so far\)",
+    ]
+    stages = ("starting Beam", "reading", "scoring", "aggregating", "significance", "report", "bootstrap",
+              "reading runs", "paired tests", "texts", "correlations with bootstrap", "permutation tests")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown_lines = re.findall(rf"^rouge-pipeline: ({'|'.join(stages)}): (.*)$", readme, flags=re.M)
+    assert {stage for stage, _ in shown_lines} >= {"aggregating", "bootstrap", "paired tests",
+                                                    "correlations with bootstrap"}
+    for stage, text in shown_lines:
+        assert any(re.fullmatch(shape, text) for shape in shapes), (stage, text)

@@ -32,3 +32,17 @@ def test_the_demo_is_said_to_run_in_this_process():
     assert "every local core" not in demo_example and "in this process" in demo_example
     assert "in this process, whatever the\ninput's size" in help_text
     assert "--quiet" in help_text
+
+
+def test_a_bad_value_names_where_it_came_from_the_command_line_or_the_config():
+    def dry_run(*args):
+        done = subprocess.run([sys.executable, "-m", "pipeline", "run", "--config", "configs/demo.toml", "--dry-run",
+                               *args], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 2, done.stderr
+        return done.stderr.strip().splitlines()[-1]
+
+    # was "(from configs/demo.toml)", which holds no max_rejected and no -n
+    assert dry_run("--max-rejected", "2") == ("rouge-pipeline: error: run.max_rejected must be between 0 and 1; "
+                                              "got 2.0 (from the command line)")
+    assert dry_run("--rouge-args", "-n 200").endswith(
+        "got 200 (rouge settings from the command line over configs/demo.toml)")

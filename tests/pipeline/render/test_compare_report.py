@@ -94,6 +94,18 @@ def test_the_report_is_about_the_comparison(runs, compared):
     assert "Significance" not in html and "<svg" not in html  # not the run's report
 
 
+def test_the_verdict_names_the_failing_pairs_in_the_runs_metric_order():
+    from pipeline.render.compare import metric_order, verdict
+
+    record = {"profiles": [{"name": "default", "metrics": ["ROUGE-1", "ROUGE-L", "ROUGE-W-1.2", "ROUGE-S4"]}]}
+    rows = [{"system": s, "metric": m, "delta_points": -2.0, "fails": True}
+            for s in ("b", "a") for m in ("ROUGE-S4", "ROUGE-W-1.2", "ROUGE-1")]  # fmt: skip
+    status, line = verdict(rows, 1, metric_order(record, record))
+    assert status == 1
+    assert line == ("FAIL: significant drop of more than 1 points: a ROUGE-1 -2.00, a ROUGE-W-1.2 -2.00, "
+                    "a ROUGE-S4 -2.00, b ROUGE-1 -2.00, b ROUGE-W-1.2 -2.00, b ROUGE-S4 -2.00")
+
+
 MEASURE = """
 <script>
 window.addEventListener("load", () => {
