@@ -99,20 +99,23 @@ def choose(kernel: str | None) -> str:
 class CompiledScorer:
     """The compiled kernel set up for one RougeScorer (its settings, stemmer, stopwords, limits).
 
-    With `read_in_python` (the unicode preset, without -l/-b) the preset reads each text
-    in Python (`RougeScorer.prepare_pair`: normalising, tokenizing, stopwords, stemming)
-    and the kernel computes ROUGE-1.5.5's metrics on the result: each sentence goes to
-    the kernel as its tokens' vocabulary ids written in hex, one ASCII word per token.
-    The metrics compare tokens only for equality, and equal tokens have equal ids within
-    a pair, so the statistics are the Python path's."""
+    With `read_in_python` (the unicode preset, without -b) the preset reads each text in
+    Python (`RougeScorer.prepare_pair`: normalising, cutting at -l, tokenizing, stopwords,
+    stemming) and the kernel computes ROUGE-1.5.5's metrics on the result: each sentence
+    goes to the kernel as its tokens' vocabulary ids written in hex, one ASCII word per
+    token.  The metrics compare tokens only for equality, and equal tokens have equal ids
+    within a pair, so the statistics are the Python path's.  (Under -b the token stream
+    and ROUGE-L's sentences are cut differently, which these words do not carry.)"""
 
     def __init__(self, scorer, read_in_python: bool = False) -> None:
         s = scorer.settings
         metrics = scorer.metrics  # presets.rouge155.Rouge155Metrics
         self._settings = s
-        self._limited = s.word_limit is not None or s.byte_limit is not None
-        if read_in_python and self._limited:
-            raise ValueError("read_in_python needs settings without -l/-b (the kernel cuts those itself)")
+        if read_in_python and s.byte_limit is not None:
+            raise ValueError("read_in_python needs settings without -b")
+        # -l/-b: Python cuts the texts (text.py) and the kernel reads the cut sentences;
+        # with read_in_python the preset has cut them already.
+        self._limited = (s.word_limit is not None or s.byte_limit is not None) and not read_in_python
         self._prepare_pair = scorer.prepare_pair if read_in_python else None
         # A sentence_split other than "newline": Python cuts the sentences, C scores them.
         self._split = None if read_in_python else splitter(s.sentence_split)

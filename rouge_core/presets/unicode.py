@@ -52,10 +52,9 @@ class Unicode(Preset):
 
     def compiled(self, scorer):
         """The compiled kernel computes the metrics (rouge155's) on the texts this preset
-        reads in Python, except under -l/-b (the kernel cuts ASCII texts itself): then
-        Python scores."""
-        settings = scorer.settings
-        if settings.word_limit is not None or settings.byte_limit is not None:
+        reads in Python, except under -b (its ROUGE-L sentences are cut apart from its
+        tokens): then Python scores."""
+        if scorer.settings.byte_limit is not None:
             return None
         return kernel_module.CompiledScorer(scorer, read_in_python=True)
 
