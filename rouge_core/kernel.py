@@ -26,7 +26,7 @@ from rouge_core.sentence_split import splitter
 from rouge_core.stem import morph_stem, wordnet_exceptions
 from rouge_core.stopwords import smart_stopwords
 from rouge_core.text import limit_bytes, limit_words, lines, sentences
-from rouge_core.types import MetricStats
+from rouge_core.types import MetricStats, PreparedText
 
 try:
     from rouge_core import _kernel
@@ -97,15 +97,28 @@ def choose(kernel: str | None) -> str:
 
 
 class CompiledScorer:
-    """The compiled kernel set up for one RougeScorer (its settings, stemmer, stopwords, limits)."""
+    """The compiled kernel set up for one RougeScorer (its settings, stemmer, stopwords, limits).
 
-    def __init__(self, scorer) -> None:
+    With `read_in_python` (the unicode preset, without -b) the preset reads each text in
+    Python (`RougeScorer.prepare_pair`: normalising, cutting at -l, tokenizing, stopwords,
+    stemming) and the kernel computes ROUGE-1.5.5's metrics on the result: each sentence
+    goes to the kernel as its tokens' vocabulary ids written in hex, one ASCII word per
+    token.  The metrics compare tokens only for equality, and equal tokens have equal ids
+    within a pair, so the statistics are the Python path's.  (Under -b the token stream
+    and ROUGE-L's sentences are cut differently, which these words do not carry.)"""
+
+    def __init__(self, scorer, read_in_python: bool = False) -> None:
         s = scorer.settings
         metrics = scorer.metrics  # presets.rouge155.Rouge155Metrics
         self._settings = s
-        self._limited = s.word_limit is not None or s.byte_limit is not None
+        if read_in_python and s.byte_limit is not None:
+            raise ValueError("read_in_python needs settings without -b")
+        # -l/-b: Python cuts the texts (text.py) and the kernel reads the cut sentences;
+        # with read_in_python the preset has cut them already.
+        self._limited = (s.word_limit is not None or s.byte_limit is not None) and not read_in_python
+        self._prepare_pair = scorer.prepare_pair if read_in_python else None
         # A sentence_split other than "newline": Python cuts the sentences, C scores them.
-        self._split = splitter(s.sentence_split)
+        self._split = None if read_in_python else splitter(s.sentence_split)
         self._kernel = _kernel.Kernel(
             tags=list(scorer.tags),
             max_ngram=s.max_ngram,
@@ -113,9 +126,9 @@ class CompiledScorer:
             wlcs=s.wlcs_weight is not None,
             skip=s.skip_distance is not None,
             gap=-1 if s.gap_limit is None else s.gap_limit,
-            stemming=s.stemming,
+            stemming=s.stemming and not read_in_python,
             stem=morph_stem,
-            stopwords=set(smart_stopwords()) if s.remove_stopwords else None,
+            stopwords=set(smart_stopwords()) if s.remove_stopwords and not read_in_python else None,
             alpha=metrics.alpha,
             inverse=1 / metrics.weight,
             weight_of=metrics.weight_of,
@@ -124,7 +137,8 @@ class CompiledScorer:
             max_lcs_cells=scorer.max_lcs_cells,
             limited=self._limited,
             stats_type=MetricStats,
-            exceptions=wordnet_exceptions() if s.stemming else None,  # the stemmer in C
+            # the stemmer in C
+            exceptions=wordnet_exceptions() if s.stemming and not read_in_python else None,
         )
 
     def _cut(self, text):
@@ -137,7 +151,9 @@ class CompiledScorer:
 
     def score_batch(self, pairs: list) -> list:
         """One dict of MetricStats per (candidate, references), or None: score that pair in Python."""
-        if self._limited:
+        if self._prepare_pair is not None:
+            pairs = [self._read(pair) for pair in pairs]
+        elif self._limited:
             cut = []
             for pair in pairs:
                 try:
@@ -152,6 +168,17 @@ class CompiledScorer:
             pairs = [self._presplit(pair) for pair in pairs]
         return self._kernel.score_batch(pairs)
 
+    def _read(self, pair):
+        """(candidate, references) read in Python, as the kernel's lists of sentences of
+        id words; None (Python then scores the pair and raises its error) for a pair
+        that is not texts."""
+        try:
+            candidate, references = pair
+            cand, refs = self._prepare_pair(candidate, references)
+        except (RougeInputError, TypeError, ValueError):
+            return None
+        return (_id_words(cand), [_id_words(r) for r in refs])
+
     def _presplit(self, pair):
         """(candidate, references) as lists of sentences (the kernel reads a list's
         items as sentences), or the pair unchanged when it is not texts (Python
@@ -163,6 +190,20 @@ class CompiledScorer:
             return (lines(candidate, self._split), [lines(r, self._split) for r in references])
         except (RougeInputError, TypeError, ValueError):
             return pair
+
+
+def _id_words(text: PreparedText) -> list[str]:
+    """A prepared text's sentences, each its token ids in hex joined by spaces ("a 1f 3"),
+    " " for a sentence without tokens (kept, as Python keeps it); memoised on the text
+    (a reference's PreparedText is cached by the scorer)."""
+    words = text.counts.get("id_words")
+    if words is None:
+        ids, at, words = text.ids, 0, []
+        for sentence in text.sentences:
+            words.append(" ".join([format(i, "x") for i in ids[at : at + len(sentence)]]) or " ")
+            at += len(sentence)
+        text.counts["id_words"] = words
+    return words
 
 
 # ------------------------------------------------------------------ the rouge_score preset

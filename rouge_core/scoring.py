@@ -169,17 +169,27 @@ class RougeScorer:
                     results[i] = error
         return results
 
-    def _score_python(self, candidate: Text, references: Sequence[Text]) -> dict[str, MetricStats]:
-        """`score` in pure Python: the reference the compiled kernel must equal."""
+    def prepare_pair(
+        self, candidate: Text, references: Sequence[Text]
+    ) -> tuple[PreparedText, list[PreparedText]]:
+        """The candidate and its references read by the preset (`prepare`), their token
+        ids from one vocabulary.
+
+        Raises:
+            RougeInputError: no references, or a text that is not a string or a list of strings.
+        """
         if isinstance(references, str) or not isinstance(references, Sequence):
             raise RougeInputError(f"references must be a list of texts; got {type(references).__name__}")
         if not references:
             raise RougeInputError("a candidate needs at least one reference; got none")
-        if len(self._vocabulary) > _LARGEST_VOCABULARY:  # between calls: ids stay consistent within one
+        if len(self._vocabulary) > _LARGEST_VOCABULARY:  # between pairs: ids stay consistent within one
             self._vocabulary.clear()
             self._prepare_cached.cache_clear()
-        cand = self.prepare(candidate)
-        refs = [self.prepare(r) for r in references]
+        return self.prepare(candidate), [self.prepare(r) for r in references]
+
+    def _score_python(self, candidate: Text, references: Sequence[Text]) -> dict[str, MetricStats]:
+        """`score` in pure Python: the reference the compiled kernel must equal."""
+        cand, refs = self.prepare_pair(candidate, references)
         self._check_cost(cand, refs)
         metrics = self.metrics
         return {tag: metrics.combine(tag, metrics.per_reference(tag, cand, refs)) for tag in self.tags}

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import partial
 
+from rouge_core import kernel as kernel_module
 from rouge_core import unicode_text
 from rouge_core.errors import RougeConfigError
 from rouge_core.presets.base import Preset, WordAnalyzer, flag_fields, package_version, refuse
@@ -22,6 +23,7 @@ from rouge_core.stopwords import stopwords_for
 
 class Unicode(Preset):
     name = "unicode"
+    uses_kernel = True  # its metrics, on texts it reads in Python (see compiled)
 
     def resolve(self, settings):
         refuse(settings, "rouge_types")
@@ -50,6 +52,14 @@ class Unicode(Preset):
 
     def metrics(self, settings):
         return Rouge155Metrics(settings)
+
+    def compiled(self, scorer):
+        """The compiled kernel computes the metrics (rouge155's) on the texts this preset
+        reads in Python, except under -b (its ROUGE-L sentences are cut apart from its
+        tokens): then Python scores."""
+        if scorer.settings.byte_limit is not None:
+            return None
+        return kernel_module.CompiledScorer(scorer, read_in_python=True)
 
     def signature_fields(self, settings, common):
         if settings.tokenizer is None:

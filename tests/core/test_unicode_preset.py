@@ -210,6 +210,63 @@ def test_every_family_and_mode_equals_rouge155_on_transliterated_text(flags, jac
         assert got == expected, (candidate, references)
 
 
+# ------------------------------------- the compiled kernel against the Python reference
+def messy_unicode_text(rng):
+    """Lines of words from every script (capitals, digits, marks, CJK, RTL), punctuation,
+    empty lines and lines without a token; sometimes a list of sentences."""
+    pool = WORDS + ENGLISH + ["...", "—", "!", "Ⅻ", "ﬁn", "Ｔｏｋｙｏ", "e\u0301te", "🙂"]
+
+    def word():  # a known word, or a made-up one: thousands of distinct tokens in all
+        if rng.random() < 0.5:
+            return rng.choice(pool)
+        return "".join(rng.choice("abeiksдкоαβλ東京ไท0") for _ in range(rng.randint(1, 4)))
+
+    lines = [" ".join(word() for _ in range(rng.choice([0, 1, 3, 8, 20, 70])))
+             for _ in range(rng.randint(0, 4))]
+    return lines if rng.random() < 0.2 else rng.choice(["\n", "\r\n", "\n\n"]).join(lines)
+
+
+UNICODE_FLAG_SETS = [
+    ("-n 2", {}), ("-n 4 -w 1.2 -2 4 -U -f A", {}), ("-n 2 -m -s", {"language": "english"}),
+    ("-n 3 -2 -1 -u -w 1.5 -f B -m", {"language": "russian"}), ("-n 1 -x -2 2", {"language": "french"}),
+    ("-n 2 -w 1.2 -p 0.3", {"multi_reference": "jackknife"}),
+    ("-n 2 -m", {"language": "german", "multi_reference": "jackknife"}),
+    ("-n 2 -2 4 -U", {"tokenizer": str.split}), ("-n 2 -l 10", {}),
+    ("-n 4 -l 25 -w 1.2 -2 -1 -U -m -s", {"language": "english"}), ("-n 2 -b 40 -w 1.2", {}),
+]
+
+
+@pytest.mark.parametrize("flags, options", UNICODE_FLAG_SETS)
+def test_the_kernel_scores_as_the_python_reference(flags, options):
+    # The same statistics, value for value and type for type, and the same errors;
+    # under -b the kernel is not used (ROUGE-L's sentences are cut apart from the tokens).
+    from rouge_core import RougeInputError
+    from tests.conftest import require_kernel
+
+    require_kernel("c")
+    settings = RougeSettings.from_preset("unicode", flags, **options)
+    python = RougeScorer(settings, kernel="python", max_lcs_cells=3_000)  # some pairs over it: errors
+    compiled = RougeScorer(settings, kernel="c", max_lcs_cells=3_000)
+    assert compiled.kernel == ("python" if "-b" in flags else "c")
+    rng = pair_rng(9, flags)
+    pairs = [(messy_unicode_text(rng), [messy_unicode_text(rng) for _ in range(rng.randint(1, 4))])
+             for _ in range(400)]
+    pairs += [(None, ["a"]), ("a", "a"), ("a", []), (["a", 3], ["a"]), ("a", [None])]
+    expected, got = python.score_batch(pairs), compiled.score_batch(pairs)
+
+    def signature(result):
+        if isinstance(result, RougeInputError):
+            return ("error", str(result), result.reason)
+        return [(tag, [(type(x), x) for x in stats]) for tag, stats in result.items()]
+
+    for pair, e, g in zip(pairs, expected, got):
+        assert signature(g) == signature(e), pair
+    if compiled.kernel == "c":  # the kernel itself scored the pairs: not Python against itself
+        direct = compiled._compiled.score_batch(pairs)
+        assert sum(r is not None for r in direct) >= 0.9 * sum(not isinstance(e, RougeInputError) for e in expected)
+    assert sum(isinstance(e, RougeInputError) for e in expected) >= 5
+
+
 # ------------------------------------------- English: where unicode and rouge155 agree
 CNNDM_FILE = (SHARED_DATA / "cnndm_test_outputs"
               / "see2017_pointer_gen_cov.jsonl.gz")

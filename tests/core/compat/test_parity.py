@@ -126,3 +126,25 @@ def test_changed_rouge_types_and_tokenizer_are_read_on_the_next_call(scoring_pat
     ours._tokenizer = tokenizers.DefaultTokenizer(use_stemmer=True)
     stemmed = google.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
     same(ours.score(target, prediction), stemmed.score(target, prediction), "stemmed")
+
+
+def test_split_summaries_cuts_with_nltk_as_rouge_score(scoring_path, monkeypatch):
+    # split_summaries=True: rougeLsum's sentences come from nltk.sent_tokenize, looked up
+    # when scoring, in rouge-score and in the drop-in.  NLTK's punkt data is not on this
+    # machine (no download), so both get the same stand-in splitter: after . ! or ?
+    import re
+
+    import nltk
+
+    monkeypatch.setattr(nltk, "sent_tokenize", lambda text: re.split(r"(?<=[.!?])\s+", text))
+    types = ["rouge1", "rougeLsum"]
+    ours = rouge_scorer.RougeScorer(types, use_stemmer=True, split_summaries=True)
+    theirs = google.RougeScorer(types, use_stemmer=True, split_summaries=True)
+    unsplit = google.RougeScorer(types, use_stemmer=True)
+    differ = 0
+    for candidate, references in messy_pairs(26, 300):
+        candidate = candidate.replace("\n", ". ")
+        expected = theirs.score_multi(references, candidate)
+        same(ours.score_multi(references, candidate), expected, candidate)
+        differ += expected["rougeLsum"] != unsplit.score_multi(references, candidate)["rougeLsum"]
+    assert differ >= 30  # the splitter changed rougeLsum on many pairs: it was used
