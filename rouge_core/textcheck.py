@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import re
 
+from functools import partial
+
 from rouge_core.presets import get_preset
-from rouge_core.text import Text
+from rouge_core.sentence_split import splitter
+from rouge_core.text import Text, lines
 
 UNREADABLE = "unreadable"
 ONE_SENTENCE = "one_sentence"
@@ -61,11 +64,28 @@ class TextCheck:
         self._sentence_metrics = any(
             t == "ROUGE-L" or t.startswith("ROUGE-W") or t == "rougeLsum" for t in tags
         )
+        # The ASCII presets' sentences are their lines (cut by the split rule), lower-cased
+        # or not, which neither count nor the sentence-end pattern sees: an ASCII text
+        # is checked on its lines alone (most texts; unicode's sentences may differ).
+        self._ascii_lines = (
+            partial(lines, split=splitter(settings.sentence_split))
+            if settings.preset in ("rouge155", "rouge_score") and settings.tokenizer is None
+            else None
+        )
 
     def __call__(self, text: Text) -> tuple[str, ...]:
         """The kinds of problem of one text: () for most texts."""
         if not isinstance(text, (str, list, tuple)):
             return ()
+        if self._ascii_lines is not None and isinstance(text, str) and text.isascii():
+            if not self._sentence_metrics:
+                return ()
+            try:
+                found_lines = self._ascii_lines(text)
+            except Exception:
+                return ()
+            one = len(found_lines) == 1 and _INNER_END.search(found_lines[0])
+            return (ONE_SENTENCE,) if one else ()
         found = []
         try:
             sentences = self._analyzer.sentences(text)

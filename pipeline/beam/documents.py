@@ -71,13 +71,19 @@ class ResolveBucketFn(beam.DoFn):
 
     def process(self, element):
         _, grouped = element
-        by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
+        by_id: dict = {}
         for batch in grouped["candidates"]:
             for c in batch:
-                by_key.setdefault(document_key(c[1]), ([], []))[0].append(Candidate._make(c))
+                by_id.setdefault(c[1], ([], []))[0].append(Candidate._make(c))
         for batch in grouped["references"]:
             for r in batch:
-                by_key.setdefault(document_key(r[0]), ([], []))[1].append(ReferenceRow._make(r))
+                by_id.setdefault(r[0], ([], []))[1].append(ReferenceRow._make(r))
+        by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
+        for doc_id, (candidates, references) in by_id.items():
+            rows = by_key.setdefault(document_key(doc_id), ([], []))
+            rows[0].extend(candidates)
+            rows[1].extend(references)
+        del by_id
         out, held = [], 0
         for key in sorted(by_key):
             candidates, references = by_key.pop(key)

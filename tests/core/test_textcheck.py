@@ -66,6 +66,10 @@ def test_one_sentence_with_several_sentence_ends():
     assert check("One sentence only.") == ()
     assert check("the cat sat .\nthe dog ran .") == ()  # already one sentence per line
     assert check(["The cat sat.", "The dog ran."]) == ()
+    assert check("\n\nHe came. She left.\n \n") == ()  # a blank line is a sentence of ROUGE's
+    assert check("\n\nHe came. She left.\n") == (ONE_SENTENCE,)  # empty lines are not
+    assert TextCheck(ROUGE155.replace(sentence_split="sep: . "))("the cat sat . the dog ran .") == ()
+    assert TextCheck(ROUGE_SCORE.replace(sentence_split="sep: . "))("the cat sat . the dog ran .") == ()
     # Chinese and Japanese end sentences with full-width marks and no space.
     unicode = TextCheck(RougeSettings.from_preset("unicode", "-n 2"))
     assert unicode("猫坐在垫子上。狗睡着了。") == (ONE_SENTENCE,)
