@@ -1,5 +1,9 @@
 """Documents in Beam: candidates joined with their references by doc_id (the rules
-of pipeline.documents), then every (system, document) scored with rouge_core."""
+of pipeline.documents), a bucket of documents at a time, then every (system,
+document) scored with rouge_core, a list of documents per call into the kernel.
+What leaves is scored batches: per profile, (profile, [(system, doc_id, values),
+...]) with a document's rows together, plain tuples that Beam encodes field by
+field."""
 
 from __future__ import annotations
 
@@ -25,9 +29,9 @@ TEXT_CHECKS = "text_checks"  # (owner, kind, doc_id) of texts the settings read 
 
 
 class ScoredDocument(NamedTuple):
-    """One (profile, system, document)'s scores, every metric in one compact value
-    that crosses Beam's stages cheaply: `values` holds the MetricStats fields of
-    each metric (in `Profile.tags` order) as float64 bytes."""
+    """One row of a scored batch seen alone: a (profile, system, document)'s scores,
+    every metric in one compact value: `values` holds the MetricStats fields of each
+    metric (in `Profile.tags` order) as float64 bytes."""
 
     profile: str
     system: str
