@@ -6,8 +6,8 @@ truth" numbers are from manual runs of ROUGE-1.5.5.  Each test keeps its name
 (test_<rouge-score's name>), inputs and assertions (assertAlmostEqual(a, b) is
 pytest.approx(a, abs=1e-7) rounded at 7 places, as unittest does); every test runs
 on the compiled kernel and on the Python reference (the `scoring_path` fixture).
-Not ported: `testRougeLsumLarge` (it reads testdata/target_large.txt, which is not
-vendored: see data/SOURCE.md).
+Every test is ported, `testRougeLsumLarge` included (it reads testdata/
+target_large.txt and prediction_large.txt, vendored in data/: see data/SOURCE.md).
 """
 
 import pytest
@@ -226,6 +226,15 @@ def test_RougeLsum():
     for target, prediction in [("w1 w2 w3 w4 w5", ""), ("", "w1"), ("w1 w2 w3 w4 w5", "/")]:
         result = scorer.score(target, prediction)  # empty, and all non-word characters
         assert tuple(result["rougeLsum"]) == (almost(0.0, 3),) * 3
+
+
+def test_RougeLsumLarge():
+    with open(DATA / "prediction_large.txt") as f:
+        prediction = f.read()
+    with open(DATA / "target_large.txt") as f:
+        target = f.read()
+    result = rouge_scorer.RougeScorer(["rougeLsum"]).score(target, prediction)
+    assert result["rougeLsum"].fmeasure == almost(0.533, 3)
 
 
 def test_RougeTokenizerInit():

@@ -6,12 +6,14 @@ tokenize_test.py, tokenizers_test.py), the same files as google-research/
 google-research rouge/.  rouge-score seeds NumPy's global state with 123 in setUp;
 the drop-in's aggregator takes the seed instead (`seed=123`).
 
-Not ported as such: rouge-score's three `testConfidenceIntervalsAgainstRouge155*`
-cases, which read testdata/target_large.txt, prediction_large.txt and 500
-pyrouge_files (not vendored, see data/SOURCE.md) and compare with ROUGE-1.5.5's
-intervals within 0.002.  In their place, the stronger check below: on CNN/DM
-pairs, the drop-in's aggregate with seed s is exactly rouge-score's after
-`numpy.random.seed(s)`, for the same types and settings those cases use.
+`testConfidenceIntervalsAgainstRouge155` and `...WithStemming` read
+testdata/target_large.txt and prediction_large.txt (vendored in data/, see
+data/SOURCE.md) and compare with ROUGE-1.5.5's intervals within 0.002, as upstream.
+Not ported: `testConfidenceIntervalsAgainstRouge155WithStemmingMultiLine`, which
+reads 500 pyrouge_files/*_multi.*.txt files (not vendored).  Beside these, the
+stronger check below: on CNN/DM pairs, the drop-in's aggregate with seed s is
+exactly rouge-score's after `numpy.random.seed(s)`, for the same types and settings
+the three interval cases use, the multi-line one's included.
 """
 
 import numpy as np
@@ -60,15 +62,47 @@ def test_LargeConfidence():
                               result["rouge1"], delta=1e-8)
 
 
-def test_MultipleRougeTypes():
-    # rouge-score reads the first 5 lines of target_large.txt; its first two lines are target.txt.
-    targets = (DATA / "target.txt").read_text().splitlines(keepends=True)
-    predictions = (DATA / "prediction.txt").read_text().splitlines(keepends=True)
-    scorer = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=False)
+@pytest.fixture(scope="module")
+def large_pairs():
+    """rouge-score's setUp: target_large.txt and prediction_large.txt, line by line."""
+    with open(DATA / "target_large.txt") as f:
+        targets = f.readlines()
+    with open(DATA / "prediction_large.txt") as f:
+        predictions = f.readlines()
+    return list(zip(targets, predictions))
+
+
+def aggregate_large(pairs, types, stemming):
+    scorer = rouge_scorer.RougeScorer(types, use_stemmer=stemming)
     aggregator = scoring.BootstrapAggregator(seed=_RANDOM_SEED)
-    for target, prediction in zip(targets, predictions):
+    for target, prediction in pairs:
         aggregator.add_scores(scorer.score(target, prediction))
-    assert sorted(aggregator.aggregate().keys()) == ["rouge1", "rougeL"]
+    return aggregator.aggregate()
+
+
+def test_MultipleRougeTypes(large_pairs):
+    result = aggregate_large(large_pairs[:5], ["rouge1", "rougeL"], stemming=False)
+    assert sorted(result.keys()) == ["rouge1", "rougeL"]
+
+
+def test_ConfidenceIntervalsAgainstRouge155(large_pairs):
+    result = aggregate_large(large_pairs, ["rouge1"], stemming=False)
+    assert_similar_aggregates((0.48695, 0.49879, 0.51131),
+                              (0.31106, 0.31950, 0.32849),
+                              (0.37614, 0.38554, 0.39581),
+                              result["rouge1"])
+
+
+def test_ConfidenceIntervalsAgainstRouge155WithStemming(large_pairs):
+    result = aggregate_large(large_pairs, ["rouge1", "rougeL"], stemming=True)
+    assert_similar_aggregates((0.51027, 0.52434, 0.53788),
+                              (0.32563, 0.33580, 0.34548),
+                              (0.39380, 0.40524, 0.41661),
+                              result["rouge1"])
+    assert_similar_aggregates((0.50759, 0.52104, 0.53382),  # P
+                              (0.32418, 0.33377, 0.34362),  # R
+                              (0.39157, 0.40275, 0.41383),  # F
+                              result["rougeL"])
 
 
 def test_invalid_arguments_raise_as_in_rouge_score():
