@@ -7,10 +7,10 @@ google-research rouge/.  rouge-score seeds NumPy's global state with 123 in setU
 the drop-in's aggregator takes the seed instead (`seed=123`).
 
 `testConfidenceIntervalsAgainstRouge155` and `...WithStemming` read
-testdata/target_large.txt and prediction_large.txt (vendored in data/, see
-data/SOURCE.md) and compare with ROUGE-1.5.5's intervals within 0.002, as upstream.
-Not ported: `testConfidenceIntervalsAgainstRouge155WithStemmingMultiLine`, which
-reads 500 pyrouge_files/*_multi.*.txt files (not vendored).  Beside these, the
+testdata/target_large.txt and prediction_large.txt, and `...WithStemmingMultiLine`
+the 500 pyrouge_files/*_multi.*.txt files (all vendored in data/, see
+data/SOURCE.md), and compare with ROUGE-1.5.5's intervals within 0.002, as upstream.
+Beside these, the
 stronger check below: on CNN/DM pairs, the drop-in's aggregate with seed s is
 exactly rouge-score's after `numpy.random.seed(s)`, for the same types and settings
 the three interval cases use, the multi-line one's included.
@@ -103,6 +103,30 @@ def test_ConfidenceIntervalsAgainstRouge155WithStemming(large_pairs):
                               (0.32418, 0.33377, 0.34362),  # R
                               (0.39157, 0.40275, 0.41383),  # F
                               result["rougeL"])
+
+
+def test_ConfidenceIntervalsAgainstRouge155WithStemmingMultiLine():
+    # rouge-score's 250 pyrouge files (data/pyrouge_files): texts of several lines, so
+    # rougeLsum sees sentences.
+    folder = DATA / "pyrouge_files"
+    targets = [(folder / f"target_multi.{i}.txt").read_text() for i in range(250)]
+    predictions = [(folder / f"prediction_multi.{i}.txt").read_text() for i in range(250)]
+    result = aggregate_large(list(zip(targets, predictions)), ["rouge1", "rouge2", "rougeLsum"], stemming=True)
+    # DIR = testdata/pyrouge_evaluate_plain_text_files
+    #  pyrouge_evaluate_plain_text_files -s $DIR -sfp "prediction_multi.(.*).txt"
+    #    -m $DIR -mfp target_multi.#ID#.txt
+    assert_similar_aggregates((0.58963, 0.59877, 0.60822),  # P
+                              (0.37327, 0.38091, 0.38914),  # R
+                              (0.45607, 0.46411, 0.47244),  # F
+                              result["rouge1"])
+    assert_similar_aggregates((0.35429, 0.36516, 0.37665),  # P
+                              (0.22341, 0.23109, 0.23916),  # R
+                              (0.27312, 0.28209, 0.29133),  # F
+                              result["rouge2"])
+    assert_similar_aggregates((0.58604, 0.59491, 0.60444),  # P
+                              (0.37084, 0.37846, 0.38671),  # R
+                              (0.45305, 0.46113, 0.46946),  # F
+                              result["rougeLsum"])
 
 
 def test_invalid_arguments_raise_as_in_rouge_score():
