@@ -20,7 +20,6 @@ Two checks, each cheap enough to run on every scored text:
 from __future__ import annotations
 
 import re
-
 from functools import partial
 
 from rouge_core.presets import get_preset

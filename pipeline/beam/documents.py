@@ -188,7 +188,6 @@ class ScoreDocumentFn(beam.DoFn):
             return None
 
     def process(self, groups: list):
-        candidates = [c for group in groups for c, _ in group.candidates]
         pairs = [(c.text, references) for group in groups for c, references in group.candidates]
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
         failed: dict[int, tuple[str, Exception]] = {}

@@ -5,7 +5,6 @@ by doc_id shuffles a few large elements, not one per row."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 
@@ -18,6 +17,7 @@ from pipeline.io import files
 from pipeline.io.rows import FILE_LEVEL_REASONS, isolated, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
 from pipeline.records import ErrorRecord, SourceRow
+from rouge_core.resampling import stable_hash
 
 ERRORS = "errors"
 COUNTS = "counts"
@@ -28,8 +28,7 @@ BUCKET_BYTES = 32 << 20  # input bytes per bucket (a compressed file counted 4 t
 def bucket_of(doc_id: str, buckets: int) -> int:
     """The bucket of a row: the same for every row of a document (and of doc_ids that
     print alike, which `split_lookalikes` tells apart), in every process."""
-    key = document_key(doc_id).encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % buckets
+    return stable_hash(document_key(doc_id)) % buckets  # (a doc_id with a lone surrogate is refused on reading)
 
 
 def bucket_count(paths: list[str]) -> int:
