@@ -9,7 +9,8 @@ Two stages, each with an element per worker that is bounded:
 * the ROUGE-1.5.5 report's printed averages (rouge155 preset profiles only: the
   other presets have no report) need every document of a system in
   evaluation-id order (the script's bootstrap walks them in that order), so they
-  have a stage of their own: the documents grouped per system, each system's
+  have a stage of their own: the documents grouped per system (through spill
+  files, pipeline.beam.spill: the runner holds only their places), each system's
   report block (with `-d`, its per-document lines) written to a part file of its
   own, and only the small averages sent on.  The report is the part files joined
   in system order; no list of report lines is ever gathered.
@@ -24,6 +25,7 @@ import apache_beam as beam
 from pipeline.beam.combiners import SystemCombineFn
 from pipeline.beam.documents import scored_documents
 from pipeline.beam.progress import tally
+from pipeline.beam.spill import SpilledGroupByKey
 from pipeline.config import Profile, profiles_signature
 from pipeline.io import files
 from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
@@ -40,11 +42,11 @@ def report_part(staging: str, profile: str, system: str) -> str:
 
 
 def system_report(element, profiles: dict[str, Profile], staging: str) -> tuple:
-    """((profile, system), lists of (eval id, values)) -> ((profile, system), printed
+    """((profile, system), [(eval id, values), ...]) -> ((profile, system), printed
     averages per metric); the system's ROUGE-1.5.5 report block written to its part
     file."""
-    (name, system), lists = element
-    averages, lines = report_block(system, {e: stats_array(v) for part in lists for e, v in part}, profiles[name])
+    (name, system), documents = element
+    averages, lines = report_block(system, {e: stats_array(v) for e, v in documents}, profiles[name])
     files.write_bytes(report_part(staging, name, system), "".join(line + "\n" for line in lines).encode("utf-8"))
     tally("aggregating", "systems")  # after its bootstrap, most of a system's wait
     return (name, system), averages
@@ -93,20 +95,14 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) 
 
 
 def per_system(batch) -> list:
-    """A scored batch -> ((profile, system), [(doc_id, values), ...]) per system in it."""
+    """A scored batch -> ((profile, system), [(doc_id, values), ...]) per system in it:
+    the elements of the per-system CombineFn (which Beam combines in the stage that
+    makes them) and of the report's grouping."""
     profile, rows = batch
     out: dict = {}
     for system, doc_id, values in rows:
         out.setdefault(system, []).append((doc_id, values))
     return [((profile, system), documents) for system, documents in out.items()]
-
-
-def per_document(batch):
-    """A scored batch -> ((profile, system), (doc_id, values)) per row: the elements of
-    the per-system CombineFn, which Beam combines in the stage that makes them."""
-    profile, rows = batch
-    for system, doc_id, values in rows:
-        yield (profile, system), (doc_id, values)
 
 
 class EvaluationIds(beam.PTransform):
@@ -178,7 +174,7 @@ class AggregatePerSystem(beam.PTransform):
         combine = SystemCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, stats.jackknife_buckets)
         aggregates = (
             documents
-            | "KeyBySystem" >> beam.FlatMap(per_document)
+            | "KeyBySystem" >> beam.FlatMap(per_system)
             | "CombinePerSystem" >> beam.CombinePerKey(combine)
         )
         reported = {p.name for p in self.profiles if p.reports_rouge155}
@@ -186,7 +182,7 @@ class AggregatePerSystem(beam.PTransform):
             documents
             | "ReportedProfiles" >> beam.Filter(lambda batch: batch[0] in reported)
             | "EvaluationIds" >> EvaluationIds(self.eval_ids)
-            | "DocumentsPerSystem" >> beam.GroupByKey()
+            | "DocumentsPerSystem" >> SpilledGroupByKey(self.staging, "report")
             | "Rouge155Report" >> beam.Map(system_report, by_name, self.staging)
         )
         return (

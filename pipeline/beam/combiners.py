@@ -1,6 +1,6 @@
 """The CombineFn over one system's scored documents: every metric at once.
 
-One element per (system, document): (doc_id, values), `values` the float64 bytes
+One element per (scored batch, system): [(doc_id, values), ...], `values` the float64 bytes
 of an array of shape (metrics, 6) holding each metric's MetricStats fields in
 order (reference total, candidate total, hits, R, P, F).  The accumulator is
 `rouge_core.aggregate.SystemSums` (exact, so merging in any order, on any number
@@ -16,7 +16,7 @@ from rouge_core.aggregate import SystemSums
 
 
 class SystemCombineFn(beam.CombineFn):
-    """(doc_id, values) of one system in; out, per metric its sufficient statistics
+    """Lists of (doc_id, values) of one system in; out, per metric its sufficient statistics
     (`SystemStats`: mean R/P/F, pooled counts, Poisson-bootstrap replicate means,
     jackknife standard errors).
 
@@ -33,8 +33,10 @@ class SystemCombineFn(beam.CombineFn):
     def create_accumulator(self):
         return SystemSums(self.replicates, self.buckets)
 
-    def add_input(self, acc, element):
-        return acc.add(*element, self.seed)
+    def add_input(self, acc, documents):
+        for doc_id, values in documents:
+            acc.add(doc_id, values, self.seed)
+        return acc
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)

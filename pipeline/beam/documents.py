@@ -15,6 +15,7 @@ import numpy as np
 from rouge_core.aggregate import stats_array, stats_bytes
 from pipeline.beam.progress import Progress
 from pipeline.beam.read import BATCH_ROWS, ERRORS
+from pipeline.beam.spill import SpillFn, load
 from pipeline.config import Profile
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow
@@ -64,7 +65,8 @@ def batches_of(documents) -> list[tuple]:
 
 
 class ResolveBucketFn(beam.DoFn):
-    """(bucket, {"candidates": [batches], "references": [batches]}) in; out, lists of
+    """(bucket, {"candidates": [places], "references": [places]}) in (the places of the
+    bucket's rows in spill files, pipeline.beam.spill); out, lists of
     DocumentGroups (a bucket's documents in doc_id order, cut at document
     boundaries into lists of about BATCH_ROWS candidates), errors to ERRORS;
     reference rows of documents no candidate has are counted on UNUSED (they are
@@ -76,12 +78,10 @@ class ResolveBucketFn(beam.DoFn):
     def process(self, element):
         _, grouped = element
         by_id: dict = {}
-        for batch in grouped["candidates"]:
-            for c in batch:
-                by_id.setdefault(c[1], ([], []))[0].append(Candidate._make(c))
-        for batch in grouped["references"]:
-            for r in batch:
-                by_id.setdefault(r[0], ([], []))[1].append(ReferenceRow._make(r))
+        for c in load(grouped["candidates"]):
+            by_id.setdefault(c[1], ([], []))[0].append(Candidate._make(c))
+        for r in load(grouped["references"]):
+            by_id.setdefault(r[0], ([], []))[1].append(ReferenceRow._make(r))
         by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
         for doc_id, (candidates, references) in by_id.items():
             rows = by_key.setdefault(document_key(doc_id), ([], []))
@@ -126,16 +126,21 @@ class ResolveBucketFn(beam.DoFn):
 class GroupDocuments(beam.PTransform):
     """(candidate batches, reference batches), as ReadSummaries makes them, in; out a
     dict: "documents" (lists of DocumentGroups), "errors" and "unused" (per
-    document without candidates, its reference rows).  What crosses the shuffle is
-    one batch per (reading bundle, bucket), never a row."""
+    document without candidates, its reference rows).  The rows go through spill
+    files under `folder` (pipeline.beam.spill): what crosses the shuffle is the
+    place of a bucket's rows per file written, never a row."""
 
-    def __init__(self, keep_conflicts: bool = False):
+    def __init__(self, folder: str, keep_conflicts: bool = False):
         super().__init__()
-        self.keep_conflicts = keep_conflicts
+        self.folder, self.keep_conflicts = folder, keep_conflicts
 
     def expand(self, inputs):
         candidates, references = inputs
-        grouped = {"candidates": candidates, "references": references} | "ByBucket" >> beam.CoGroupByKey()
+        spilled = {
+            "candidates": candidates | "SpillCandidates" >> beam.ParDo(SpillFn(self.folder, "candidates")),
+            "references": references | "SpillReferences" >> beam.ParDo(SpillFn(self.folder, "references")),
+        }
+        grouped = spilled | "ByBucket" >> beam.CoGroupByKey()
         resolved = grouped | "Resolve" >> beam.ParDo(ResolveBucketFn(self.keep_conflicts)).with_outputs(
             ERRORS, UNUSED, main="documents"
         )

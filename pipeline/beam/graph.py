@@ -29,7 +29,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         bucket_count(inputs["candidates"] + inputs["references"]),
     )
     grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(
-        config.input.conflicting_references == "keep"
+        staging, config.input.conflicting_references == "keep"
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()

@@ -18,6 +18,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipeline.beam import fn_runner_fixes
 from pipeline.beam.faults import watch_workers
+from pipeline.beam.spill import remove_spills
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
@@ -211,6 +212,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             stall = config.run.worker_stall_seconds
             with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
                 build_pipeline(p, config, inputs, folder)
+            remove_spills(folder)
             counts = read_json(files.join(folder, "_counts.json"))
             view.finish(counts)
         check_counts(counts, config.run.strict)

@@ -5,56 +5,72 @@ from __future__ import annotations
 import apache_beam as beam
 
 from pipeline.beam.documents import ScoredDocument, scored_documents
+from pipeline.beam.spill import SpillFn, load
 from pipeline.io.tables import errors_writer, per_document_writer
 from pipeline.records import ErrorRecord
 from rouge_core.resampling import stable_hash
+
+
+PARTITIONS = 4096  # the most shards a table gets from its count (a power of two)
+
+
+def shard_count(count: int, per_shard: int) -> int:
+    """Shards for `count` rows: the power of two that keeps a shard at most
+    `per_shard` rows on average (at most PARTITIONS), so that the shard of a row,
+    hash mod shards, follows from its partition, hash mod PARTITIONS."""
+    return min(PARTITIONS, 1 << (max(1, -(-count // per_shard)) - 1).bit_length())
 
 
 class ShardedWrite(beam.PTransform):
     """Write a PCollection as `folder/part-NNNNN-of-MMMMM.*`: a row r goes to shard
     stable_hash(key(r)) mod M, every shard is written (an empty one too, so the layout
     is fixed), and `write(shard, M, rows)` sorts and writes one.  M is `shards`,
-    or with shards = 0, one shard per `per_shard` rows (from their count): no
-    worker ever holds more than a bounded part.
+    or with shards = 0, `shard_count` of their count: no worker ever holds more than
+    a bounded part.
 
-    `rows(element)` gives an element's rows (an element is one row unless told),
-    so a batch crosses the shuffle as one list per shard it touches.  With `record`
-    (a NamedTuple class), rows cross as plain tuples, which Beam encodes field by
-    field, and are rebuilt as `record`s for `write` (a NamedTuple without a
-    registered coder would be pickled, class name and all)."""
+    `rows(element)` gives an element's rows (an element is one row unless told).
+    The rows go through spill files under `spill` (pipeline.beam.spill), a list per
+    partition (hash mod PARTITIONS, or mod `shards` when fixed) and file written;
+    the shard of a partition is known once the count is, and only the places cross
+    the shuffle.  With `record` (a NamedTuple class), rows are spilled as plain
+    tuples and rebuilt as `record`s for `write`."""
 
-    def __init__(self, key, write, count, shards: int = 0, per_shard: int = 100_000, record=None, rows=None):
+    def __init__(self, key, write, count, spill: str, name: str, shards: int = 0, per_shard: int = 100_000,
+                 record=None, rows=None):
         super().__init__()
         self.key, self.write, self.count, self.shards, self.per_shard = key, write, count, shards, per_shard
+        self.spill, self.name = spill, name
         self.record, self.rows = record, rows or (lambda e: [e])
 
     def expand(self, elements):
         key, write, fixed, per_shard, rows = self.key, self.write, self.shards, self.per_shard, self.rows
+        partitions = fixed or PARTITIONS
         plain = tuple if self.record else (lambda r: r)
         rebuild = self.record._make if self.record else (lambda r: r)
 
         def shards(count: int) -> int:
-            return fixed or max(1, -(-count // per_shard))
+            return fixed or shard_count(count, per_shard)
 
-        def by_shard(hashed: list, count: int):
+        def by_partition(element) -> list:
             out: dict = {}
-            n = shards(count)
-            for h, row in hashed:
-                out.setdefault(h % n, []).append(row)
+            for r in rows(element):
+                out.setdefault(stable_hash(key(r)) % partitions, []).append(plain(r))
             return list(out.items())
 
         count = beam.pvalue.AsSingleton(self.count)
-        # The hash of each row's key first, in the stage that made the rows; the shard,
-        # which needs the count, after it: what waits for the count is (hash, tuple) lists.
-        hashed = elements | "HashOf" >> beam.Map(lambda e: [(stable_hash(key(r)), plain(r)) for r in rows(e)])
-        keyed = hashed | "ShardOf" >> beam.FlatMap(by_shard, count)
-        empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, []) for i in range(shards(n))])
+        places = (
+            elements
+            | "ByPartition" >> beam.FlatMap(by_partition)
+            | "Spill" >> beam.ParDo(SpillFn(self.spill, self.name))
+            | "ShardOf" >> beam.Map(lambda kv, n: (kv[0] % shards(n), kv[1]), count)
+        )
+        empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])
         return (
-            (keyed, empty)
+            (places, empty)
             | "FlattenShards" >> beam.Flatten()
             | "GroupShards" >> beam.GroupByKey()
             | "WriteShard"
-            >> beam.Map(lambda kv, n: write(kv[0], shards(n), [rebuild(r) for part in kv[1] for r in part]), count)
+            >> beam.Map(lambda kv, n: write(kv[0], shards(n), [rebuild(r) for r in load([p for p in kv[1] if p])]), count)
         )
 
 
@@ -73,6 +89,8 @@ class WriteResults(beam.PTransform):
             lambda d: f"{d.system}\x1f{d.doc_id}",
             per_document_writer(self.staging, self.output.per_document_formats, self.profiles),
             count,
+            self.staging,
+            "per_document",
             self.output.per_document_shards,
             record=ScoredDocument,
             rows=scored_documents,
@@ -81,5 +99,7 @@ class WriteResults(beam.PTransform):
             lambda e: f"{e.source}\x1f{e.position}",
             errors_writer(self.staging),
             errors | "CountErrors" >> beam.combiners.Count.Globally(),
+            self.staging,
+            "errors",
             record=ErrorRecord,
         )

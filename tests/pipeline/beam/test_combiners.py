@@ -32,7 +32,15 @@ def documents(n, seed=1):
 
 
 def elements(docs):
-    return [(doc_id, np.array(metrics, dtype=np.float64).tobytes()) for doc_id, metrics in docs]
+    """The CombineFn's elements: lists of (doc_id, values), of 1 to 5 documents."""
+    rows = [(doc_id, np.array(metrics, dtype=np.float64).tobytes()) for doc_id, metrics in docs]
+    sizes = random.Random(len(rows)).choices(range(1, 6), k=len(rows))
+    out, start = [], 0
+    for size in sizes:
+        if start < len(rows):
+            out.append(rows[start : start + size])
+            start += size
+    return out
 
 
 def combine(docs, replicates=200, buckets=1000, trials=2):
@@ -98,7 +106,7 @@ def test_accumulator_size_does_not_grow_with_documents():
     import pickle
 
     fn = SystemCombineFn(1000, seed=3, buckets=1000)
-    one = fn.add_input(fn.create_accumulator(), elements(documents(1))[0])
+    one = fn.add_input(fn.create_accumulator(), elements(documents(1))[0])  # one document
     assert len(pickle.dumps(one)) < 1000
 
     def merged_size(n):

@@ -43,7 +43,7 @@ def candidate(system, doc_id, text, references=None, position=1):
     return Candidate(system, doc_id, text, references, "c.jsonl", position)
 
 
-def test_group_documents_joins_split_form_and_reports_what_it_cannot_use():
+def test_group_documents_joins_split_form_and_reports_what_it_cannot_use(tmp_path):
     with TestPipeline() as p:
         candidates = p | "C" >> beam.Create(batch(
             [candidate("A", "d1", "a cat sat"), candidate("B", "d1", "x"), candidate("A", "d2", "y", position=2),
@@ -52,7 +52,7 @@ def test_group_documents_joins_split_form_and_reports_what_it_cannot_use():
         references = p | "R" >> beam.Create(batch(
             [ReferenceRow("d1", ["the cat sat"], None, "r.jsonl", 1), ReferenceRow("d9", ["z"], None, "r.jsonl", 2)]
         ))
-        out = (candidates, references) | GroupDocuments()
+        out = (candidates, references) | GroupDocuments(str(tmp_path))
         assert_that(
             documents(out) | beam.Map(lambda g: (g.doc_id, [(c.system, refs) for c, refs in g.candidates])),
             equal_to([("d1", [("A", ["the cat sat"]), ("B", ["the cat sat"])])]),
@@ -64,12 +64,12 @@ def test_group_documents_joins_split_form_and_reports_what_it_cannot_use():
         assert_that(out["unused"], equal_to([1]), label="unused")  # d9's one row
 
 
-def test_score_documents_scores_each_candidate_and_the_human_pseudo_system():
+def test_score_documents_scores_each_candidate_and_the_human_pseudo_system(tmp_path):
     refs = ["the cat sat", "a dog sat"]
     with TestPipeline() as p:
         candidates = p | "C" >> beam.Create(batch([candidate("A", "d1", "a cat sat", refs)]))
         references = p | "R" >> beam.Create([])
-        grouped = (candidates, references) | GroupDocuments()
+        grouped = (candidates, references) | GroupDocuments(str(tmp_path))
         out = grouped["documents"] | ScoreDocuments([PROFILE], progress_seconds=3600, human="[human]")
         scored = out["documents"] | "Rows" >> beam.FlatMap(scored_documents)
         systems = scored | beam.Filter(lambda d: d.system != "[human]")
@@ -121,9 +121,9 @@ def test_count_rows_writes_the_run_counts(tmp_path):
     assert counts["systems_missing_documents"] == {"B": 1, "[human]": 1}
 
 
-def test_group_documents_conflicting_references_are_errors_unless_kept():
+def test_group_documents_conflicting_references_are_errors_unless_kept(tmp_path):
     rows = [candidate("A", "d", "x", ["r1"]), candidate("B", "d", "x", ["r2"])]
     for keep, expected in ((False, ["conflicting_references"] * 2), (True, [])):
         with TestPipeline() as p:
-            out = (p | "C" >> beam.Create(batch(rows)), p | "R" >> beam.Create([])) | GroupDocuments(keep)
+            out = (p | "C" >> beam.Create(batch(rows)), p | "R" >> beam.Create([])) | GroupDocuments(str(tmp_path / str(keep)), keep)
             assert_that(out["errors"] | beam.Map(lambda e: e.reason), equal_to(expected))

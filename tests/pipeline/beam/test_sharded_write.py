@@ -18,7 +18,7 @@ def written(folder, elements, shards=0, per_shard=3):
     with beam.Pipeline("FnApiRunner") as p:
         pcoll = p | beam.Create(elements)
         count = pcoll | beam.combiners.Count.Globally()
-        pcoll | ShardedWrite(str, write, count, shards, per_shard)
+        pcoll | ShardedWrite(str, write, count, str(folder) + "-spill", "t", shards, per_shard)
     return {int(f.stem): tuple(json.loads(f.read_text())) for f in folder.iterdir()}
 
 
