@@ -146,7 +146,10 @@ def _references(candidates, reference_rows, keep_conflicts):
         return [r.references[0] for r in ordered], None, []
     if candidates[0].references is None:
         return None, ("no_references", "no reference row has this doc_id"), []
-    lists = {_canonical(c.references) for c in candidates}
-    if len(lists) > 1 and not keep_conflicts:
+    first = candidates[0].references
+    if all(c.references == first for c in candidates):  # (lists of texts: equal lists, equal JSON)
+        return first, None, []
+    if not keep_conflicts:
+        lists = {_canonical(c.references) for c in candidates}
         return None, ("conflicting_references", f"{len(lists)} different reference lists for this doc_id"), []
-    return (candidates[0].references if len(lists) == 1 else None), None, []
+    return None, None, []

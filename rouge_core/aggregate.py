@@ -30,10 +30,10 @@ from threadpoolctl import threadpool_limits
 from rouge_core.presets.rouge155 import f_measure
 from rouge_core.resampling import (
     SCORE_UNITS,
+    jackknife_bucket_block,
     jackknife_standard_error,
     percentile_interval,
     poisson_weight_block,
-    stable_hash,
     to_units,
 )
 
@@ -170,7 +170,7 @@ class SystemSums:
         # Exact in double precision: |units| <= 1e5, weights <= 12, k <= BLOCK.
         weights = poisson_weight_block(tuple(ids), self.replicates, seed).astype(np.float64)
         self.bootstrap += (rows.T.astype(np.float64) @ weights).astype(np.int64)
-        buckets = np.array([stable_hash(doc_id) % self.buckets for doc_id in ids])
+        buckets = jackknife_bucket_block(tuple(ids), self.buckets)
         np.add.at(self.jackknife.T, buckets, rows)
 
     def merge(self, other: SystemSums, seed: int) -> SystemSums:

@@ -73,9 +73,30 @@ def averages_of_values(system: str, documents: Mapping[str, np.ndarray], setting
     maps evaluation ids to an array (metrics, 6) of the MetricStats fields in order
     (`rouge_core.aggregate.stats_array`).  One (R, P, F) triple per metric, or None
     under `-t 2`."""
+    instances = instance_order(system, documents)
+    metrics = len(settings.metric_tags())
+    stacked = np.stack([documents[e] for e in instances]) if instances else np.zeros((0, metrics, 6))
+    return averages_of_stacked(stacked, settings)
+
+
+def instance_order(system: str, eval_ids) -> list:
+    """The evaluation ids in the script's instance order: the string order of
+    `"<eval id>.<system>"`."""
+    return sorted(eval_ids, key=lambda eval_id: f"{eval_id}.{system}")
+
+
+def averages_of_stacked(values: np.ndarray, settings: RougeSettings):
+    """`averages_of_values` from one array (documents in `instance_order`, metrics, 6)."""
+    if settings.counting == 2:
+        return None
     averaged = slice(3, 6) if settings.counting == 0 else slice(0, 3)  # R, P, F (-t 0) or the counts (-t 1)
-    values = {eval_id: v[:, averaged] for eval_id, v in documents.items()}
-    return averages_of(system, values, len(settings.metric_tags()), settings)
+    return perl_bootstraps(
+        np.ascontiguousarray(values[:, :, averaged]),
+        resamples=settings.resamples,
+        confidence=settings.confidence,
+        counting=settings.counting,
+        alpha=settings.alpha_value,
+    )
 
 
 def printed_averages(system: str, documents: Mapping[str, MetricStats], settings: RougeSettings):

@@ -37,11 +37,22 @@ class Interval(NamedTuple):
     high: str
 
 
-def _generate_draws(n: int, resamples: int):
-    """Draw k (k = 0 .. n-1) of every resample, one array of `resamples` indices at a time."""
-    state = (np.arange(resamples, dtype=np.uint64) << np.uint64(16)) + np.uint64(0x330E)
-    for _ in range(n):
-        state = (state * _DRAND48_MULTIPLIER + _DRAND48_INCREMENT) & _DRAND48_MASK
+def _generate_draws(n: int, resamples: int, rows: int = 1024):
+    """Draws k (k = 0 .. n-1) of every resample, `rows` draws at a time: blocks of shape
+    (rows, resamples).  Draw k of resample s comes from drand48's state after k + 1
+    steps, a^(k+1) x_s + c (a^k + ... + 1) mod 2^48, so a block is one product of
+    every step's (multiplier, increment), found by one loop over k in Python
+    integers, with every resample's seed x_s: no loop over draws in numpy."""
+    seeds = (np.arange(resamples, dtype=np.uint64) << np.uint64(16)) + np.uint64(0x330E)
+    multiplier, increment, mask = int(_DRAND48_MULTIPLIER), int(_DRAND48_INCREMENT), (1 << 48) - 1
+    a, c = 1, 0
+    for start in range(0, n, rows):
+        steps = []
+        for _ in range(start, min(n, start + rows)):
+            a, c = (a * multiplier) & mask, (c * multiplier + increment) & mask
+            steps.append((a, c))
+        scale, shift = (np.array(column, dtype=np.uint64)[:, None] for column in zip(*steps))
+        state = (scale * seeds + shift) & _DRAND48_MASK
         yield (n * (state.astype(np.float64) * 2.0**-48)).astype(np.int64)
 
 
@@ -53,7 +64,7 @@ def perl_draws(n: int, resamples: int) -> np.ndarray:
         >>> perl_draws(10, 3)[:4].T.tolist()   # srand(0), srand(1), srand(2); 4 draws each
         [[1, 7, 0, 8], [0, 4, 8, 3], [9, 1, 5, 8]]
     """
-    draws = np.array(list(_generate_draws(n, resamples)), dtype=np.int64).reshape(n, resamples)
+    draws = np.concatenate(list(_generate_draws(n, resamples))) if n else np.zeros((0, resamples), dtype=np.int64)
     draws.flags.writeable = False
     return draws
 
@@ -78,9 +89,10 @@ def _resample_sums(columns: np.ndarray, resamples: int) -> np.ndarray:
             add(by_document, np.ascontiguousarray(block, dtype=np.int64), sums, len(columns), resamples)
         return sums.T
     drawn = np.empty_like(sums)
-    for indices in draws:
-        np.take(by_document, indices, axis=0, out=drawn)
-        sums += drawn
+    for block in [draws] if isinstance(draws, np.ndarray) else draws:
+        for indices in block:
+            np.take(by_document, indices, axis=0, out=drawn)
+            sums += drawn
     return sums.T
 
 
@@ -249,6 +261,14 @@ def poisson_weight_block(keys: tuple[str, ...], replicates: int, seed: int) -> n
     weights = poisson_weight_matrix(keys, replicates, seed)
     weights.flags.writeable = False
     return weights
+
+
+@lru_cache(maxsize=4)
+def jackknife_bucket_block(keys: tuple[str, ...], buckets: int) -> np.ndarray:
+    """`jackknife_bucket` of each key, remembered (read-only), as `poisson_weight_block`."""
+    out = np.array([stable_hash(key) % buckets for key in keys], dtype=np.int64)
+    out.flags.writeable = False
+    return out
 
 
 def counter_uniforms(key: str, count: int) -> np.ndarray:

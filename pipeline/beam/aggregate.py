@@ -31,7 +31,6 @@ from pipeline.io import files
 from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
 from pipeline.render import tables as views
 from pipeline.summaries import report_block, table_rows
-from rouge_core.aggregate import stats_array
 from rouge_core.resampling import stable_hash
 
 PARTS = "_rouge155"  # the report's part files, under the staging folder (removed once joined)
@@ -46,7 +45,7 @@ def system_report(element, profiles: dict[str, Profile], staging: str) -> tuple:
     averages per metric); the system's ROUGE-1.5.5 report block written to its part
     file."""
     (name, system), documents = element
-    averages, lines = report_block(system, {e: stats_array(v) for e, v in documents}, profiles[name])
+    averages, lines = report_block(system, dict(documents), profiles[name])
     files.write_bytes(report_part(staging, name, system), "".join(line + "\n" for line in lines).encode("utf-8"))
     tally("aggregating", "systems")  # after its bootstrap, most of a system's wait
     return (name, system), averages

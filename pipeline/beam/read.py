@@ -14,7 +14,7 @@ from pipeline.beam.progress import Progress
 from pipeline.config import InputConfig
 from pipeline.documents import document_key
 from pipeline.io import files
-from pipeline.io.rows import FILE_LEVEL_REASONS, isolated, iter_rows, parse_candidate, parse_reference, used_fields
+from pipeline.io.rows import FILE_LEVEL_REASONS, internal_error, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
 from pipeline.records import ErrorRecord, SourceRow
 from rouge_core.resampling import stable_hash
@@ -79,12 +79,12 @@ class ReadFileFn(beam.DoFn):
         self.progress.flush(force=True)
 
     def _parse(self, item: SourceRow):
-        with isolated(item.source, item.position, "parsing") as out:
+        try:
             if self.kind == "candidates":
-                out.append(parse_candidate(item, self.config, self.joined, self.pattern))
-            else:
-                out.append(parse_reference(item, self.config))
-        return out[0]
+                return parse_candidate(item, self.config, self.joined, self.pattern)
+            return parse_reference(item, self.config)
+        except Exception as err:  # counted and reported, never a failed run
+            return internal_error(item.source, item.position, "parsing", err)
 
     def process(self, path: str):
         rows = 0

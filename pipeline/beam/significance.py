@@ -86,14 +86,15 @@ class MetricSums:
 
 
 class SignificanceCombineFn(beam.CombineFn):
-    """(doc_id, systems, their R/P/F units) of one metric in; out, a MetricSums
-    with nothing pending (the sums of all the metric's documents)."""
+    """Lists of (doc_id, systems, their R/P/F units) of one metric in (a scored
+    batch's documents); out, a MetricSums with nothing pending (the sums of all the
+    metric's documents)."""
 
     def create_accumulator(self):
         return MetricSums()
 
-    def add_input(self, acc, element):
-        acc.pending.append(element)
+    def add_input(self, acc, documents):
+        acc.pending.extend(documents)
         if len(acc.pending) >= _BLOCK:
             acc.flush()
         return acc
@@ -114,12 +115,13 @@ class SignificanceCombineFn(beam.CombineFn):
 
 def metric_documents(batch, tags: dict[str, list[str]]):
     """A scored batch (profile, [(system, doc_id, values), ...], a document's rows
-    together) -> ((profile, metric), (doc_id, systems, R/P/F units of each system))
-    per document and metric: every system of a document is in its batch (the
-    bucket of the join), so no shuffle by document is needed."""
+    together) -> ((profile, metric), [(doc_id, systems, R/P/F units of each system),
+    ...]) per metric, one entry per document: every system of a document is in its
+    batch (the bucket of the join), so no shuffle by document is needed."""
     profile, rows = batch
     if not rows:
         return
+    per_metric = [[] for _ in tags[profile]]
     rpf = units(stack([values for _, _, values in rows]))  # rows x metrics x 3
     for doc_id, at in groupby(range(len(rows)), key=lambda k: rows[k][1]):
         order = sorted(at, key=lambda k: rows[k][0])
@@ -127,8 +129,9 @@ def metric_documents(batch, tags: dict[str, list[str]]):
         if len(set(systems)) < len(systems):
             raise ValueError(f"a system scored document {doc_id!r} twice: {systems}")
         block = rpf[order]
-        for m, tag in enumerate(tags[profile]):
-            yield (profile, tag), (doc_id, systems, tuple(block[:, m, :].ravel().tolist()))
+        for m, documents in enumerate(per_metric):
+            documents.append((doc_id, systems, tuple(block[:, m, :].ravel().tolist())))
+    yield from (((profile, tag), documents) for tag, documents in zip(tags[profile], per_metric))
 
 
 def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str]]:

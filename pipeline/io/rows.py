@@ -8,7 +8,6 @@ The one row reader of the project: `run` (in Beam workers, pipeline.beam.read),
 from __future__ import annotations
 
 import codecs
-import contextlib
 import gzip
 import hashlib
 import io
@@ -122,6 +121,9 @@ def _parse_int(literal: str):
     if len(literal) > 4000:  # int() refuses more than sys.get_int_max_str_digits() (4300)
         return _HugeInteger(0)
     return int(literal)
+
+
+_DECODER = json.JSONDecoder(parse_int=_parse_int)  # (json.loads with an option builds one per call)
 
 
 def _sniff(fh) -> bytes:
@@ -269,7 +271,7 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
                 continue
             line = raw.decode("utf-8", "replace")
         try:
-            row = json.loads(line, parse_int=_parse_int)
+            row = _DECODER.decode(line)
         except RecursionError:
             yield row_error(path, number, "invalid_json", "JSON nested too deeply to read")
             continue
@@ -721,22 +723,14 @@ def parse_reference(item: SourceRow, c: InputConfig):
     return ReferenceRow(doc_id, [row[field]], reference_id, source, position)
 
 
-@contextlib.contextmanager
-def isolated(source: str, position: Optional[int], stage: str, system=None, doc_id=None):
-    """Run one row's work; any exception turns the row into one `internal_error`
-    row (with the exception's type) instead of failing the run.  Whatever the
-    work appended before failing is discarded, so the row is counted once."""
-    out: list = []
-    try:
-        yield out
-    except Exception as err:  # the last resort of row isolation: counted and reported
-        out[:] = [
-            row_error(
-                source, position, "internal_error",
-                f"unexpected {type(err).__name__} while {stage} this row: {str(err)[:300]!r}",
-                system=system, doc_id=doc_id,
-            )
-        ]
+def internal_error(source: str, position: Optional[int], stage: str, err: Exception, system=None, doc_id=None):
+    """The last resort of row isolation: a row whose work raised becomes one
+    `internal_error` row (with the exception's type) instead of failing the run."""
+    return row_error(
+        source, position, "internal_error",
+        f"unexpected {type(err).__name__} while {stage} this row: {str(err)[:300]!r}",
+        system=system, doc_id=doc_id,
+    )
 
 
 def _check_id(name: str, value: str):

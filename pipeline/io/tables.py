@@ -199,7 +199,7 @@ def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
         name = files.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
         files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS))
         if "csv" in formats or "jsonl" in formats:
-            cells = zip(*(c.tolist() if isinstance(c, np.ndarray) else c for c in columns.values()))
+            cells = zip(*(c.tolist() if isinstance(c, np.ndarray) else c.to_pylist() for c in columns.values()))
             rows = [dict(zip(columns, row)) for row in cells]
             if "csv" in formats:
                 files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
@@ -212,18 +212,27 @@ def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
 
 def document_columns(documents: list, tags: dict) -> dict:
     """The per-document table's columns of sorted ScoredDocuments: text columns as
-    lists (one entry per document and metric), number columns as float64 arrays."""
-    per_doc = [len(tags[d.profile]) for d in documents]
-    values = np.frombuffer(b"".join(d.values for d in documents), dtype=np.float64).reshape(-1, 6)
+    Arrow arrays (each document's text taken once per metric), number columns as
+    float64 arrays: no Python object per cell."""
+    import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
 
-    def repeat(field: str) -> list:
-        return [v for d, n in zip(documents, per_doc) for v in [getattr(d, field)] * n]
+    per_doc = np.array([len(tags[d.profile]) for d in documents], dtype=np.int64)
+    each = pa.array(np.repeat(np.arange(len(documents), dtype=np.int64), per_doc))
+    values = np.frombuffer(b"".join(d.values for d in documents), dtype=np.float64).reshape(-1, 6)
+    names = sorted(tags)
+    first = np.cumsum([0] + [len(tags[p]) for p in names])  # where each profile's tags start in `every_tag`
+    every_tag = pa.array([tag for p in names for tag in tags[p]], pa.string())
+    start = np.repeat(np.array([first[names.index(d.profile)] for d in documents], dtype=np.int64), per_doc)
+    within = np.arange(len(start), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)
+
+    def repeat(field: str):
+        return pa.array([getattr(d, field) for d in documents], pa.string()).take(each)
 
     return {
         "profile": repeat("profile"),
         "system": repeat("system"),
         "doc_id": repeat("doc_id"),
-        "metric": [tag for d in documents for tag in tags[d.profile]],
+        "metric": every_tag.take(pa.array(start + within)),
         # MetricStats fields: reference total, candidate total, hits, R, P, F
         "recall": values[:, 3],
         "precision": values[:, 4],
@@ -235,12 +244,16 @@ def document_columns(documents: list, tags: dict) -> dict:
 
 
 def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) -> bytes:
-    """A Parquet file of whole columns (lists or arrays), in the schema's order and types."""
+    """A Parquet file of whole columns (lists, arrays or Arrow arrays), in the
+    schema's order and types."""
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     schema = arrow_schema(schema_columns)
-    table = pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+    arrays = [
+        c.cast(f.type) if isinstance(c := columns[f.name], pa.Array) else pa.array(c, type=f.type) for f in schema
+    ]
+    table = pa.Table.from_arrays(arrays, schema=schema)
     sink = io.BytesIO()
     pq.write_table(table, sink)
     return sink.getvalue()

@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline.beam.counts import CountRows
 from pipeline.beam.documents import GroupDocuments, ScoreDocuments, batches_of, scored_documents
-from pipeline.beam.read import ReadSummaries
+from pipeline.beam.read import ReadFileFn, ReadSummaries
 from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile
 from pipeline.records import Candidate, ReferenceRow
 from rouge_core import RougeSettings
@@ -127,3 +127,27 @@ def test_group_documents_conflicting_references_are_errors_unless_kept(tmp_path)
         with TestPipeline() as p:
             out = (p | "C" >> beam.Create(batch(rows)), p | "R" >> beam.Create([])) | GroupDocuments(str(tmp_path / str(keep)), keep)
             assert_that(out["errors"] | beam.Map(lambda e: e.reason), equal_to(expected))
+
+
+def test_a_row_whose_parsing_raises_is_one_internal_error_row(tmp_path, monkeypatch):
+    import pipeline.beam.read as read  # noqa: PLC0415
+
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"system": "A", "doc_id": f"d{i}", "candidate": "x", "references": ["y"]}) + "\n"
+                            for i in range(3)))
+    real = read.parse_candidate
+
+    def flaky(item, *args):
+        if item.position == 2:
+            raise KeyError("boom")
+        return real(item, *args)
+
+    monkeypatch.setattr(read, "parse_candidate", flaky)
+    fn = ReadFileFn(InputConfig(), "candidates", True, str(tmp_path / "staging"), 3600)
+    fn.setup()
+    out = list(fn.process(str(path)))
+    rows = [row for element in out if isinstance(element, tuple) for row in element[1]]
+    assert sorted(r[1] for r in rows) == ["d0", "d2"]
+    assert out[-1].value == (3, {"internal_error": 1})  # every row counted: 2 rows out, 1 error
+    (error,) = [json.loads(line) for f in (tmp_path / "staging" / "errors").glob("*.jsonl") for line in f.open()]
+    assert error["position"] == 2 and "unexpected KeyError while parsing this row" in error["message"]

@@ -69,7 +69,10 @@ def metric_items(n, seed):
 @pytest.mark.parametrize("n", [1, 3, 15, 40, 600])
 def test_combine_fn_contract_and_values(n):
     items = metric_items(n, seed=n)
-    rows = check_combine_fn(BlockFn(), items, trials=1 if n > 100 else 3)
+    cuts = [0, *range(1, len(items), 2), len(items)]  # lists of 1 or 2 documents, as batches give them
+    chunks = [items[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
+    assert [item for chunk in chunks for item in chunk] == items
+    rows = check_combine_fn(BlockFn(), chunks, trials=1 if n > 100 else 3)
     assert [(r["measure"], r["system_a"], r["system_b"]) for r in rows] == [
         (m, a, b)
         for m in ("recall", "precision", "f_measure")
