@@ -1509,60 +1509,91 @@ static PyTypeObject KernelType = {
     .tp_new = PyType_GenericNew,
 };
 
-/* add_drawn_rows(rows, draws, sums, columns, resamples): for each draw row k in order
- * and each resample r, sums[r, :] += rows[draws[k, r], :].  rows: C-contiguous float64
- * (n, columns); draws: int64 (d, resamples), every index in 0 .. n-1; sums: float64
- * (resamples, columns), added to in place.  ROUGE-1.5.5's bootstrap
- * (rouge_core.resampling): every sum runs left to right in draw order, the very
- * additions of the numpy loop it stands in for, without a gathered copy per draw. */
-static PyObject *add_drawn_rows(PyObject *self, PyObject *args) {
-    Py_buffer rows, draws, sums;
+/* add_perl_draws(rows, sums, columns, resamples): ROUGE-1.5.5's bootstrap sums with
+ * the script's draws made here, as they are used: resample r is srand(r), so its
+ * drand48 state starts at (r << 16) + 0x330E and steps x = (0x5DEECE66D x + 0xB) mod
+ * 2^48 once per draw, and draw k is int(n * x / 2^48): the arithmetic of
+ * rouge_core.resampling._generate_draws (the exact product of two doubles, one
+ * rounding, truncation), with no array of n x resamples draws.  rows: C-contiguous
+ * float64 (n, columns); sums: float64 (resamples, columns), added to in place, each
+ * sum left to right in draw order.  A resample's draws are made TILE at a time, and
+ * its sums held in registers, WIDE columns at a time, while a tile's rows are added
+ * (one load and store of a sum per tile, not per draw: 10.8 -> 6.0 ns per draw of 24
+ * columns at 8,000 documents). */
+static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
+    Py_buffer rows, sums;
     Py_ssize_t columns, resamples;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*w*nn", &rows, &draws, &sums, &columns, &resamples)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*w*nn", &rows, &sums, &columns, &resamples)) return NULL;
     PyObject *result = NULL;
+    enum { TILE = 64, WIDE = 4 }; /* WIDE: the four sums held below */
+    uint64_t *state = NULL;
+    int64_t *drawn = NULL;
     if (columns <= 0 || resamples <= 0 || rows.len % (Py_ssize_t)(columns * sizeof(double)) ||
-        draws.len % (Py_ssize_t)(resamples * sizeof(int64_t)) ||
         sums.len != (Py_ssize_t)(resamples * columns * sizeof(double))) {
-        PyErr_SetString(PyExc_ValueError, "add_drawn_rows: the buffers do not match columns and resamples");
+        PyErr_SetString(PyExc_ValueError, "add_perl_draws: the buffers do not match columns and resamples");
+        goto done;
+    }
+    state = PyMem_Malloc(resamples * sizeof(uint64_t));
+    drawn = PyMem_Malloc(TILE * sizeof(int64_t));
+    if (!state || !drawn) {
+        PyErr_NoMemory();
         goto done;
     }
     const double *values = rows.buf;
-    const int64_t *index = draws.buf;
     double *out = sums.buf;
     const int64_t n = rows.len / (Py_ssize_t)(columns * sizeof(double));
-    const Py_ssize_t total = draws.len / (Py_ssize_t)sizeof(int64_t);
-    for (Py_ssize_t i = 0; i < total; i++) {
-        if (index[i] < 0 || index[i] >= n) {
-            PyErr_SetString(PyExc_IndexError, "add_drawn_rows: a draw is outside the rows");
-            goto done;
-        }
-    }
+    const uint64_t mask = ((uint64_t)1 << 48) - 1;
+    const double scale = (double)n;
+    for (Py_ssize_t r = 0; r < resamples; r++) state[r] = ((uint64_t)r << 16) + 0x330E;
     Py_BEGIN_ALLOW_THREADS;
-    for (Py_ssize_t k = 0; k < total; k += resamples) {
-        const int64_t *draw = index + k;
+    for (int64_t k0 = 0; k0 < n; k0 += TILE) {
+        const int64_t k1 = k0 + TILE < n ? k0 + TILE : n;
         for (Py_ssize_t r = 0; r < resamples; r++) {
-            /* the row a few draws on is fetched while this one is added (22% faster at
-             * 8,000 documents of 8 metrics; the draws jump about the rows at random) */
-            if (r + 8 < resamples) __builtin_prefetch(values + draw[r + 8] * columns);
-            const double *restrict row = values + draw[r] * columns;
             double *restrict sum = out + r * columns;
-            for (Py_ssize_t c = 0; c < columns; c++) sum[c] += row[c];
+            uint64_t x = state[r];
+            for (int64_t k = k0; k < k1; k++) {
+                x = (x * 0x5DEECE66DULL + 0xB) & mask;
+                int64_t i = (int64_t)(scale * ((double)x * 0x1p-48));
+                drawn[k - k0] = i < n ? i : n - 1;
+            }
+            state[r] = x;
+            Py_ssize_t c0 = 0;
+            for (; c0 + WIDE <= columns; c0 += WIDE) {
+                double h0 = sum[c0], h1 = sum[c0 + 1], h2 = sum[c0 + 2], h3 = sum[c0 + 3];
+                for (int64_t k = 0; k < k1 - k0; k++) {
+                    const double *restrict row = values + drawn[k] * columns + c0;
+                    h0 += row[0];
+                    h1 += row[1];
+                    h2 += row[2];
+                    h3 += row[3];
+                }
+                sum[c0] = h0;
+                sum[c0 + 1] = h1;
+                sum[c0 + 2] = h2;
+                sum[c0 + 3] = h3;
+            }
+            for (; c0 < columns; c0++) {
+                double h = sum[c0];
+                for (int64_t k = 0; k < k1 - k0; k++) h += values[drawn[k] * columns + c0];
+                sum[c0] = h;
+            }
         }
     }
     Py_END_ALLOW_THREADS;
     result = Py_None;
     Py_INCREF(result);
 done:
+    PyMem_Free(state);
+    PyMem_Free(drawn);
     PyBuffer_Release(&rows);
-    PyBuffer_Release(&draws);
     PyBuffer_Release(&sums);
     return result;
 }
 
 static PyMethodDef kernel_functions[] = {
-    {"add_drawn_rows", add_drawn_rows, METH_VARARGS,
-     "add_drawn_rows(rows, draws, sums, columns, resamples): ROUGE-1.5.5's bootstrap sums, in draw order."},
+    {"add_perl_draws", add_perl_draws, METH_VARARGS,
+     "add_perl_draws(rows, sums, columns, resamples): ROUGE-1.5.5's bootstrap sums, the script's draws made as used."},
     {NULL, NULL, 0, NULL},
 };
 

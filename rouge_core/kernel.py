@@ -65,14 +65,15 @@ def kernel_info() -> dict:
     return {"kernel": kernel, "requested": requested, "available": _kernel is not None, "reason": reason}
 
 
-def drawn_rows_adder():
-    """The compiled sums of ROUGE-1.5.5's bootstrap (`add_drawn_rows(rows, draws, sums,
-    columns, resamples)`: sums[r] += rows[draws[k, r]] for each draw k in order), or
-    None without the compiled kernel or under ROUGE_CORE_KERNEL=python, when
-    rouge_core.resampling makes the same additions, in the same order, with numpy."""
+def perl_draws_adder():
+    """The compiled sums of ROUGE-1.5.5's bootstrap (`add_perl_draws(rows, sums,
+    columns, resamples)`: sums[r] += rows[draw k of resample r] for each draw k in
+    order, the script's drand48 draws made as they are used), or None without the
+    compiled kernel or under ROUGE_CORE_KERNEL=python, when rouge_core.resampling
+    makes the same draws and additions, in the same order, with numpy."""
     if _kernel is None or _requested() == "python":
         return None
-    return getattr(_kernel, "add_drawn_rows", None)
+    return getattr(_kernel, "add_perl_draws", None)
 
 
 def choose(kernel: str | None) -> str:

@@ -21,7 +21,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from rouge_core.kernel import drawn_rows_adder
+from rouge_core.kernel import perl_draws_adder
 from rouge_core.perl_numbers import sequential_sum
 
 _DRAND48_MULTIPLIER = np.uint64(0x5DEECE66D)
@@ -77,17 +77,17 @@ _CACHED_DRAWS = 32 << 20
 def _resample_sums(columns: np.ndarray, resamples: int) -> np.ndarray:
     """Per column and resample, the sum of the drawn values in draw order (every
     column at once: one gather of whole rows per draw, each column still summed
-    left to right).  With the compiled kernel the same additions run in C
-    (`rouge_core.kernel.drawn_rows_adder`), bit for bit the numpy loop's."""
+    left to right).  With the compiled kernel the same draws and additions run in C
+    (`rouge_core.kernel.perl_draws_adder`, the draws made as they are used, never
+    stored), bit for bit the numpy loop's."""
     n = columns.shape[1]
-    draws = perl_draws(n, resamples) if n * resamples <= _CACHED_DRAWS else _generate_draws(n, resamples)
     by_document = np.ascontiguousarray(columns.T)  # (n, columns): a draw takes whole rows
     sums = np.zeros((resamples, len(columns)))
-    add = drawn_rows_adder()
+    add = perl_draws_adder()
     if add is not None:
-        for block in [draws] if isinstance(draws, np.ndarray) else draws:
-            add(by_document, np.ascontiguousarray(block, dtype=np.int64), sums, len(columns), resamples)
+        add(by_document, sums, len(columns), resamples)
         return sums.T
+    draws = perl_draws(n, resamples) if n * resamples <= _CACHED_DRAWS else _generate_draws(n, resamples)
     drawn = np.empty_like(sums)
     for block in [draws] if isinstance(draws, np.ndarray) else draws:
         for indices in block:
