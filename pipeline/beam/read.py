@@ -11,6 +11,7 @@ import re
 import apache_beam as beam
 
 from pipeline.beam.progress import Progress
+from pipeline.collector import fewer_collections
 from pipeline.config import InputConfig
 from pipeline.documents import document_key
 from pipeline.io import files
@@ -71,6 +72,7 @@ class ReadFileFn(beam.DoFn):
         self.progress = Progress(f"reading_{kind}", progress_seconds)
 
     def setup(self):
+        fewer_collections()  # in every worker process (pipeline.collector)
         self.fields = used_fields(self.config)
         self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
         self.progress.start()

@@ -21,6 +21,7 @@ import threading
 import traceback
 from typing import Optional, Sequence
 
+from pipeline.collector import fewer_collections
 from pipeline.io.names import shown
 from rouge_core import RougeConfigError, RougeInputError, __version__
 
@@ -103,6 +104,7 @@ def _unknown_options(sub: argparse.ArgumentParser, command: str, extra: list[str
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    fewer_collections()  # (pipeline.collector: millions of rows, no reference cycles)
     _configure_logging("--verbose" in argv)
     parser, sub = build_parser(_command_of(argv))
     args, extra = parser.parse_known_args(argv)
