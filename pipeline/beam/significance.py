@@ -2,7 +2,7 @@
 
     scored batches (every metric's stats of each (system, doc_id), a document's
       systems together: the join's bucket holds all of them)
-      -> per (profile, metric): (doc_id, its systems, their R/P/F units)
+      -> per (profile, metric) and batch: a Block (its documents' R/P/F units as arrays)
       -> CombinePerKey: one rouge_core.significance.PairSums per measure (exact
          integer sums per system and per pair of systems), documents added a block
          at a time
@@ -15,7 +15,7 @@ The statistics are the pure functions of `rouge_core.significance`; the
 CombineFn only accumulates.  Every sum is an integer, so the table is the same
 on every runner, sharding and order.
 
-Cost: D x (metrics) elements, combined in the stage that makes them (not
+Cost: (batches) x (metrics) elements, combined in the stage that makes them (not
 D x S(S-1)/2 pair elements, and no shuffle by document); an accumulator
 holds 3 x 8 S^2 bytes (every system scored every document) or 3 x 32 S^2 bytes
 (some did not), plus up to 20 documents for the exact test and a pending block
@@ -32,7 +32,8 @@ import hashlib
 import io
 import math
 from collections.abc import Sequence
-from itertools import combinations, groupby
+from itertools import combinations
+from typing import NamedTuple
 
 import apache_beam as beam
 import numpy as np
@@ -54,27 +55,48 @@ from rouge_core.types import MEASURES
 _BLOCK = 256  # documents per PairSums.add
 
 
+class Block(NamedTuple):
+    """Some documents of one metric, as arrays: `units` (documents, systems, R/P/F)
+    in score units, `present` (documents, systems) true where the system scored the
+    document."""
+
+    doc_ids: list
+    systems: list
+    units: np.ndarray
+    present: np.ndarray
+
+
 class MetricSums:
     """SignificanceCombineFn's accumulator: one PairSums per measure (recall,
-    precision, F) of one metric, and the documents waiting to enter them."""
+    precision, F) of one metric, and the blocks of documents waiting to enter them
+    (until _BLOCK documents: PairSums.add costs S^2 per call, so a batch of a few
+    documents of 1,000 systems waits for others)."""
 
     def __init__(self):
         self.sums = [PairSums() for _ in MEASURES]
-        self.pending = []  # (doc_id, systems, units: one (R, P, F) per system)
+        self.pending: list[Block] = []
+        self.documents = 0  # in `pending`
+
+    def add(self, block: Block) -> MetricSums:
+        self.pending.append(block)
+        self.documents += len(block.doc_ids)
+        return self.flush() if self.documents >= _BLOCK else self
 
     def flush(self) -> MetricSums:
         if self.pending:
             one_blas_thread()
-            systems = sorted({s for _, names_, _ in self.pending for s in names_})
-            column = {s: k for k, s in enumerate(systems)}
-            x = np.zeros((len(self.pending), len(systems), len(MEASURES)), dtype=np.int64)
+            systems = sorted({s for block in self.pending for s in block.systems})
+            x = np.zeros((self.documents, len(systems), len(MEASURES)), dtype=np.int64)
             present = np.zeros(x.shape[:2], dtype=bool)
-            for row, (_, names_, rpf) in enumerate(self.pending):
-                where = [column[s] for s in names_]
-                x[row, where] = np.asarray(rpf, dtype=np.int64).reshape(len(names_), len(MEASURES))
-                present[row, where] = True
-            ids = [doc_id for doc_id, _, _ in self.pending]
-            self.pending = []
+            ids, start = [], 0
+            for block in self.pending:
+                where = np.searchsorted(systems, block.systems)
+                rows = slice(start, start + len(block.doc_ids))
+                x[rows, where] = block.units
+                present[rows, where] = block.present
+                ids += block.doc_ids
+                start = rows.stop
+            self.pending, self.documents = [], 0
             for k, sums in enumerate(self.sums):
                 sums.add(ids, systems, x[:, :, k], present)
         return self
@@ -86,18 +108,14 @@ class MetricSums:
 
 
 class SignificanceCombineFn(beam.CombineFn):
-    """Lists of (doc_id, systems, their R/P/F units) of one metric in (a scored
-    batch's documents); out, a MetricSums with nothing pending (the sums of all the
-    metric's documents)."""
+    """Blocks of one metric in (a scored batch's documents, `Block`); out, a
+    MetricSums with nothing pending (the sums of all the metric's documents)."""
 
     def create_accumulator(self):
         return MetricSums()
 
-    def add_input(self, acc, documents):
-        acc.pending.extend(documents)
-        if len(acc.pending) >= _BLOCK:
-            acc.flush()
-        return acc
+    def add_input(self, acc, block):
+        return acc.add(block)
 
     def compact(self, acc):
         return acc.flush()
@@ -114,24 +132,30 @@ class SignificanceCombineFn(beam.CombineFn):
 
 
 def metric_documents(batch, tags: dict[str, list[str]]):
-    """A scored batch (profile, [(system, doc_id, values), ...], a document's rows
-    together) -> ((profile, metric), [(doc_id, systems, R/P/F units of each system),
-    ...]) per metric, one entry per document: every system of a document is in its
+    """A scored batch (profile, [(system, doc_id, values), ...]) -> ((profile, metric),
+    Block of the batch's documents) per metric: every system of a document is in its
     batch (the bucket of the join), so no shuffle by document is needed."""
     profile, rows = batch
     if not rows:
         return
-    per_metric = [[] for _ in tags[profile]]
     rpf = units(stack([values for _, _, values in rows]))  # rows x metrics x 3
-    for doc_id, at in groupby(range(len(rows)), key=lambda k: rows[k][1]):
-        order = sorted(at, key=lambda k: rows[k][0])
-        systems = tuple(rows[k][0] for k in order)
-        if len(set(systems)) < len(systems):
-            raise ValueError(f"a system scored document {doc_id!r} twice: {systems}")
-        block = rpf[order]
-        for m, documents in enumerate(per_metric):
-            documents.append((doc_id, systems, tuple(block[:, m, :].ravel().tolist())))
-    yield from (((profile, tag), documents) for tag, documents in zip(tags[profile], per_metric))
+    systems = sorted({system for system, _, _ in rows})
+    column = {system: k for k, system in enumerate(systems)}
+    numbered: dict = {}
+    document = np.array([numbered.setdefault(doc_id, len(numbered)) for _, doc_id, _ in rows], dtype=np.intp)
+    where = np.array([column[system] for system, _, _ in rows], dtype=np.intp)
+    present = np.zeros((len(numbered), len(systems)), dtype=bool)
+    present[document, where] = True
+    if present.sum() < len(rows):
+        cells = document * len(systems) + where
+        twice = np.flatnonzero(np.bincount(cells) > 1)[0]
+        doc_id = next(d for d, k in numbered.items() if k == twice // len(systems))
+        raise ValueError(f"a system scored document {doc_id!r} twice: {systems[twice % len(systems)]!r}")
+    x = np.zeros((len(numbered), len(systems), rpf.shape[1], 3), dtype=np.int64)
+    x[document, where] = rpf
+    doc_ids = list(numbered)
+    for m, tag in enumerate(tags[profile]):
+        yield (profile, tag), Block(doc_ids, systems, x[:, :, m, :], present)
 
 
 def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from scipy import stats
 
 from pipeline.beam.documents import ScoredDocument, batches_of
 from pipeline.beam.significance import (
+    Block,
     PairedSignificance,
     SignificanceCombineFn,
     block_rows,
@@ -66,13 +67,25 @@ def metric_items(n, seed):
     return items
 
 
+def block_of(items):
+    """Items (doc_id, systems, R/P/F units of each) as one Block, cell by cell."""
+    systems = sorted({system for _, names_, _ in items for system in names_})
+    x = np.zeros((len(items), len(systems), 3), dtype=np.int64)
+    present = np.zeros((len(items), len(systems)), dtype=bool)
+    for i, (_, names_, rpf) in enumerate(items):
+        for j, system in enumerate(names_):
+            x[i, systems.index(system)] = rpf[3 * j : 3 * j + 3]
+            present[i, systems.index(system)] = True
+    return Block([doc_id for doc_id, _, _ in items], systems, x, present)
+
+
 @pytest.mark.parametrize("n", [1, 3, 15, 40, 600])
 def test_combine_fn_contract_and_values(n):
     items = metric_items(n, seed=n)
-    cuts = [0, *range(1, len(items), 2), len(items)]  # lists of 1 or 2 documents, as batches give them
+    cuts = [0, *range(1, len(items), 2), len(items)]  # blocks of 1 or 2 documents, as batches give them
     chunks = [items[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
     assert [item for chunk in chunks for item in chunk] == items
-    rows = check_combine_fn(BlockFn(), chunks, trials=1 if n > 100 else 3)
+    rows = check_combine_fn(BlockFn(), [block_of(chunk) for chunk in chunks], trials=1 if n > 100 else 3)
     assert [(r["measure"], r["system_a"], r["system_b"]) for r in rows] == [
         (m, a, b)
         for m in ("recall", "precision", "f_measure")
@@ -234,3 +247,16 @@ def test_the_table_is_byte_identical_in_worker_processes(tmp_path):
     run_significance(tmp_path / "two", beam_args=TWO_PROCESSES)
     for name in ("significance.parquet", "significance.csv", "significance.md"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_a_batch_becomes_one_block_per_metric_and_a_document_scored_twice_is_refused():
+    from pipeline.beam.significance import metric_documents  # noqa: PLC0415
+
+    one = stats_bytes({"R1": MetricStats(1, 1, 1, 0.5, 0.25, 0.33333)}, ["R1"])
+    rows = [("b", "d1", one), ("a", "d1", one), ("a", "d2", one)]
+    ((key, block),) = metric_documents(("p", rows), {"p": ["R1"]})
+    assert key == ("p", "R1") and block.doc_ids == ["d1", "d2"] and block.systems == ["a", "b"]
+    assert block.present.tolist() == [[True, True], [True, False]]
+    assert block.units.tolist() == [[[50000, 25000, 33333]] * 2, [[50000, 25000, 33333], [0, 0, 0]]]
+    with pytest.raises(ValueError, match="scored document 'd2' twice: 'a'"):
+        list(metric_documents(("p", rows + [("a", "d2", one)]), {"p": ["R1"]}))
