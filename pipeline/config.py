@@ -180,7 +180,7 @@ class OutputConfig:
     folder: str = key("out/run", "the result folder")
     overwrite: bool = key(False, "true: replace an existing result folder atomically")
     per_document_shards: int = key(
-        0, "shards of the per-document table; 0: one per 100,000 scored documents", low=0, high=10_000
+        0, "shards of the per-document table; 0: from their count, a power of two (at most 4,096) with at most 100,000 scored documents a shard on average", low=0, high=10_000
     )
     per_document_formats: tuple[str, ...] = key(
         ("parquet",), "formats of the per-document table: parquet, csv, jsonl", choices=("parquet", "csv", "jsonl")
