@@ -445,6 +445,7 @@ typedef struct {
     RefCounts *rc; size_t rccap;
     int64_t *shits; PNum *wbase; size_t refcap;
     int bail, busy;
+    int packed; /* score_batch_packed: a pair's statistics as float64 bytes, not a dict */
 } Kernel;
 
 static void textbuf_free(TextBuf *t) {
@@ -1408,6 +1409,20 @@ static PyObject *score_pair(Kernel *k, PyObject *pair) {
             for (Py_ssize_t r = 0; r < nrefs; r++)
                 if (f_of(k, k->wbase[r], &k->rc[(size_t)tag * nrefs + r].rtot) < 0) return NULL;
     if (k->bail) Py_RETURN_NONE;
+    if (k->packed) { /* rouge_core.aggregate.stats_bytes: per tag the six MetricStats fields */
+        PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)k->ntags * 6 * (Py_ssize_t)sizeof(double));
+        if (!bytes) return NULL;
+        char *at = PyBytes_AS_STRING(bytes);
+        for (int tag = 0; tag < k->ntags; tag++) {
+            Stats s = combine(k, k->rc + (size_t)tag * nrefs, nrefs, k->kind[tag] == K_WLCS);
+            if (k->bail) { Py_DECREF(bytes); Py_RETURN_NONE; }
+            /* a count is an int below 2**53 (larger ones bail) or a float: as a double, exact */
+            double six[6] = {s.rt.is_int ? (double)s.rt.i : s.rt.d, s.ct.is_int ? (double)s.ct.i : s.ct.d,
+                             s.h.is_int ? (double)s.h.i : s.h.d, s.r, s.p, s.f};
+            memcpy(at + (size_t)tag * sizeof six, six, sizeof six);
+        }
+        return bytes;
+    }
     PyObject *result = PyDict_New();
     if (!result) return NULL;
     for (int tag = 0; tag < k->ntags; tag++) {
@@ -1424,7 +1439,23 @@ static PyObject *score_pair(Kernel *k, PyObject *pair) {
     return result;
 }
 
-static PyObject *Kernel_score_batch(Kernel *k, PyObject *pairs) {
+static PyObject *score_batch(Kernel *k, PyObject *pairs);
+
+/* A call while another is scoring (from a Python callback of another thread) gets
+ * None for every pair and leaves the other call's mode alone. */
+static PyObject *score_batch_as(Kernel *k, PyObject *pairs, int packed) {
+    if (k->busy) return score_batch(k, pairs);
+    k->packed = packed;
+    PyObject *out = score_batch(k, pairs);
+    k->packed = 0;
+    return out;
+}
+
+static PyObject *Kernel_score_batch(Kernel *k, PyObject *pairs) { return score_batch_as(k, pairs, 0); }
+
+static PyObject *Kernel_score_batch_packed(Kernel *k, PyObject *pairs) { return score_batch_as(k, pairs, 1); }
+
+static PyObject *score_batch(Kernel *k, PyObject *pairs) {
     PyObject *seq = PySequence_Fast(pairs, "pairs must be a sequence of (candidate, references)");
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -1493,6 +1524,9 @@ static PyMethodDef Kernel_methods[] = {
     {"score_batch", (PyCFunction)Kernel_score_batch, METH_O,
      "score_batch(pairs) -> list: for each (candidate, references) a dict of MetricStats by tag, "
      "or None where the pair must be scored in Python."},
+    {"score_batch_packed", (PyCFunction)Kernel_score_batch_packed, METH_O,
+     "score_batch_packed(pairs) -> list: score_batch's statistics as rouge_core.aggregate.stats_bytes "
+     "packs them (float64 bytes, six per tag), or None where the pair must be scored in Python."},
     {"vocabulary_size", (PyCFunction)Kernel_vocabulary_size, METH_NOARGS, "Distinct tokens memoised."},
     {"morph_stem", (PyCFunction)Kernel_morph_stem, METH_O, "The compiled rouge_core.stem.morph_stem."},
     {"porter_stem", (PyCFunction)Kernel_porter_stem, METH_O, "The compiled rouge_core.stem.porter_stem."},

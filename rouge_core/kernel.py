@@ -108,6 +108,8 @@ class CompiledScorer:
     within a pair, so the statistics are the Python path's.  (Under -b the token stream
     and ROUGE-L's sentences are cut differently, which these words do not carry.)"""
 
+    packs = True  # score_batch(pairs, packed=True)
+
     def __init__(self, scorer, read_in_python: bool = False) -> None:
         s = scorer.settings
         metrics = scorer.metrics  # presets.rouge155.Rouge155Metrics
@@ -150,8 +152,11 @@ class CompiledScorer:
             return (limit_words(sents, s.word_limit), None)
         return (limit_bytes(sents, s.byte_limit), limit_bytes(sents, s.byte_limit, lcs_bug=True))
 
-    def score_batch(self, pairs: list) -> list:
-        """One dict of MetricStats per (candidate, references), or None: score that pair in Python."""
+    def score_batch(self, pairs: list, packed: bool = False) -> list:
+        """One dict of MetricStats per (candidate, references), or None: score that pair
+        in Python.  `packed`: each pair's statistics as `rouge_core.aggregate.stats_bytes`
+        packs them (float64 bytes, the six MetricStats fields per metric in the
+        scorer's tag order), made in C with no MetricStats on the way."""
         if self._prepare_pair is not None:
             pairs = [self._read(pair) for pair in pairs]
         elif self._limited:
@@ -167,7 +172,7 @@ class CompiledScorer:
             pairs = cut
         elif self._split is not None:
             pairs = [self._presplit(pair) for pair in pairs]
-        return self._kernel.score_batch(pairs)
+        return self._kernel.score_batch_packed(pairs) if packed else self._kernel.score_batch(pairs)
 
     def _read(self, pair):
         """(candidate, references) read in Python, as the kernel's lists of sentences of

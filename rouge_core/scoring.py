@@ -169,6 +169,37 @@ class RougeScorer:
                     results[i] = error
         return results
 
+    def score_batch_values(self, pairs) -> list:
+        """`score_batch` with each pair's statistics as `rouge_core.aggregate.stats_bytes`
+        packs them (float64 bytes of (metrics, 6), metrics in `self.tags` order), or the
+        `RougeInputError`: what the pipeline keeps of a pair, made by the compiled
+        kernel without a dict of MetricStats per pair where it can.
+
+        Example:
+            >>> scorer = RougeScorer(RougeSettings.from_flags("-n 1"))
+            >>> import numpy as np
+            >>> values = scorer.score_batch_values([("a cat", ["the cat"])])[0]
+            >>> scorer.tags, np.frombuffer(values).reshape(-1, 6).tolist()  # counts, R, P, F per tag
+            (['ROUGE-1', 'ROUGE-L'], [[2.0, 2.0, 1.0, 0.5, 0.5, 0.5], [2.0, 2.0, 1.0, 0.5, 0.5, 0.5]])
+        """
+        from rouge_core.aggregate import stats_bytes  # noqa: PLC0415 (numpy's sums, not needed to score)
+
+        pairs = list(pairs)
+        compiled = self._compiled
+        packs = compiled is not None and getattr(compiled, "packs", False)
+        results = compiled.score_batch(pairs, packed=True) if packs else self.score_batch(pairs)
+        for i, result in enumerate(results):
+            if result is None:
+                try:
+                    candidate, references = pairs[i]
+                    result = self.score(candidate=candidate, references=references)
+                except RougeInputError as error:
+                    result = error
+            if isinstance(result, dict):
+                result = stats_bytes(result, self.tags)
+            results[i] = result
+        return results
+
     def prepare_pair(
         self, candidate: Text, references: Sequence[Text]
     ) -> tuple[PreparedText, list[PreparedText]]:

@@ -138,8 +138,8 @@ class GroupDocuments(beam.PTransform):
     def expand(self, inputs):
         candidates, references = inputs
         spilled = {
-            "candidates": candidates | "SpillCandidates" >> beam.ParDo(SpillFn(self.folder, "candidates")),
-            "references": references | "SpillReferences" >> beam.ParDo(SpillFn(self.folder, "references")),
+            "candidates": candidates | "SpillCandidates" >> beam.ParDo(SpillFn(self.folder, "candidates", pickled=True)),
+            "references": references | "SpillReferences" >> beam.ParDo(SpillFn(self.folder, "references", pickled=True)),
         }
         grouped = spilled | "ByBucket" >> beam.CoGroupByKey()
         resolved = grouped | "Resolve" >> beam.ParDo(ResolveBucketFn(self.keep_conflicts)).with_outputs(
@@ -199,12 +199,12 @@ class ScoreDocumentFn(beam.DoFn):
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
         failed: dict[int, tuple[str, Exception]] = {}
         for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
-            for scorer, tags in zip(scorers, self.tags[k]):
+            for scorer in scorers:
                 for i, result in enumerate(self._score(scorer, pairs)):
                     if isinstance(result, Exception):
                         failed.setdefault(i, (profile.name, result))
                     elif i not in failed:
-                        values[k][i] += stats_bytes(result, tags)
+                        values[k][i] += result  # (the scorer's tags, in Profile.tags order)
         rows = [[] for _ in self.profiles]
         humans, i = 0, 0
         for group in groups:
@@ -231,15 +231,17 @@ class ScoreDocumentFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(HUMAN, humans)
 
     def _score(self, scorer, pairs) -> list:
-        try:  # one call into the scorer (the compiled kernel when built) per batch
-            return scorer.score_batch(pairs)
+        """Each pair's values (`stats_bytes`) or its error, one call into the scorer (the
+        compiled kernel when built, which packs the values itself) per batch."""
+        try:
+            return scorer.score_batch_values(pairs)
         except Exception:  # an unexpected failure: score one by one, so it stays with its row
             return [self._score_one(scorer, text, references) for text, references in pairs]
 
     @staticmethod
     def _score_one(scorer, text, references):
         try:
-            return scorer.score(candidate=text, references=references)
+            return stats_bytes(scorer.score(candidate=text, references=references), scorer.tags)
         except Exception as err:  # RougeInputError with its reason, or the last resort
             return err
 

@@ -23,6 +23,7 @@ from rouge_core.resampling import stable_hash
 ERRORS = "errors"
 COUNTS = "counts"
 BATCH_ROWS = 2_000  # rows a reading worker holds before it sends them on, in one batch per bucket
+BATCH_CHARS = 32 << 20  # or characters of text, whichever comes first (rows of long texts)
 BUCKET_BYTES = 32 << 20  # input bytes per bucket (a compressed file counted 4 times its size)
 
 
@@ -47,6 +48,15 @@ def bucket_count(paths: list[str]) -> int:
     return max(1, min(65_536, -(-total // BUCKET_BYTES)))
 
 
+def text_chars(value) -> int:
+    """Characters of a text field: a string, or a list of strings or of lists of them."""
+    if type(value) is str:
+        return len(value)
+    if isinstance(value, (list, tuple)):
+        return sum(len(v) if type(v) is str else text_chars(v) for v in value)
+    return 0
+
+
 def batches(rows: dict) -> list:
     """{bucket: [row tuples]} -> [(bucket, rows)] in bucket order."""
     return sorted(rows.items())
@@ -59,7 +69,8 @@ class ReadFileFn(beam.DoFn):
     a file of millions of bad lines costs bounded memory.  COUNTS gets, per file,
     (rows read, {reason: error rows}): every row read is one output or one error.
     The rows leave as (bucket, [row as a plain tuple, ...]) batches of at most
-    BATCH_ROWS rows in all (Beam encodes plain tuples field by field).
+    BATCH_ROWS rows, or BATCH_CHARS characters of text, in all (Beam encodes plain
+    tuples field by field).
     """
 
     def __init__(self, config: InputConfig, kind: str, joined: bool, errors_folder: str, progress_seconds: float,
@@ -93,7 +104,7 @@ class ReadFileFn(beam.DoFn):
         errors = ErrorFileWriter(self.errors_folder, path)
         digest: dict = {}
         pending: dict = {}
-        held = 0
+        held = chars = 0
         try:
             for item in iter_rows(path, self.config, self.fields, digest):
                 if isinstance(item, SourceRow):
@@ -108,9 +119,10 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("rows")
                     pending.setdefault(bucket_of(item.doc_id, self.buckets), []).append(tuple(item))
                     held += 1
-                    if held >= BATCH_ROWS:
+                    chars += text_chars(item.references) + (text_chars(item.text) if self.kind == "candidates" else 0)
+                    if held >= BATCH_ROWS or chars >= BATCH_CHARS:
                         yield from batches(pending)
-                        pending, held = {}, 0
+                        pending, held, chars = {}, 0, 0
             yield from batches(pending)
         finally:
             errors.close()

@@ -33,26 +33,37 @@ from pipeline.io import files
 
 SPILL = "_spill"  # under the staging folder; removed before the run is published
 SPILL_ROWS = 50_000  # rows a worker holds before it writes them out
+SPILL_BYTES = 64 << 20  # or pickled bytes, for rows of any size (`pickled`)
 
 
 class SpillFn(beam.DoFn):
     """(key, [rows]) in; (key, (path, offset, length)) out: a key's rows are held
-    until `limit` rows in all are held, then written, every key's rows as one pickled
-    list, to a new file under `folder`/_spill/`name`/ (and what is left at the end
-    of the bundle).  `load` reads them back."""
+    until `limit` rows in all are held, then written, every key's rows as pickled
+    lists, to a new file under `folder`/_spill/`name`/ (and what is left at the end
+    of the bundle).  `load` reads them back.
 
-    def __init__(self, folder: str, name: str, limit: int = SPILL_ROWS):
-        self.folder, self.name, self.limit = folder, name, limit
+    Rows of a bounded size (scores, error rows) are held as they come, a key's
+    rows pickled as one list when written.  Rows whose size the input decides
+    (texts) are `pickled` as each element arrives, and written once SPILL_BYTES of
+    them are held, whatever their number."""
+
+    def __init__(self, folder: str, name: str, limit: int = SPILL_ROWS, pickled: bool = False):
+        self.folder, self.name, self.limit, self.pickled = folder, name, limit, pickled
 
     def start_bundle(self):
         self.held: dict = {}
-        self.rows = 0
+        self.rows = self.bytes = 0
 
     def process(self, element):
         key, rows = element
-        self.held.setdefault(key, []).extend(rows)
+        if self.pickled:
+            data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+            self.held.setdefault(key, []).append(data)
+            self.bytes += len(data)
+        else:
+            self.held.setdefault(key, []).extend(rows)
         self.rows += len(rows)
-        if self.rows >= self.limit:
+        if self.rows >= self.limit or self.bytes >= SPILL_BYTES:
             yield from self._flush()
 
     def finish_bundle(self):
@@ -65,12 +76,15 @@ class SpillFn(beam.DoFn):
         path = files.join(self.folder, SPILL, self.name, f"{uuid.uuid4().hex}.pickle")
         places, offset = [], 0
         with files.create(path) as out:
-            for key, rows in self.held.items():
-                data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
-                out.write(data)
-                places.append((key, (path, offset, len(data))))
-                offset += len(data)
-        self.held, self.rows = {}, 0
+            for key, held in self.held.items():
+                parts = held if self.pickled else [pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)]
+                size = 0
+                for data in parts:
+                    out.write(data)
+                    size += len(data)
+                places.append((key, (path, offset, size)))
+                offset += size
+        self.held, self.rows, self.bytes = {}, 0, 0
         return places
 
 
@@ -82,7 +96,9 @@ def load(places) -> list:
         with files.open_read(path) as fh:
             for _, offset, length in group:
                 fh.seek(offset)
-                out.extend(pickle.load(io.BytesIO(fh.read(length))))
+                data = io.BytesIO(fh.read(length))
+                while data.tell() < length:  # one pickled list, or one per element (`pickled`)
+                    out.extend(pickle.load(data))
     return out
 
 

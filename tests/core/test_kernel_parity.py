@@ -19,9 +19,11 @@ from __future__ import annotations
 import os
 import random
 
+import numpy as np
 import pytest
 
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
+from rouge_core.aggregate import stats_bytes
 from tests.conftest import require_kernel
 from tests.test_differential import CONTENT, Generator, flag_string
 
@@ -129,6 +131,18 @@ def test_kernel_equals_python(index):
     in_c = sum(r is not None for r in direct)
     scored = sum(not isinstance(e, RougeInputError) for e in expected)
     assert in_c >= 0.9 * scored, f"{where}: only {in_c} of {scored} scored pairs went through the kernel"
+    # What the pipeline keeps of a pair (score_batch_values: the kernel packs the
+    # statistics itself): the bytes of the dict path's statistics, bit for bit, and
+    # the Python path's values.
+    packed = compiled.score_batch_values(pairs)
+    for pair, e, g, d in zip(pairs, expected, packed, got):
+        if isinstance(e, RougeInputError):
+            assert isinstance(g, RougeInputError) and (str(g), g.reason) == (str(e), e.reason), where
+            continue
+        assert g == stats_bytes(d, compiled.tags), f"{where}\ncandidate={pair[0]!r}"
+        assert np.frombuffer(g).tolist() == np.frombuffer(stats_bytes(e, python.tags)).tolist(), where
+    packed_in_c = compiled._compiled.score_batch(pairs, packed=True)
+    assert [r is None for r in packed_in_c] == [r is None for r in direct], where
     # score() on single pairs takes the same path as score_batch.
     for pair, e in list(zip(pairs, expected))[:20]:
         try:

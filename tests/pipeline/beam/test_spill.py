@@ -54,3 +54,41 @@ def test_a_run_publishes_no_spill_files(tmp_path):
     assert record["counts"]["scored"] == 60
     assert not [p for p in (tmp_path / "out").rglob("*") if SPILL in p.parts]
     assert sorted(os.listdir(tmp_path)) == ["c.jsonl", "out"]  # no staging folder left either
+
+
+def test_texts_are_written_by_bytes_held_whatever_their_number(tmp_path, monkeypatch):
+    """Rows whose size the input decides (texts) are pickled as they come and written
+    once SPILL_BYTES are held, not after a number of rows: 5 rows of 1 MB are written
+    after every second row with a 1.5 MB limit; each place reads back its rows."""
+    import pipeline.beam.spill as spill  # noqa: PLC0415
+
+    monkeypatch.setattr(spill, "SPILL_BYTES", 1_500_000)
+    fn = SpillFn(str(tmp_path), "t", pickled=True)
+    fn.start_bundle()
+    places = []
+    for k in range(5):
+        places += fn.process(("a" if k % 2 else "b", [(k, str(k) * 1_000_000)]))
+    places += [w.value for w in fn.finish_bundle()]
+    assert len(os.listdir(tmp_path / SPILL / "t")) == 3  # after rows 1, 3 and at the end
+    rows = sorted(row for _, place in places for row in load([place]))
+    assert [k for k, _ in rows] == [0, 1, 2, 3, 4] and all(text == str(k) * 1_000_000 for k, text in rows)
+    by_key = {key: sorted(k for k, _ in load([p for q, p in places if q == key])) for key, _ in places}
+    assert by_key == {"a": [1, 3], "b": [0, 2, 4]}
+
+
+def test_the_reader_sends_rows_of_long_texts_in_smaller_batches(tmp_path, monkeypatch):
+    import json  # noqa: PLC0415
+
+    import pipeline.beam.read as read  # noqa: PLC0415
+    from pipeline.config import InputConfig  # noqa: PLC0415
+
+    monkeypatch.setattr(read, "BATCH_CHARS", 25_000)
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(
+        json.dumps({"system": "A", "doc_id": f"d{i}", "candidate": "x" * 4_000, "references": ["y" * 6_000]}) + "\n"
+        for i in range(10)
+    ))
+    fn = read.ReadFileFn(InputConfig(), "candidates", True, str(tmp_path / "staging"), 3600)
+    fn.setup()
+    sizes = [len(rows) for element in fn.process(str(path)) if isinstance(element, tuple) for rows in [element[1]]]
+    assert sizes == [3, 3, 3, 1]  # 10,000 characters a row: a batch once 25,000 are held
