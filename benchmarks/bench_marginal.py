@@ -8,7 +8,8 @@ For each path, one run on SMALL and one on LARGE (the same corpus, LARGE a
 superset), each a fresh process tree measured by benchmarks/bench_pipeline.py's
 `measure` (CPU of every process of the tree, peak memory); the marginal CPU per
 pair is (CPU at LARGE - CPU at SMALL) / (pairs at LARGE - pairs at SMALL).  The
-kernel's CPU per pair: `RougeScorer.score_batch` alone on the LARGE files' pairs
+kernel's CPU per pair: `RougeScorer.score_batch_values` (the call the pipeline
+makes; `score_batch`'s dicts also reported) alone on the LARGE files' pairs
 (the fastest of three passes, after JSON parsing), in a fresh process.  Writes
 OUT/marginal.json and OUT/marginal.md with every command.
 """
@@ -121,7 +122,9 @@ def main() -> None:
     kernel_cmd = [args.python, str(HERE / "benchmarks" / "bench_pipeline.py"), "--kernel-worker", spec]
     kernel = json.loads(subprocess.run(kernel_cmd, env=env, cwd=scratch, capture_output=True, text=True, check=True).stdout)
     kernel_us = 1e6 / kernel["pairs_per_cpu_s"]
-    print(f"kernel: {kernel['pairs']:,} pairs, {kernel_us:.1f} us/pair", flush=True)
+    dicts_us = 1e6 / kernel["pairs_per_cpu_s_dicts"]
+    print(f"kernel: {kernel['pairs']:,} pairs, {kernel_us:.1f} us/pair packed as the pipeline calls it "
+          f"({dicts_us:.1f} us/pair returning a dict of MetricStats per pair)", flush=True)
 
     results = []
     for path in args.paths:
@@ -157,7 +160,8 @@ def main() -> None:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "marginal.json").write_text(json.dumps(record, indent=1) + "\n")
     lines = [f"Marginal CPU per pair, {record['when']}, flags `{args.rouge_args}`; kernel {kernel_us:.1f} us/pair "
-             f"({kernel['pairs']:,} pairs).", "",
+             f"({kernel['pairs']:,} pairs; `score_batch_values`, the call the pipeline makes: {dicts_us:.1f} us/pair "
+             "with `score_batch`'s dicts of MetricStats).", "",
              "| path | small: pairs / CPU-s / wall s / peak MiB | large: pairs / CPU-s / wall s / peak MiB | us per pair | x kernel |",
              "|---|---|---|---:|---:|"]
     for r in results:

@@ -23,7 +23,7 @@ from pipeline.io.rows import (
 from pipeline.io.row_counts import count_all
 from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
-from rouge_core import RougeInputError, RougeScorer, RougeSettings
+from rouge_core import MetricStats, RougeInputError, RougeScorer, RougeSettings
 from pipeline.summaries import report_block, table_rows
 from rouge_core.aggregate import SystemSums, stats_array, stats_bytes
 from rouge_core.textcheck import TextCheck
@@ -34,7 +34,9 @@ class LocalScores:
     """What `score` found: per system, per doc_id, the scores; and every bad row.
     `rows_read` counts reference rows too, as the pipeline's run record does."""
 
-    results: dict = field(default_factory=dict)  # system -> doc_id -> {metric tag: MetricStats}
+    # system -> doc_id -> its statistics as `stats_bytes` packs them (every metric tag of
+    # the settings, in order; `metric_stats` unpacks them)
+    results: dict = field(default_factory=dict)
     errors: list = field(default_factory=list)  # ErrorRecord
     rows_read: int = 0
     texts: TextTally = field(default_factory=TextTally)  # texts the settings read badly
@@ -188,7 +190,7 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
     the references read once), as `run` scores them (pipeline.beam.documents)."""
     pairs = [(c.text, references) for c, references in group.candidates]
     try:
-        results = scorer.score_batch(pairs)
+        results = scorer.score_batch_values(pairs)
     except Exception:  # an unexpected failure: one by one, so it stays with its row
         results = [_score_one(scorer, text, references) for text, references in pairs]
     for (c, _), result in zip(group.candidates, results):
@@ -203,9 +205,14 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
 
 def _score_one(scorer: RougeScorer, text, references):
     try:
-        return scorer.score(candidate=text, references=references)
+        return stats_bytes(scorer.score(candidate=text, references=references), scorer.tags)
     except Exception as err:  # RougeInputError with its reason, or the last resort
         return err
+
+
+def metric_stats(values: bytes, tags) -> dict:
+    """A pair's packed statistics (`LocalScores.results`) as {metric tag: MetricStats}."""
+    return {tag: MetricStats._make(row) for tag, row in zip(tags, stats_array(values).tolist())}
 
 
 def check_texts(group: DocumentGroup, check: TextCheck, tally: TextTally) -> None:
@@ -235,22 +242,20 @@ def system_rows(
     results: dict, settings: RougeSettings, ids: dict, statistics: StatisticsConfig | None = None,
     had: dict | None = None,
 ) -> list[dict]:
-    """The per-system table's rows, computed as `run` computes them: each system's
+    """The per-system table's rows (`results`: LocalScores.results), computed as `run` computes them: each system's
     documents through the same accumulator (`rouge_core.aggregate.SystemSums`,
     the Beam CombineFn's) and the same summaries (`pipeline.summaries`), so `score`
     and `run` print and write the same columns and digits; plus `documents_had`
     (scored plus rejected documents) when `had` gives it."""
     statistics = statistics or StatisticsConfig()
     profile = Profile(DEFAULT_PROFILE, (settings,))
-    tags = settings.metric_tags()
     rows = []
     for system in sorted(results):
         sums = SystemSums(statistics.bootstrap_replicates, statistics.jackknife_buckets)
         documents = {}  # the printed averages need the documents; the accumulator keeps none
-        for doc_id, metrics in sorted(results[system].items()):
-            values = stats_bytes(metrics, tags)
+        for doc_id, values in sorted(results[system].items()):
             sums.add(doc_id, values, statistics.bootstrap_seed)
-            documents[ids[doc_id]] = stats_array(values)
+            documents[ids[doc_id]] = values
         sums.flush(statistics.bootstrap_seed)
         averages, _ = report_block(system, documents, profile, lines=False)
         for *_, row in table_rows(profile.name, system, [sums.metric(m) for m in range(sums.metrics)], profile, averages):

@@ -30,8 +30,9 @@ from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
 from pipeline.io.text_files import is_text_file, line_aligned_rows
 from pipeline.progress import Progress
 from pipeline.render import tables as views
-from pipeline.score import LocalScores, StrictStop, score_files, score_rows, system_rows
-from rouge_core import RougeConfigError, RougeInputError, names, render_report
+from pipeline.score import LocalScores, StrictStop, metric_stats, score_files, score_rows, system_rows
+from pipeline.summaries import report_block
+from rouge_core import RougeConfigError, RougeInputError, names
 from rouge_core.report import evaluation_ids
 
 
@@ -297,8 +298,8 @@ def score_command(args: argparse.Namespace) -> int:
         print(warning + ("\n" if form == "table" else ""), file=sys.stdout if form == "table" else sys.stderr)
     if form == "jsonl":
         for system in sorted(scores.results):
-            for doc_id, metrics in sorted(scores.results[system].items()):
-                for tag, s in metrics.items():
+            for doc_id, values in sorted(scores.results[system].items()):
+                for tag, s in metric_stats(values, settings.metric_tags()).items():
                     record = {"system": system, "doc_id": doc_id, "metric": tag, "recall": s.recall,
                               "precision": s.precision, "f_measure": s.f_measure}
                     sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -307,10 +308,12 @@ def score_command(args: argparse.Namespace) -> int:
             print(f"note: the ROUGE-1.5.5 report prints ROUGE-1.5.5's bootstrap averages of the {settings.preset} "
                   "scores; the preset's own number is the mean F with its seeded interval (--format table, csv "
                   "or json)", file=sys.stderr)
-        results = {s: {ids[d]: stats for d, stats in docs.items()} for s, docs in scores.results.items()}
-        with progress.stage("bootstrap", len(results), "systems") as stage:
-            for system in sorted(results):  # the report is the systems' blocks in name order
-                sys.stdout.write(render_report({system: results[system]}, settings))
+        profile = run_config.Profile(run_config.DEFAULT_PROFILE, (settings,))
+        with progress.stage("bootstrap", len(scores.results), "systems") as stage:
+            for system in sorted(scores.results):  # the report is the systems' blocks in name order
+                documents = {ids[d]: values for d, values in scores.results[system].items()}
+                _, lines = report_block(system, documents, profile)  # (the pipeline's rouge155.txt block)
+                sys.stdout.write("".join(line + "\n" for line in lines))
                 stage.update(1)
     else:
         rows = []

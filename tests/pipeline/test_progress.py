@@ -310,3 +310,26 @@ def test_the_readme_shows_progress_lines_in_the_shapes_they_are_printed():
                                                     "correlations with bootstrap"}
     for stage, text in shown_lines:
         assert any(re.fullmatch(shape, text) for shape in shapes), (stage, text)
+
+
+def test_lines_are_counted_as_bytes_strip_sees_them():
+    """The JSONL row count (progress totals) against a line-by-line count done here,
+    on random texts of blank, white-space and real lines cut into small chunks."""
+    import io
+    import random
+
+    import pipeline.io.row_counts as row_counts
+
+    rng = random.Random(5)
+    pieces = [b"", b" ", b"\t", b"\r", b"\x0b\x0c", b"{}", b' {"a": 1} ', b"x\r", b"\x85", b"\xa0"]
+    for trial in range(200):
+        data = b"\n".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        if rng.random() < 0.5:
+            data += b"\n"
+        expected = sum(1 for line in data.split(b"\n") if line.strip())
+        for chunk in (1, 3, 7, 1 << 20):
+            row_counts.CHUNK = chunk
+            try:
+                assert row_counts._lines(io.BytesIO(data)) == expected, (trial, chunk, data)
+            finally:
+                row_counts.CHUNK = 1 << 20
