@@ -259,9 +259,10 @@ class ScoreDocuments(beam.PTransform):
     "human" (per batch, the number of human pseudo-documents), "errors" and
     "text_checks" ((kind, owner, doc_id) per text rouge_core.textcheck flags).
 
-    A scored batch is plain tuples, which Beam encodes field by field: the stages
-    after it shuffle a few large elements, or small partial sums, never one
-    element per pair."""
+    A scored batch is plain tuples: the stages after it spill them (the report, the
+    per-document table: pipeline.beam.spill) or combine them where they are made
+    (statistics, significance, counts), so what they shuffle is places and small
+    partial sums, never an element per pair."""
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
         super().__init__()

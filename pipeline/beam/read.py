@@ -1,7 +1,7 @@
 """Reading in Beam: one element per input file, its rows parsed by the project's
 one row reader (pipeline.io.rows); bad rows go straight to the errors table, good
-rows leave in batches keyed by their document's bucket (`bucket_of`), so the join
-by doc_id shuffles a few large elements, not one per row."""
+rows leave in batches keyed by their document's bucket (`bucket_of`), which the
+join writes to spill files (pipeline.beam.spill): what it shuffles is their places."""
 
 from __future__ import annotations
 
