@@ -210,8 +210,12 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     try:
         with view:
             stall = config.run.worker_stall_seconds
-            with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
-                build_pipeline(p, config, inputs, folder)
+            try:
+                with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
+                    build_pipeline(p, config, inputs, folder)
+            except BaseException:
+                _remove_spills_after_failure(folder)  # (an output URL has no staging folder to discard)
+                raise
             remove_spills(folder)
             counts = read_json(files.join(folder, "_counts.json"))
             view.finish(counts)
@@ -268,6 +272,15 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             staging.discard()
         raise
     return record
+
+
+def _remove_spills_after_failure(folder: str) -> None:
+    """A failed pipeline's spill files removed, best effort: the failure is what the
+    user must see, so a file that will not go is a warning."""
+    try:
+        remove_spills(folder)
+    except Exception as err:  # noqa: BLE001
+        log.warning("could not remove the spill files under %s: %s", folder, err)
 
 
 def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
