@@ -17,19 +17,20 @@ import numpy as np
 
 from pipeline.config import Profile
 from rouge_core import MetricStats, RougeSettings
+from rouge_core.aggregate import stack
 from rouge_core.report import averages_of_stacked, instance_order, metric_block
 from rouge_core.types import MEASURES
 
 
-def report_block(system: str, documents: Mapping[str, np.ndarray | bytes], profile: Profile, lines: bool = True):
+def report_block(system: str, documents: Mapping[str, bytes], profile: Profile, lines: bool = True):
     """(printed averages, report lines) of one system: `documents` maps evaluation ids
-    to the document's values (metrics of the profile, 6), as an array or as its
-    float64 bytes (`rouge_core.aggregate.stats_bytes`).  The averages are one entry
+    to the document's values (every metric of the profile, as
+    `rouge_core.aggregate.stats_bytes` packs them).  The averages are one entry
     per metric of the profile (None where the script prints none: `-t 2`); the lines
     are every metric's block of the ROUGE-1.5.5 report, `-d` lines included (none
     when `lines` is false)."""
     instances = instance_order(system, documents)
-    stacked = _stacked([documents[e] for e in instances], len(profile.tags))
+    stacked = stack([documents[e] for e in instances]) if instances else np.zeros((0, len(profile.tags), 6))
     averages, out = [], []
     first = 0  # a profile's settings hold consecutive metrics
     for settings in profile.settings:
@@ -48,15 +49,6 @@ def report_block(system: str, documents: Mapping[str, np.ndarray | bytes], profi
         for tag, average in zip(tags, found):
             out += metric_block(system, tag, {e: scores[tag] for e, scores in by_eval_id.items()}, settings, average)
     return averages, out
-
-
-def _stacked(values: list, metrics: int) -> np.ndarray:
-    """Documents' values (arrays, or their float64 bytes) as one (documents, metrics, 6) array."""
-    if not values:
-        return np.zeros((0, metrics, 6))
-    if isinstance(values[0], bytes):
-        return np.frombuffer(b"".join(values), dtype=np.float64).reshape(len(values), metrics, 6)
-    return np.stack(values)
 
 
 def table_rows(name: str, system: str, metrics: list, profile: Profile, averages: list) -> list[tuple]:

@@ -266,7 +266,7 @@ def poisson_weight_block(keys: tuple[str, ...], replicates: int, seed: int) -> n
 @lru_cache(maxsize=4)
 def jackknife_bucket_block(keys: tuple[str, ...], buckets: int) -> np.ndarray:
     """`jackknife_bucket` of each key, remembered (read-only), as `poisson_weight_block`."""
-    out = np.array([stable_hash(key) % buckets for key in keys], dtype=np.int64)
+    out = np.array([jackknife_bucket(key, buckets) for key in keys], dtype=np.int64)
     out.flags.writeable = False
     return out
 

@@ -220,9 +220,9 @@ def document_columns(documents: list, tags: dict) -> dict:
     each = pa.array(np.repeat(np.arange(len(documents), dtype=np.int64), per_doc))
     values = np.frombuffer(b"".join(d.values for d in documents), dtype=np.float64).reshape(-1, 6)
     names = sorted(tags)
-    first = np.cumsum([0] + [len(tags[p]) for p in names])  # where each profile's tags start in `every_tag`
+    first = dict(zip(names, np.cumsum([0] + [len(tags[p]) for p in names]).tolist()))  # of each profile's tags in `every_tag`
     every_tag = pa.array([tag for p in names for tag in tags[p]], pa.string())
-    start = np.repeat(np.array([first[names.index(d.profile)] for d in documents], dtype=np.int64), per_doc)
+    start = np.repeat(np.array([first[d.profile] for d in documents], dtype=np.int64), per_doc)
     within = np.arange(len(start), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)
 
     def repeat(field: str):
