@@ -11,6 +11,7 @@ import re
 import apache_beam as beam
 
 from pipeline.beam.progress import Progress
+from pipeline.beam.spill import place_hash
 from pipeline.collector import fewer_collections
 from pipeline.config import InputConfig
 from pipeline.documents import document_key
@@ -18,7 +19,6 @@ from pipeline.io import files
 from pipeline.io.rows import FILE_LEVEL_REASONS, internal_error, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
 from pipeline.records import ErrorRecord, SourceRow
-from rouge_core.resampling import stable_hash
 
 ERRORS = "errors"
 COUNTS = "counts"
@@ -30,7 +30,7 @@ BUCKET_BYTES = 32 << 20  # input bytes per bucket (a compressed file counted 4 t
 def bucket_of(doc_id: str, buckets: int) -> int:
     """The bucket of a row: the same for every row of a document (and of doc_ids that
     print alike, which `split_lookalikes` tells apart), in every process."""
-    return stable_hash(document_key(doc_id)) % buckets  # (a doc_id with a lone surrogate is refused on reading)
+    return place_hash(document_key(doc_id)) % buckets  # (a doc_id with a lone surrogate is refused on reading)
 
 
 def bucket_count(paths: list[str]) -> int:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from pipeline.beam.documents import ScoredDocument, scored_documents
-from pipeline.beam.spill import SpillFn, load
+from pipeline.beam.spill import SpillFn, load, place_hash
 from pipeline.io.tables import errors_writer, per_document_writer
 from pipeline.records import ErrorRecord
-from rouge_core.resampling import stable_hash
 
 
 PARTITIONS = 4096  # the most shards a table gets from its count (a power of two)
@@ -23,7 +21,7 @@ def shard_count(count: int, per_shard: int) -> int:
 
 class ShardedWrite(beam.PTransform):
     """Write a PCollection as `folder/part-NNNNN-of-MMMMM.*`: a row r goes to shard
-    stable_hash(key(r)) mod M, every shard is written (an empty one too, so the layout
+    place_hash(key(r)) mod M, every shard is written (an empty one too, so the layout
     is fixed), and `write(shard, M, rows)` sorts and writes one.  M is `shards`,
     or with shards = 0, `shard_count` of their count: no worker ever holds more than
     a bounded part.
@@ -54,7 +52,7 @@ class ShardedWrite(beam.PTransform):
         def by_partition(element) -> list:
             out: dict = {}
             for r in rows(element):
-                out.setdefault(stable_hash(key(r)) % partitions, []).append(plain(r))
+                out.setdefault(place_hash(key(r)) % partitions, []).append(plain(r))
             return list(out.items())
 
         count = beam.pvalue.AsSingleton(self.count)
@@ -74,6 +72,13 @@ class ShardedWrite(beam.PTransform):
         )
 
 
+def document_rows(batch) -> list[tuple]:
+    """A scored batch (profile, [(system, doc_id, values), ...]) as plain
+    (profile, system, doc_id, values) rows: the per-document writer's input."""
+    profile, rows = batch
+    return [(profile, system, doc_id, values) for system, doc_id, values in rows]
+
+
 class WriteResults(beam.PTransform):
     """(scored batches, errors) in; per_document/ and errors/ shards written to
     `staging` (the per-document shard count follows their number unless set)."""
@@ -86,14 +91,13 @@ class WriteResults(beam.PTransform):
         batches, errors = inputs
         count = batches | "DocumentScores" >> beam.Map(lambda b: len(b[1])) | "CountDocumentScores" >> beam.CombineGlobally(sum)
         batches | "PerDocument" >> ShardedWrite(
-            lambda d: f"{d.system}\x1f{d.doc_id}",
+            lambda d: f"{d[1]}\x1f{d[2]}",
             per_document_writer(self.staging, self.output.per_document_formats, self.profiles),
             count,
             self.staging,
             "per_document",
             self.output.per_document_shards,
-            record=ScoredDocument,
-            rows=scored_documents,
+            rows=document_rows,
         )
         return errors | "Errors" >> ShardedWrite(
             lambda e: f"{e.source}\x1f{e.position}",

@@ -59,3 +59,28 @@ def test_the_writer_gives_the_bytes_of_rows_in_every_format(tmp_path):
     assert (tmp_path / "per_document" / "part-00000-of-00001.parquet").read_bytes() == parquet_bytes(rows, DOCUMENT_COLUMNS)
     assert open(name + ".csv", encoding="utf-8").read() == csv_text(rows, names(DOCUMENT_COLUMNS))
     assert open(name + ".jsonl", "rb").read() == jsonl_bytes(rows)
+
+
+def test_the_writer_sorts_as_python_does_from_plain_tuples(tmp_path):
+    # Arrow sorts the shard; doc_ids across the planes (BMP high, astral, combining) and
+    # systems that are prefixes of each other order as Python's sort orders them.
+    from pipeline.config import Profile
+    from rouge_core import RougeSettings
+
+    profiles = [Profile("q", (RougeSettings.from_flags("-w 1.2 -n 0 -x"),)), Profile("p", (RougeSettings.from_flags("-n 2"),))]
+    rng = random.Random(5)
+    ids = ["a", "ab", "a b", "Z", "\uffff", "\U0001f600", "\ufb01", "e\u0301", "\u00e9", "10", "9", ""]
+    docs = []
+    for system in ("s", "s1", "S", "\U0001f600"):
+        for doc_id in ids:
+            profile = rng.choice("pq")
+            docs.append((profile, system, doc_id, np.arange(6 * len(TAGS[profile]), dtype=np.float64).tobytes()))
+    rng.shuffle(docs)
+    per_document_writer(str(tmp_path), ("jsonl",), profiles)(0, 1, docs)
+    import json
+
+    written = [json.loads(line) for line in (tmp_path / "per_document" / "part-00000-of-00001.jsonl").open()]
+    want = sorted(docs, key=lambda d: ("qp".index(d[0]), d[1], d[2]))
+    assert [(r["profile"], r["system"], r["doc_id"]) for r in written] == [
+        (d[0], d[1], d[2]) for d in want for _ in TAGS[d[0]]
+    ]
