@@ -110,15 +110,16 @@ class SystemSums:
                                      counts below 2**31, exact integers of
                                      2**-1074 for the rest (ROUGE-W, averages)
         bootstrap[0, r]              sum of Poisson weights of replicate r
-        bootstrap[1 + 3m + k, r]     weighted sum of R/P/F units
-        jackknife[.., b]             the same rows per jackknife bucket
+        bootstrap[1 + m, r]          weighted sum of F units (only F has an interval)
+        jackknife[0, b]              documents of jackknife bucket b
+        jackknife[1 + 3m + k, b]     sum of R/P/F units of bucket b
         pending                      (doc_id, values) not in the sums yet: at
                                      most BLOCK documents (336 bytes each with
                                      14 metrics)
 
     Their size does not grow with the documents.  A partial accumulator of a few
     documents (what a Beam bundle hands to the shuffle per system) holds only
-    `pending`: the dense replicate arrays (over 100 KB) are allocated when BLOCK
+    `pending`: the dense replicate arrays (64 KB at 7 metrics) are allocated when BLOCK
     documents have arrived, or when the sums are read.  Every sum is an exact
     integer, so when a document enters them does not change a bit.
     """
@@ -130,12 +131,11 @@ class SystemSums:
         self.pending: list = []
 
     def _allocate(self, metrics: int) -> None:
-        rows = 1 + 3 * metrics
         self.totals = np.zeros(3 * metrics, dtype=np.int64)
         self.counts_small = np.zeros(3 * metrics, dtype=np.int64)
         self.counts_exact = [0] * (3 * metrics)
-        self.bootstrap = np.zeros((rows, self.replicates), dtype=np.int64)
-        self.jackknife = np.zeros((rows, self.buckets), dtype=np.int64)
+        self.bootstrap = np.zeros((1 + metrics, self.replicates), dtype=np.int64)
+        self.jackknife = np.zeros((1 + 3 * metrics, self.buckets), dtype=np.int64)
 
     def add(self, doc_id: str, values: bytes, seed: int) -> SystemSums:
         """One document; the pending ones enter the sums once BLOCK have arrived."""
@@ -169,7 +169,8 @@ class SystemSums:
             self.counts_exact[j] += _scaled(counts[i, j])
         # Exact in double precision: |units| <= 1e5, weights <= 12, k <= BLOCK.
         weights = poisson_weight_block(tuple(ids), self.replicates, seed).astype(np.float64)
-        self.bootstrap += (rows.T.astype(np.float64) @ weights).astype(np.int64)
+        counted = rows[:, ::3]  # the weight row and each metric m's F (column 3(m + 1) of rows)
+        self.bootstrap += (counted.T.astype(np.float64) @ weights).astype(np.int64)
         buckets = jackknife_bucket_block(tuple(ids), self.buckets)
         np.add.at(self.jackknife.T, buckets, rows)
 
@@ -201,7 +202,7 @@ class SystemSums:
             documents=self.n,
             means=tuple(int(self.totals[row - 1]) / (self.n * SCORE_UNITS) for row in rows),
             counts=tuple(self.counts(j) for j in range(3 * m, 3 * m + 3)),
-            bootstrap_f=self.bootstrap[rows[2]][used] / (weight[used] * SCORE_UNITS),
+            bootstrap_f=self.bootstrap[1 + m][used] / (weight[used] * SCORE_UNITS),
             jackknife_se=tuple(
                 jackknife_standard_error(self.jackknife[row] / SCORE_UNITS, self.jackknife[0]) for row in rows
             ),
