@@ -76,6 +76,16 @@ def perl_draws_adder():
     return getattr(_kernel, "add_perl_draws", None)
 
 
+def poisson_weights_maker():
+    """The compiled Poisson(1) bootstrap weights (`poisson_weights(bases, cdf, out,
+    replicates)`, rouge_core.resampling.poisson_weight_matrix's arithmetic in C), or
+    None without the compiled kernel or under ROUGE_CORE_KERNEL=python, when numpy
+    computes the same numbers."""
+    if _kernel is None or _requested() == "python":
+        return None
+    return getattr(_kernel, "poisson_weights", None)
+
+
 def choose(kernel: str | None) -> str:
     """The path for one scorer: `kernel` is "auto"/None (the environment decides), "c" or "python"."""
     global _logged

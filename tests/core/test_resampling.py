@@ -52,3 +52,26 @@ def test_compiled_bootstrap_sums_refuse_buffers_that_do_not_match():
         add(np.zeros((3, 2)), np.zeros((3, 2)), 2, 2)  # sums for 3 resamples, 2 asked
     with pytest.raises(ValueError, match="do not match"):
         add(np.zeros((3, 2)), np.zeros((2, 2)), 3, 2)  # rows not of 3 columns
+
+
+def test_compiled_poisson_weights_are_numpys_and_poisson_1(monkeypatch):
+    """The pipeline's bootstrap weights in C equal numpy's splitmix64 + searchsorted,
+    weight for weight (including the rare weights of 4 and more, past the C code's
+    four branch-free compares), and follow Poisson(1) (scipy's pmf)."""
+    from scipy.stats import poisson
+
+    from rouge_core.kernel import poisson_weights_maker
+    from rouge_core.resampling import poisson_weight_matrix
+
+    if poisson_weights_maker() is None:
+        pytest.skip("no compiled kernel in this install")
+    keys = [f"doc-{i}" for i in range(400)] + ["", "é\U0001f600", "x" * 5000]
+    compiled = np.concatenate([poisson_weight_matrix(keys, 2500, seed) for seed in (0, 1, 2**40)])
+    monkeypatch.setenv("ROUGE_CORE_KERNEL", "python")
+    assert poisson_weights_maker() is None
+    plain = np.concatenate([poisson_weight_matrix(keys, 2500, seed) for seed in (0, 1, 2**40)])
+    assert compiled.dtype == plain.dtype == np.int64 and np.array_equal(compiled, plain)
+    counts = np.bincount(compiled.ravel(), minlength=8)
+    assert counts[4:].sum() > 50_000  # the loop past the fourth level ran, and agreed
+    share = counts[:6] / compiled.size
+    assert np.allclose(share, poisson.pmf(np.arange(6), 1.0), atol=1e-3)
