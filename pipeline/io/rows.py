@@ -140,6 +140,37 @@ def _parse_int(literal: str):
 
 _DECODER = json.JSONDecoder(parse_int=_parse_int)  # (json.loads with an option builds one per call)
 
+try:
+    import orjson
+except ImportError:  # (a dependency; without it, json reads every row)
+    orjson = None
+
+
+def _fast_row(raw: bytes, fields: frozenset[str]) -> Optional[dict]:
+    """A JSON object row as orjson reads it, when json would read it the same: None
+    for anything else, which json then reads (and reports).  orjson refuses what
+    json reports (bad UTF-8, bad JSON) and some of what json reads (lone surrogate
+    escapes, NaN, numbers past a double), and reads integers past 64 bits as
+    floats: so a row whose used field is not a text or a list of texts is left to
+    json too, which says what is wrong with it exactly as before."""
+    try:
+        row = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(row) is not dict:
+        return None
+    for key, value in row.items():
+        if key in fields and type(value) is not str and not (type(value) is list and _all_str(value)):
+            return None
+    return row
+
+
+def _all_str(values: list) -> bool:
+    for value in values:
+        if type(value) is not str:
+            return False
+    return True
+
 
 def _sniff(fh) -> bytes:
     if hasattr(fh, "peek"):
@@ -277,6 +308,10 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
         if number == 1 and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8) :]
         if not raw or raw.isspace():  # (what strip() would leave empty, without a copy)
+            continue
+        row = _fast_row(raw, fields) if orjson is not None else None
+        if row is not None:
+            yield SourceRow(path, number, row if row.keys() <= fields else {k: v for k, v in row.items() if k in fields})
             continue
         try:
             line = raw.decode("utf-8")

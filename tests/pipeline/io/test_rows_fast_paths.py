@@ -122,3 +122,41 @@ def test_read_lines_never_holds_an_overlong_line():
     # A 5 MB line with a 1 KB limit: None, and the next line is whole.
     data = b"a" * (5 << 20) + b"\nnext\r\n"
     assert list(rows.read_lines(_WholeChunks(data), 1024)) == [None, b"next"]
+
+
+_PIECES = [
+    b'"system"', b'"doc_id"', b'"candidate"', b'"references"', b'"other"', b'"reference_id"', b'"s"', b'"a b"',
+    b'"\\u00e9"', b'"\\ud800"', b'"\\udc00\\ud800"', b'"\\ud83d\\ude00"', b'"x\\ny"', b'"\xc3\xa9"', b'"\xff"',
+    b'"\xed\xa0\x80"', b"1", b"-0", b"1e400", b"123456789012345678901234567890", b"9" * 4500, b"NaN", b"Infinity",
+    b"true", b"null", b"1.5", b"[]", b'["r"]', b'["r", 1]', b'[["a", "b"]]', b"{}", b'"\x01"', b'"\\u0000"',
+]
+
+
+def _random_line(rng: random.Random) -> bytes:
+    if rng.random() < 0.1:
+        return rng.choice([b"[1]", b'"s"', b"{", b"", b" ", b'{"a":1}x', b"\xef\xbb\xbf{}", b"[" * 2000 + b"]" * 2000])
+    keys = rng.sample(_PIECES[:6], rng.randint(0, 6)) + ([rng.choice(_PIECES[:6])] if rng.random() < 0.2 else [])
+    return b"{" + b",".join(k + b":" + rng.choice(_PIECES[6:]) for k in keys) + b"}"
+
+
+def test_rows_read_by_orjson_are_the_rows_json_reads(tmp_path, monkeypatch):
+    """Every line, hostile ones above all (lone surrogates, huge or non-finite
+    numbers, bad UTF-8, duplicate keys, deep nesting, a BOM), gives the same row or
+    the same error row with orjson as with json alone."""
+    if rows.orjson is None:
+        import pytest
+
+        pytest.skip("orjson is not installed")
+    rng = random.Random(13)
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\n".join(_random_line(rng) for _ in range(4000)))
+    config = InputConfig()
+    fields = rows.used_fields(config)
+    fast = list(rows.iter_rows(str(path), config, fields))
+    monkeypatch.setattr(rows, "orjson", None)
+    plain = list(rows.iter_rows(str(path), config, fields))
+    assert len(fast) == len(plain) > 3000
+    for a, b in zip(fast, plain):
+        assert type(a) is type(b) and repr(a) == repr(b)
+    assert sum(isinstance(r, ErrorRecord) for r in plain) > 100
+    assert sum(isinstance(r, SourceRow) and bool(r.row) for r in plain) > 1000
