@@ -71,13 +71,16 @@ class TextCheck:
             if settings.preset in ("rouge155", "rouge_score") and settings.tokenizer is None
             else None
         )
+        # Lines as they are ("newline"): a text has two or more non-empty lines exactly
+        # when a "\n" is left once the ones at its ends are stripped (no list of lines made).
+        self._newline_lines = self._ascii_lines is not None and splitter(settings.sentence_split) is None
 
     def __call__(self, text: Text) -> tuple[str, ...]:
         """The kinds of problem of one text: () for most texts."""
         if not isinstance(text, (str, list, tuple)):
             return ()
         if self._ascii_lines is not None and isinstance(text, str) and text.isascii():
-            if not self._sentence_metrics:
+            if not self._sentence_metrics or (self._newline_lines and "\n" in text.strip("\n")):
                 return ()
             try:
                 found_lines = self._ascii_lines(text)

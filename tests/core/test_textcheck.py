@@ -89,3 +89,22 @@ def test_one_sentence_matters_only_for_metrics_that_use_sentences():
 
 def test_not_a_text_is_left_to_the_scorer():
     assert TextCheck(ROUGE155)(None) == () and TextCheck(ROUGE155)([1, 2]) == ()
+
+
+def test_line_count_shortcut_of_newline_splitting():
+    """With lines as they are, a text of two or more non-empty lines is never one
+    sentence, and the shortcut (a newline left after stripping the ends) agrees with
+    counting the lines, on hand-checked texts and on random ones."""
+    import random
+
+    check = TextCheck(RougeSettings.from_flags("-n 2"))
+    assert check("One. Two.\n") == ("one_sentence",)
+    assert check("\n\nOne. Two.\n\n") == ("one_sentence",)
+    assert check("One. Two.\n\nThree.") == ()
+    assert check("\n") == () and check("") == ()
+    slow = TextCheck(RougeSettings.from_flags("-n 2"))
+    slow._newline_lines = False
+    rng = random.Random(2)
+    for _ in range(3000):
+        text = "".join(rng.choice(["a", " ", ".", "\n", "\n", "b. ", "U.S. "]) for _ in range(rng.randint(0, 12)))
+        assert check(text) == slow(text), repr(text)
