@@ -26,7 +26,13 @@ def test_interval_indices_for_1000_resamples_at_95_percent_are_25_and_974():
     assert r.low == "%7.5f" % means[25] and r.high == "%7.5f" % means[974]
 
 
-@pytest.mark.parametrize("n, resamples, columns", [(1, 7, 3), (37, 1000, 21), (600, 53, 6), (20_000, 5, 3)])
+@pytest.mark.parametrize(
+    "n, resamples, columns",
+    # every count of two-lane vectors the compiled sums hold (1-12), odd counts (a zero
+    # column added), more than 24 columns (two passes), resamples not a multiple of 4
+    [(1, 7, 3), (37, 1000, 21), (600, 53, 6), (20_000, 5, 3), (50, 30, 1), (40, 9, 2), (33, 6, 25),
+     (70, 5, 24), (64, 13, 48), (65, 3, 49)] + [(30, 4, c) for c in range(4, 24, 2)],
+)
 def test_compiled_bootstrap_sums_are_the_numpy_loops_bit_for_bit(monkeypatch, n, resamples, columns):
     """The compiled kernel's sums (its own draws) against a plain loop here over the
     numpy draws: every (resample, column) summed left to right in draw order, so the
