@@ -206,7 +206,7 @@ class ScoreDocumentFn(beam.DoFn):
                     elif i not in failed:
                         values[k][i] += result  # (the scorer's tags, in Profile.tags order)
         rows = [[] for _ in self.profiles]
-        humans, i = 0, 0
+        humans, i, scored, systems = 0, 0, 0, set()
         for group in groups:
             for problem in group_text_problems(group, self.check):
                 yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
@@ -215,7 +215,8 @@ class ScoreDocumentFn(beam.DoFn):
                     self.progress.add("failed")
                     yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
                 else:
-                    self.progress.add("scored", system=c.system)
+                    scored += 1
+                    systems.add(c.system)
                     for out, per_candidate in zip(rows, values):
                         out.append((c.system, c.doc_id, per_candidate[i]))
                 i += 1
@@ -224,6 +225,8 @@ class ScoreDocumentFn(beam.DoFn):
                 humans += 1
                 for out, v in zip(rows, human):
                     out.append((self.human, group.doc_id, v))
+        if scored:
+            self.progress.add("scored", scored, systems=systems)  # (a list at a time)
         for profile, out in zip(self.profiles, rows):
             if out:
                 yield profile.name, out

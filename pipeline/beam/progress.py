@@ -48,11 +48,14 @@ class Progress:
         self.name = f"{self.stage}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.pending = CHECK_EVERY - 1
 
-    def add(self, what: str, n: int = 1, system: str | None = None) -> None:
+    def add(self, what: str, n: int = 1, system: str | None = None, systems=()) -> None:
+        """`n` more of `what` (by `system`, or by the `systems` of a batch)."""
         self.counts[what] = self.counts.get(what, 0) + n
         if system is not None and len(self.systems) < MAX_SYSTEMS:
             self.systems.add(system)
-        self.pending += 1
+        if systems and len(self.systems) < MAX_SYSTEMS:
+            self.systems.update(systems)
+        self.pending += n
         if self.pending >= CHECK_EVERY:
             self.pending = 0
             self.flush()

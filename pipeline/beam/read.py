@@ -116,13 +116,15 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("bad rows")
                     errors.add(item)
                 else:
-                    self.progress.add("rows")
                     pending.setdefault(bucket_of(item.doc_id, self.buckets), []).append(tuple(item))
                     held += 1
                     chars += text_chars(item.references) + (text_chars(item.text) if self.kind == "candidates" else 0)
                     if held >= BATCH_ROWS or chars >= BATCH_CHARS:
+                        self.progress.add("rows", held)  # (counted a batch at a time, as they leave)
                         yield from batches(pending)
                         pending, held, chars = {}, 0, 0
+            if held:
+                self.progress.add("rows", held)
             yield from batches(pending)
         finally:
             errors.close()
