@@ -100,6 +100,23 @@ def _scaled(x: float) -> int:
     return numerator << (_EXACT_SCALE - (denominator.bit_length() - 1))
 
 
+def exact_units(values: np.ndarray) -> int:
+    """The exact sum of some doubles, as an integer count of 2**-1074 (the sum of
+    `_scaled` of each), found per binary exponent: a double is m * 2**e with m a
+    53-bit integer, the m of one exponent summed in int64 (at most BLOCK of them:
+    below 2**62), one Python integer shift and add per exponent, not per value."""
+    if not np.isfinite(values).all():
+        return sum(_scaled(x) for x in values.tolist())  # (raises, as _scaled does)
+    fraction, exponent = np.frexp(values)
+    mantissa = (fraction * 2.0**53).astype(np.int64)  # exact: 53 bits
+    shift = exponent.astype(np.int64) + (_EXACT_SCALE - 53)
+    total = 0
+    for k in np.unique(shift).tolist():
+        part = int(mantissa[shift == k].sum())
+        total += part << k if k >= 0 else part >> -k  # (a subnormal's m is a multiple of 2**-k)
+    return total
+
+
 class SystemSums:
     """Sufficient statistics of one system's documents, for M metrics (M set by
     the first document):
@@ -165,8 +182,10 @@ class SystemSums:
         counts = values[..., :3].reshape(k, -1)
         small = (counts == np.floor(counts)) & (np.abs(counts) < _SMALL)
         self.counts_small += np.where(small, counts, 0).sum(axis=0).astype(np.int64)
-        for i, j in zip(*np.nonzero(~small)):
-            self.counts_exact[j] += _scaled(counts[i, j])
+        exact = ~small
+        if exact.any():
+            for j in np.flatnonzero(exact.any(axis=0)).tolist():
+                self.counts_exact[j] += exact_units(counts[exact[:, j], j])
         # Exact in double precision: |units| <= 1e5, weights <= 12, k <= BLOCK.
         weights = poisson_weight_block(tuple(ids), self.replicates, seed).astype(np.float64)
         counted = rows[:, ::3]  # the weight row and each metric m's F (column 3(m + 1) of rows)

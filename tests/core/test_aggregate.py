@@ -209,3 +209,27 @@ def test_stats_bytes_are_numpys_float64_array_bytes():
     assert stats_bytes(scores, tags) == np.array([scores[t] for t in tags], dtype=np.float64).tobytes()
     assert stats_bytes(scores, iter(tags)) == stats_bytes(scores, tags)
     assert stats_bytes({}, []) == b""
+
+
+def test_exact_units_is_the_exact_sum_of_any_doubles():
+    """SystemSums' pooled counts: the block sum by binary exponent equals the exact
+    rational sum (Python's Fraction), for doubles of every kind: whole, fractional,
+    huge, subnormal, negative, zero, many exponents at once."""
+    import numpy as np
+
+    from rouge_core.aggregate import exact_units
+
+    rng = np.random.default_rng(4)
+    kinds = [
+        rng.random(512) * 50,
+        rng.integers(0, 1 << 40, 512).astype(np.float64) * 3.5,
+        np.ldexp(rng.random(512), rng.integers(-1074, 1000, 512)),
+        -rng.random(512) * 7,
+        np.array([0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1 / 3]),
+        np.array([], dtype=np.float64),
+    ]
+    for values in kinds:
+        exact = sum((Fraction(x) for x in values.tolist()), Fraction(0))
+        assert Fraction(exact_units(values), 1 << 1074) == exact
+    with pytest.raises((OverflowError, ValueError)):
+        exact_units(np.array([1.0, np.inf]))
