@@ -41,6 +41,10 @@ def split_lookalikes(candidates: list, reference_rows: list):
     but differ (invisible characters, Unicode forms) would publish two documents
     that look like one: all its rows of those ids are `duplicate_key` errors, both
     spellings named (keeping one would depend on input order)."""
+    if candidates:  # the common key: one spelling, so nothing prints alike
+        doc_id = candidates[0].doc_id
+        if all(c.doc_id == doc_id for c in candidates) and all(r.doc_id == doc_id for r in reference_rows):
+            return [], [(doc_id, candidates, reference_rows)]
     errors = []
     spellings: dict = {}
     for c in candidates:

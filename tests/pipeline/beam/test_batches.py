@@ -55,3 +55,22 @@ def test_tables_are_the_same_whatever_the_number_of_buckets(tmp_path, monkeypatc
     many = run_pipeline(tmp_path / "many", [data], flags="-n 2 -c 95 -r 100 -m -d", **extra)
     assert many["counts"] == one["counts"]
     assert table_bytes(tmp_path / "many") == table_bytes(tmp_path / "one")
+
+
+def test_split_lookalikes_one_spelling_and_several():
+    """A key of one doc_id (every row's) is one document and no error; spellings that
+    print alike make the clashing system's rows errors, the other system's kept."""
+    from pipeline.documents import split_lookalikes
+    from pipeline.records import Candidate, ReferenceRow
+
+    def cand(system, doc_id, position):
+        return Candidate(system, doc_id, "a text", None, "f.jsonl", position)
+
+    rows = [cand("a", "caf\u00e9", 1), cand("b", "caf\u00e9", 2)]
+    refs = [ReferenceRow("caf\u00e9", ["ref"], None, "r.jsonl", 1)]
+    assert split_lookalikes(rows, refs) == ([], [("caf\u00e9", rows, refs)])
+    mixed = rows + [cand("a", "cafe\u0301", 3)]
+    errors, documents = split_lookalikes(mixed, refs)
+    assert sorted((e.system, e.reason) for e in errors) == [("a", "duplicate_key"), ("a", "duplicate_key")]
+    assert documents == [("caf\u00e9", [rows[1]], refs)]
+    assert split_lookalikes([], refs) == ([], [("caf\u00e9", [], refs)])
