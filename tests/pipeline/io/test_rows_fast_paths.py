@@ -143,10 +143,6 @@ def test_rows_read_by_orjson_are_the_rows_json_reads(tmp_path, monkeypatch):
     """Every line, hostile ones above all (lone surrogates, huge or non-finite
     numbers, bad UTF-8, duplicate keys, deep nesting, a BOM), gives the same row or
     the same error row with orjson as with json alone."""
-    if rows.orjson is None:
-        import pytest
-
-        pytest.skip("orjson is not installed")
     rng = random.Random(13)
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b"\n".join(_random_line(rng) for _ in range(4000)))
