@@ -65,24 +65,28 @@ class SpillFn(beam.DoFn):
     Rows of a bounded size (scores, error rows) are held as they come, a key's
     rows pickled as one list when written.  Rows whose size the input decides
     (texts) are `pickled` as each element arrives, and written once SPILL_BYTES of
-    them are held, whatever their number."""
+    them are held, whatever their number.
 
-    def __init__(self, folder: str, name: str, limit: int = SPILL_ROWS, pickled: bool = False):
-        self.folder, self.name, self.limit, self.pickled = folder, name, limit, pickled
+    With `split`, an element is anything `split(element)` turns into (key, [rows])
+    pairs, here, in the DoFn: a batch cut into many keys (a table's partitions)
+    makes no Beam element per key (an element costs more than a row)."""
+
+    def __init__(self, folder: str, name: str, limit: int = SPILL_ROWS, pickled: bool = False, split=None):
+        self.folder, self.name, self.limit, self.pickled, self.split = folder, name, limit, pickled, split
 
     def start_bundle(self):
         self.held: dict = {}
         self.rows = self.bytes = 0
 
     def process(self, element):
-        key, rows = element
-        if self.pickled:
-            data = dumps(rows)
-            self.held.setdefault(key, []).append(data)
-            self.bytes += len(data)
-        else:
-            self.held.setdefault(key, []).extend(rows)
-        self.rows += len(rows)
+        for key, rows in self.split(element) if self.split else (element,):
+            if self.pickled:
+                data = dumps(rows)
+                self.held.setdefault(key, []).append(data)
+                self.bytes += len(data)
+            else:
+                self.held.setdefault(key, []).extend(rows)
+            self.rows += len(rows)
         if self.rows >= self.limit or self.bytes >= SPILL_BYTES:
             yield from self._flush()
 

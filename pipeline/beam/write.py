@@ -58,8 +58,7 @@ class ShardedWrite(beam.PTransform):
         count = beam.pvalue.AsSingleton(self.count)
         places = (
             elements
-            | "ByPartition" >> beam.FlatMap(by_partition)
-            | "Spill" >> beam.ParDo(SpillFn(self.spill, self.name))
+            | "Spill" >> beam.ParDo(SpillFn(self.spill, self.name, split=by_partition))  # (no element per partition)
             | "ShardOf" >> beam.Map(lambda kv, n: (kv[0] % shards(n), kv[1]), count)
         )
         empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])
