@@ -195,7 +195,7 @@ def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
     order = {p.name: i for i, p in enumerate(profiles)}
 
     def write(shard: int, shards: int, documents: list):
-        columns = document_columns(sorted_documents(documents, order), tags)
+        columns = document_columns(documents, tags, order)
         name = files.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
         files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS))
         if "csv" in formats or "jsonl" in formats:
@@ -210,55 +210,45 @@ def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
     return write
 
 
-def sorted_documents(documents: list, order: dict) -> list:
-    """(profile, system, doc_id, ...) rows sorted by (order[profile], system, doc_id),
-    the sort done by Arrow (a Python sort of tuples cost 3 us a row).  Arrow
-    compares strings by their UTF-8 bytes, which orders as Python orders code
+def document_columns(documents: list, tags: dict, order: dict) -> dict:
+    """The per-document table's columns of (profile, system, doc_id, values) rows (or
+    ScoredDocuments), sorted by (order[profile], system, doc_id): each text column
+    an Arrow array built once and taken in sorted order, the number columns the
+    documents' values (float64 bytes of a (metrics, 6) array each) joined in that
+    order, with no Python object per cell.  Arrow sorts (a Python sort of tuples
+    cost 3 us a row): it compares UTF-8 bytes, which orders as Python orders code
     points (no surrogate reaches here: reading refuses them)."""
-    if len(documents) < 2:
-        return list(documents)
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
     import pyarrow.compute as pc  # noqa: PLC0415
 
-    table = pa.table({
-        "profile": pa.array([order[d[0]] for d in documents], pa.int64()),
-        "system": pa.array([d[1] for d in documents], pa.string()),
-        "doc_id": pa.array([d[2] for d in documents], pa.string()),
-    })
+    names = sorted(order, key=order.get)
+    profiles, systems, doc_ids, values = zip(*documents) if documents else ((), (), (), ())
+    index = {name: i for i, name in enumerate(names)}
+    profile = np.fromiter(map(index.__getitem__, profiles), dtype=np.int64, count=len(profiles))
+    system, doc_id = pa.array(systems, pa.string()), pa.array(doc_ids, pa.string())
     keys = [("profile", "ascending"), ("system", "ascending"), ("doc_id", "ascending")]
-    return [documents[i] for i in pc.sort_indices(table, sort_keys=keys).to_numpy()]
-
-
-def document_columns(documents: list, tags: dict) -> dict:
-    """The per-document table's columns of sorted (profile, system, doc_id, values)
-    rows: text columns as Arrow arrays (each document's text taken once per
-    metric), number columns as float64 arrays: no Python object per cell."""
-    import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
-
-    per_doc = np.array([len(tags[d[0]]) for d in documents], dtype=np.int64)
-    each = pa.array(np.repeat(np.arange(len(documents), dtype=np.int64), per_doc))
-    values = np.frombuffer(b"".join([d[3] for d in documents]), dtype=np.float64).reshape(-1, 6)
-    names = sorted(tags)
-    first = dict(zip(names, np.cumsum([0] + [len(tags[p]) for p in names]).tolist()))  # of each profile's tags in `every_tag`
-    every_tag = pa.array([tag for p in names for tag in tags[p]], pa.string())
-    start = np.repeat(np.array([first[d[0]] for d in documents], dtype=np.int64), per_doc)
-    within = np.arange(len(start), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)
-
-    def repeat(field: int):
-        return pa.array([d[field] for d in documents], pa.string()).take(each)
-
+    ranked = pc.sort_indices(pa.table({"profile": profile, "system": system, "doc_id": doc_id}), sort_keys=keys)
+    ranked = ranked.to_numpy()
+    tag_counts = np.array([len(tags[name]) for name in names], dtype=np.int64)
+    per_doc = tag_counts[profile][ranked]
+    each = np.repeat(ranked, per_doc)  # the document of each row
+    within = np.arange(len(each), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)  # its metric
+    stacked = np.frombuffer(b"".join([values[i] for i in ranked.tolist()]), dtype=np.float64).reshape(-1, 6)
+    first_tag = np.cumsum(tag_counts) - tag_counts  # of each profile's tags in `every_tag`
+    every_tag = pa.array([tag for name in names for tag in tags[name]], pa.string())
+    taken = pa.array(each)
     return {
-        "profile": repeat(0),
-        "system": repeat(1),
-        "doc_id": repeat(2),
-        "metric": every_tag.take(pa.array(start + within)),
+        "profile": pa.array(names, pa.string()).take(pa.array(profile[each])),
+        "system": system.take(taken),
+        "doc_id": doc_id.take(taken),
+        "metric": every_tag.take(pa.array(first_tag[profile[each]] + within)),
         # MetricStats fields: reference total, candidate total, hits, R, P, F
-        "recall": values[:, 3],
-        "precision": values[:, 4],
-        "f_measure": values[:, 5],
-        "hits": values[:, 2],
-        "reference_total": values[:, 0],
-        "candidate_total": values[:, 1],
+        "recall": stacked[:, 3],
+        "precision": stacked[:, 4],
+        "f_measure": stacked[:, 5],
+        "hits": stacked[:, 2],
+        "reference_total": stacked[:, 0],
+        "candidate_total": stacked[:, 1],
     }
 
 

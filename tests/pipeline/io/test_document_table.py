@@ -9,6 +9,7 @@ from pipeline.beam.documents import ScoredDocument
 from pipeline.io.tables import DOCUMENT_COLUMNS, document_columns, parquet_bytes, parquet_columns_bytes, per_document_writer
 
 TAGS = {"p": ["ROUGE-1", "ROUGE-2", "ROUGE-L"], "q": ["ROUGE-W-1.2"]}
+ORDER = {"p": 0, "q": 1}  # the profiles in the config's order
 
 
 def scored(n=200, seed=0):
@@ -39,11 +40,12 @@ def rows_of(docs):
 
 def test_columns_give_the_bytes_of_rows():
     docs = scored()
-    assert parquet_columns_bytes(document_columns(docs, TAGS), DOCUMENT_COLUMNS) == parquet_bytes(rows_of(docs), DOCUMENT_COLUMNS)
+    shuffled = random.Random(1).sample(docs, len(docs))  # document_columns sorts them
+    assert parquet_columns_bytes(document_columns(shuffled, TAGS, ORDER), DOCUMENT_COLUMNS) == parquet_bytes(rows_of(docs), DOCUMENT_COLUMNS)
 
 
 def test_an_empty_shard():
-    assert parquet_columns_bytes(document_columns([], TAGS), DOCUMENT_COLUMNS) == parquet_bytes([], DOCUMENT_COLUMNS)
+    assert parquet_columns_bytes(document_columns([], TAGS, ORDER), DOCUMENT_COLUMNS) == parquet_bytes([], DOCUMENT_COLUMNS)
 
 
 def test_the_writer_gives_the_bytes_of_rows_in_every_format(tmp_path):
