@@ -7,7 +7,8 @@ the C kernel's on the same pairs in the same session.
 For each path, one run on SMALL and one on LARGE (the same corpus, LARGE a
 superset), each a fresh process tree measured by benchmarks/bench_pipeline.py's
 `measure` (CPU of every process of the tree, peak memory); the marginal CPU per
-pair is (CPU at LARGE - CPU at SMALL) / (pairs at LARGE - pairs at SMALL).  The
+pair is (CPU at LARGE - CPU at SMALL) / (pairs at LARGE - pairs at SMALL); with
+--repeat N, each size runs N times and the median CPU of each is used.  The
 kernel's CPU per pair: `RougeScorer.score_batch_values` (the call the pipeline
 makes; `score_batch`'s dicts also reported) alone on the LARGE files' pairs
 (the fastest of three passes, after JSON parsing), in a fresh process.  Writes
@@ -108,6 +109,9 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--scratch")
     ap.add_argument("--out", default=str(HERE / "benchmarks" / "results"))
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each size per path, small and large in turn: the marginal cost is taken "
+                         "from the median CPU of each size (this machine's run-to-run spread is about 10%%)")
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=str(HERE))
     scratch = Path(args.scratch or tempfile.mkdtemp(prefix="rouge-marginal-"))
@@ -128,31 +132,38 @@ def main() -> None:
 
     results = []
     for path in args.paths:
-        runs = {}
+        every: dict = {"small": [], "large": []}
         cluster = clusters.get(path)
-        for size, files in sizes.items():
-            out = scratch / f"{path.replace(' ', '-')}-{size}"
-            cmd = command(args.python, path, args.config, files, args.rouge_args, out)
-            if cluster:
-                cmd.append(f"--dask_client_address={cluster.address}")
-            cluster_before = cluster.cpu_s() if cluster else 0.0
-            with open(scratch / f"{out.name}.log", "w") as log:
-                r = measure(cmd, env, str(scratch), log)
-            if cluster:
-                r["cluster_cpu_s"] = cluster.cpu_s() - cluster_before
-                r["cpu_s"] += r["cluster_cpu_s"]
-            if r["exit"]:
-                sys.exit(f"{path} {size} failed: see {scratch / out.name}.log")
-            r.update(pairs=scored(path, out, files), command=where + shlex.join(cmd))
-            r.pop("processes")
-            runs[size] = r
-            print(f"{path} {size}: {r['pairs']:,} pairs, {r['cpu_s']:.1f} CPU-s, {r['wall_s']:.1f} s, "
-                  f"{r['peak_rss_sum_mib']:,.0f} MiB", flush=True)
+        for rep in range(args.repeat):
+            for size, files in sizes.items():
+                out = scratch / f"{path.replace(' ', '-')}-{size}-{rep}"
+                cmd = command(args.python, path, args.config, files, args.rouge_args, out)
+                if cluster:
+                    cmd.append(f"--dask_client_address={cluster.address}")
+                cluster_before = cluster.cpu_s() if cluster else 0.0
+                with open(scratch / f"{out.name}.log", "w") as log:
+                    r = measure(cmd, env, str(scratch), log)
+                if cluster:
+                    r["cluster_cpu_s"] = cluster.cpu_s() - cluster_before
+                    r["cpu_s"] += r["cluster_cpu_s"]
+                if r["exit"]:
+                    sys.exit(f"{path} {size} failed: see {scratch / out.name}.log")
+                r.update(pairs=scored(path, out, files), command=where + shlex.join(cmd))
+                r.pop("processes")
+                every[size].append(r)
+                print(f"{path} {size}: {r['pairs']:,} pairs, {r['cpu_s']:.1f} CPU-s, {r['wall_s']:.1f} s, "
+                      f"{r['peak_rss_sum_mib']:,.0f} MiB", flush=True)
         if cluster:
             cluster.stop()
+        # the run of median CPU of each size (the lower middle one of an even number)
+        runs = {size: sorted(rs, key=lambda r: r["cpu_s"])[(len(rs) - 1) // 2] for size, rs in every.items()}
         marginal = (runs["large"]["cpu_s"] - runs["small"]["cpu_s"]) / (runs["large"]["pairs"] - runs["small"]["pairs"])
-        results.append({"path": path, "runs": runs, "marginal_us": marginal * 1e6, "over_kernel": marginal * 1e6 / kernel_us})
-        print(f"{path}: {marginal * 1e6:.1f} us/pair = {marginal * 1e6 / kernel_us:.1f}x the kernel", flush=True)
+        each = [(l["cpu_s"] - s["cpu_s"]) / (l["pairs"] - s["pairs"]) * 1e6 for s, l in zip(every["small"], every["large"])]
+        results.append({"path": path, "runs": runs, "marginal_us": marginal * 1e6, "over_kernel": marginal * 1e6 / kernel_us,
+                        "each_repetition_us": each, "cpu_s": {size: [r["cpu_s"] for r in rs] for size, rs in every.items()}})
+        print(f"{path}: {marginal * 1e6:.1f} us/pair = {marginal * 1e6 / kernel_us:.1f}x the kernel"
+              + (f" (medians of {args.repeat}; each repetition: {', '.join(f'{u:.1f}' for u in each)})" if args.repeat > 1 else ""),
+              flush=True)
 
     record = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "flags": args.rouge_args,
               "kernel": dict(kernel, us_per_pair=kernel_us, command=where + shlex.join(kernel_cmd)), "results": results,
@@ -168,6 +179,12 @@ def main() -> None:
         s, l = r["runs"]["small"], r["runs"]["large"]
         cell = lambda x: f"{x['pairs']:,} / {x['cpu_s']:.1f} / {x['wall_s']:.1f} / {x['peak_rss_sum_mib']:,.0f}"  # noqa: E731
         lines.append(f"| {r['path']} | {cell(s)} | {cell(l)} | {r['marginal_us']:.1f} | {r['over_kernel']:.1f} |")
+    if args.repeat > 1:
+        lines += ["", f"Each size run {args.repeat} times (small and large in turn); the table shows the run of median "
+                  "CPU of each.  Every run's CPU-s and each repetition's marginal cost:", ""]
+        cpu = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
+        lines += [f"* {r['path']}: CPU-s small {cpu(r['cpu_s']['small'])}, large {cpu(r['cpu_s']['large'])}; "
+                  f"{', '.join(f'{u:.1f}' for u in r['each_repetition_us'])} us per pair" for r in results]
     lines += ["", "Commands:", "", "```", record["command"], record["kernel"]["command"]]
     lines += [r["runs"][size]["command"] for r in results for size in ("small", "large")] + ["```", ""]
     (Path(args.out) / "marginal.md").write_text("\n".join(lines))

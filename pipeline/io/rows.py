@@ -308,7 +308,7 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
             continue
         row = _fast_row(raw, fields) if orjson is not None else None  # (None: json alone, as a test compares)
         if row is not None:
-            yield SourceRow(path, number, row if row.keys() <= fields else {k: v for k, v in row.items() if k in fields})
+            yield SourceRow(path, number, _used(row, fields))
             continue
         try:
             line = raw.decode("utf-8")
@@ -328,7 +328,12 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
         if not isinstance(row, dict):
             yield row_error(path, number, "not_an_object", f"expected a JSON object, got {type(row).__name__}")
             continue
-        yield SourceRow(path, number, row if row.keys() <= fields else {k: v for k, v in row.items() if k in fields})
+        yield SourceRow(path, number, _used(row, fields))
+
+
+def _used(row: dict, fields: frozenset[str]) -> dict:
+    """The row's used fields (the row itself when it holds no other)."""
+    return row if row.keys() <= fields else {k: v for k, v in row.items() if k in fields}
 
 
 # A Parquet batch is made to hold about this many bytes of used columns.
