@@ -1565,7 +1565,7 @@ static inline void store2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
 #endif
 
 #if defined(__GNUC__)
-/* add_vectors_V: sum[0 .. 2V) += the drawn rows' values[0 .. 2V) (rows of `stride`
+/* add_vectors_V: sum[0 .. 2V) (and sum[2V] when `lone`) += the drawn rows' values there (rows of `stride`
  * doubles), V two-lane vectors held in registers: V independent chains of
  * additions, each lane its column's sum left to right in draw order (the bits of
  * a scalar loop).  One pass over the draws for up to 24 columns: a column summed
@@ -1579,15 +1579,18 @@ static inline void prefetch_row(const double *row, Py_ssize_t stride) {
 }
 #define ADD_VECTORS(V)                                                                                        \
     static void add_vectors_##V(double *restrict sum, const double *restrict values, const int64_t *restrict drawn, \
-                                int64_t count, Py_ssize_t stride) {                                           \
+                                int64_t count, Py_ssize_t stride, int lone) {                                 \
         v2d a[V];                                                                                             \
+        double h = lone ? sum[2 * V] : 0.0; /* a last, odd column: one scalar chain in the same pass */       \
         _Pragma("GCC unroll 12") for (int j = 0; j < V; j++) a[j] = load2(sum + 2 * j);                       \
         for (int64_t k = 0; k < count; k++) {                                                                 \
             if (k + AHEAD < count) prefetch_row(values + drawn[k + AHEAD] * stride, stride);                  \
             const double *restrict row = values + drawn[k] * stride;                                          \
             _Pragma("GCC unroll 12") for (int j = 0; j < V; j++) a[j] += load2(row + 2 * j);                  \
+            if (lone) h += row[2 * V];                                                                        \
         }                                                                                                     \
         _Pragma("GCC unroll 12") for (int j = 0; j < V; j++) store2(sum + 2 * j, a[j]);                       \
+        if (lone) sum[2 * V] = h;                                                                             \
     }
 ADD_VECTORS(1)
 ADD_VECTORS(2)
@@ -1601,21 +1604,31 @@ ADD_VECTORS(9)
 ADD_VECTORS(10)
 ADD_VECTORS(11)
 ADD_VECTORS(12)
-typedef void (*add_vectors_fn)(double *restrict, const double *restrict, const int64_t *restrict, int64_t, Py_ssize_t);
+typedef void (*add_vectors_fn)(double *restrict, const double *restrict, const int64_t *restrict, int64_t, Py_ssize_t,
+                               int);
 static const add_vectors_fn add_vectors[13] = {NULL, add_vectors_1, add_vectors_2, add_vectors_3, add_vectors_4,
                                                add_vectors_5, add_vectors_6, add_vectors_7, add_vectors_8,
                                                add_vectors_9, add_vectors_10, add_vectors_11, add_vectors_12};
 #endif
 
 /* sum[c] += values[drawn[k] * stride + c] for c < columns, k = 0 .. count-1, each sum
- * left to right.  With vectors, `columns` is even (the rows padded) and so is stride. */
+ * left to right. */
 static inline void add_drawn_rows(double *restrict sum, const double *restrict values, const int64_t *restrict drawn,
                                   int64_t count, Py_ssize_t columns, Py_ssize_t stride) {
     Py_ssize_t c0 = 0;
 #if defined(__GNUC__)
-    for (; c0 < columns; c0 += 24) {
-        const Py_ssize_t vectors = (columns - c0) / 2 < 12 ? (columns - c0) / 2 : 12;
-        add_vectors[vectors](sum + c0, values + c0, drawn, count, stride);
+    while (c0 < columns) {
+        const Py_ssize_t left = columns - c0;
+        if (left == 1) { /* one column left and no vector: it alone */
+            double h = sum[c0];
+            for (int64_t k = 0; k < count; k++) h += values[drawn[k] * stride + c0];
+            sum[c0] = h;
+            break;
+        }
+        const Py_ssize_t vectors = left / 2 < 12 ? left / 2 : 12;
+        const int lone = left < 24 && (left & 1); /* the last, odd column, added in this last pass */
+        add_vectors[vectors](sum + c0, values + c0, drawn, count, stride, lone);
+        c0 += 2 * vectors + lone;
     }
 #else
     enum { WIDE = 4 }; /* four sums held in registers */
@@ -1650,36 +1663,20 @@ static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
     enum { TILE = 64, LANES = 4 };
     uint64_t *state = NULL;
     int64_t *drawn = NULL;
-    double *padded_rows = NULL, *padded_sums = NULL;
     if (columns <= 0 || resamples <= 0 || rows.len % (Py_ssize_t)(columns * sizeof(double)) ||
         sums.len != (Py_ssize_t)(resamples * columns * sizeof(double))) {
         PyErr_SetString(PyExc_ValueError, "add_perl_draws: the buffers do not match columns and resamples");
         goto done;
     }
     const int64_t n = rows.len / (Py_ssize_t)(columns * sizeof(double));
-#if defined(__GNUC__)
-    const Py_ssize_t stride = columns + (columns & 1); /* whole two-lane vectors: an odd count gets a zero column */
-#else
-    const Py_ssize_t stride = columns;
-#endif
     state = PyMem_Malloc(resamples * sizeof(uint64_t));
     drawn = PyMem_Malloc(LANES * TILE * sizeof(int64_t));
-    if (stride != columns) {
-        padded_rows = PyMem_Calloc((size_t)(n > 0 ? n : 1) * stride, sizeof(double));
-        padded_sums = PyMem_Calloc((size_t)resamples * stride, sizeof(double));
-    }
-    if (!state || !drawn || (stride != columns && (!padded_rows || !padded_sums))) {
+    if (!state || !drawn) {
         PyErr_NoMemory();
         goto done;
     }
     const double *values = rows.buf;
     double *out = sums.buf;
-    if (stride != columns) {
-        for (int64_t i = 0; i < n; i++) memcpy(padded_rows + i * stride, values + i * columns, columns * sizeof(double));
-        for (Py_ssize_t r = 0; r < resamples; r++) memcpy(padded_sums + r * stride, out + r * columns, columns * sizeof(double));
-        values = padded_rows;
-        out = padded_sums;
-    }
     const uint64_t mask = ((uint64_t)1 << 48) - 1;
     const double scale = (double)n;
     for (Py_ssize_t r = 0; r < resamples; r++) state[r] = ((uint64_t)r << 16) + 0x330E;
@@ -1701,22 +1698,16 @@ static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
             }
             for (Py_ssize_t l = 0; l < lanes; l++) {
                 state[r0 + l] = x[l];
-                add_drawn_rows(out + (r0 + l) * stride, values, drawn + l * TILE, k1 - k0, stride, stride);
+                add_drawn_rows(out + (r0 + l) * columns, values, drawn + l * TILE, k1 - k0, columns, columns);
             }
         }
     }
     Py_END_ALLOW_THREADS;
-    if (stride != columns) {
-        double *target = sums.buf;
-        for (Py_ssize_t r = 0; r < resamples; r++) memcpy(target + r * columns, out + r * stride, columns * sizeof(double));
-    }
     result = Py_None;
     Py_INCREF(result);
 done:
     PyMem_Free(state);
     PyMem_Free(drawn);
-    PyMem_Free(padded_rows);
-    PyMem_Free(padded_sums);
     PyBuffer_Release(&rows);
     PyBuffer_Release(&sums);
     return result;
