@@ -189,11 +189,7 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
     """A document's candidates in one batch (one call into the compiled kernel,
     the references read once), as `run` scores them (pipeline.beam.documents)."""
     pairs = [(c.text, references) for c, references in group.candidates]
-    try:
-        results = scorer.score_batch_values(pairs)
-    except Exception:  # an unexpected failure: one by one, so it stays with its row
-        results = [_score_one(scorer, text, references) for text, references in pairs]
-    for (c, _), result in zip(group.candidates, results):
+    for (c, _), result in zip(group.candidates, score_values(scorer, pairs)):
         if isinstance(result, RougeInputError):
             _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, result.reason, str(result)), scores, strict)
         elif isinstance(result, Exception):  # the last resort of row isolation, as in the pipeline
@@ -201,6 +197,16 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
             _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, "internal_error", message), scores, strict)
         else:
             scores.results.setdefault(c.system, {})[c.doc_id] = result
+
+
+def score_values(scorer: RougeScorer, pairs: list) -> list:
+    """Each pair's values (`stats_bytes`) or its error, in one call into the scorer
+    (the compiled kernel when built, which packs the values itself); `score` and
+    the pipeline's scoring DoFn both score through it."""
+    try:
+        return scorer.score_batch_values(pairs)
+    except Exception:  # an unexpected failure: one by one, so it stays with its row
+        return [_score_one(scorer, text, references) for text, references in pairs]
 
 
 def _score_one(scorer: RougeScorer, text, references):

@@ -1611,23 +1611,23 @@ static const add_vectors_fn add_vectors[13] = {NULL, add_vectors_1, add_vectors_
                                                add_vectors_9, add_vectors_10, add_vectors_11, add_vectors_12};
 #endif
 
-/* sum[c] += values[drawn[k] * stride + c] for c < columns, k = 0 .. count-1, each sum
+/* sum[c] += values[drawn[k] * columns + c] for c < columns, k = 0 .. count-1, each sum
  * left to right. */
 static inline void add_drawn_rows(double *restrict sum, const double *restrict values, const int64_t *restrict drawn,
-                                  int64_t count, Py_ssize_t columns, Py_ssize_t stride) {
+                                  int64_t count, Py_ssize_t columns) {
     Py_ssize_t c0 = 0;
 #if defined(__GNUC__)
     while (c0 < columns) {
         const Py_ssize_t left = columns - c0;
         if (left == 1) { /* one column left and no vector: it alone */
             double h = sum[c0];
-            for (int64_t k = 0; k < count; k++) h += values[drawn[k] * stride + c0];
+            for (int64_t k = 0; k < count; k++) h += values[drawn[k] * columns + c0];
             sum[c0] = h;
             break;
         }
         const Py_ssize_t vectors = left / 2 < 12 ? left / 2 : 12;
         const int lone = left < 24 && (left & 1); /* the last, odd column, added in this last pass */
-        add_vectors[vectors](sum + c0, values + c0, drawn, count, stride, lone);
+        add_vectors[vectors](sum + c0, values + c0, drawn, count, columns, lone);
         c0 += 2 * vectors + lone;
     }
 #else
@@ -1635,7 +1635,7 @@ static inline void add_drawn_rows(double *restrict sum, const double *restrict v
     for (; c0 + WIDE <= columns; c0 += WIDE) {
         double h0 = sum[c0], h1 = sum[c0 + 1], h2 = sum[c0 + 2], h3 = sum[c0 + 3];
         for (int64_t k = 0; k < count; k++) {
-            const double *restrict row = values + drawn[k] * stride + c0;
+            const double *restrict row = values + drawn[k] * columns + c0;
             h0 += row[0];
             h1 += row[1];
             h2 += row[2];
@@ -1648,7 +1648,7 @@ static inline void add_drawn_rows(double *restrict sum, const double *restrict v
     }
     for (; c0 < columns; c0++) {
         double h = sum[c0];
-        for (int64_t k = 0; k < count; k++) h += values[drawn[k] * stride + c0];
+        for (int64_t k = 0; k < count; k++) h += values[drawn[k] * columns + c0];
         sum[c0] = h;
     }
 #endif
@@ -1698,7 +1698,7 @@ static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
             }
             for (Py_ssize_t l = 0; l < lanes; l++) {
                 state[r0 + l] = x[l];
-                add_drawn_rows(out + (r0 + l) * columns, values, drawn + l * TILE, k1 - k0, columns, columns);
+                add_drawn_rows(out + (r0 + l) * columns, values, drawn + l * TILE, k1 - k0, columns);
             }
         }
     }

@@ -20,7 +20,7 @@ from pipeline.beam.spill import SpillFn, load
 from pipeline.config import Profile
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow
-from pipeline.score import group_text_problems
+from pipeline.score import group_text_problems, score_values
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
 from rouge_core.textcheck import TextCheck
@@ -200,7 +200,7 @@ class ScoreDocumentFn(beam.DoFn):
         failed: dict[int, tuple[str, Exception]] = {}
         for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
             for scorer in scorers:
-                for i, result in enumerate(self._score(scorer, pairs)):
+                for i, result in enumerate(score_values(scorer, pairs)):
                     if isinstance(result, Exception):
                         failed.setdefault(i, (profile.name, result))
                     elif i not in failed:
@@ -232,21 +232,6 @@ class ScoreDocumentFn(beam.DoFn):
                 yield profile.name, out
         if humans:
             yield beam.pvalue.TaggedOutput(HUMAN, humans)
-
-    def _score(self, scorer, pairs) -> list:
-        """Each pair's values (`stats_bytes`) or its error, one call into the scorer (the
-        compiled kernel when built, which packs the values itself) per batch."""
-        try:
-            return scorer.score_batch_values(pairs)
-        except Exception:  # an unexpected failure: score one by one, so it stays with its row
-            return [self._score_one(scorer, text, references) for text, references in pairs]
-
-    @staticmethod
-    def _score_one(scorer, text, references):
-        try:
-            return stats_bytes(scorer.score(candidate=text, references=references), scorer.tags)
-        except Exception as err:  # RougeInputError with its reason, or the last resort
-            return err
 
     def _error(self, c, profile: str, error: Exception) -> ErrorRecord:
         where = f" (profile {profile})" if len(self.profiles) > 1 else ""

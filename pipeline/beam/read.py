@@ -69,8 +69,8 @@ class ReadFileFn(beam.DoFn):
     a file of millions of bad lines costs bounded memory.  COUNTS gets, per file,
     (rows read, {reason: error rows}): every row read is one output or one error.
     The rows leave as (bucket, [row as a plain tuple, ...]) batches of at most
-    BATCH_ROWS rows, or BATCH_CHARS characters of text, in all (Beam encodes plain
-    tuples field by field).
+    BATCH_ROWS rows, or BATCH_CHARS characters of text, in all (the join's SpillFn,
+    in the same stage, writes them to spill files).
     """
 
     def __init__(self, config: InputConfig, kind: str, joined: bool, errors_folder: str, progress_seconds: float,

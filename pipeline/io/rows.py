@@ -306,7 +306,7 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
             raw = raw[len(codecs.BOM_UTF8) :]
         if not raw or raw.isspace():  # (what strip() would leave empty, without a copy)
             continue
-        row = _fast_row(raw, fields) if orjson is not None else None  # (None: json alone, as a test compares)
+        row = _fast_row(raw, fields)
         if row is not None:
             yield SourceRow(path, number, _used(row, fields))
             continue

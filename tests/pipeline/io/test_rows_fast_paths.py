@@ -149,7 +149,7 @@ def test_rows_read_by_orjson_are_the_rows_json_reads(tmp_path, monkeypatch):
     config = InputConfig()
     fields = rows.used_fields(config)
     fast = list(rows.iter_rows(str(path), config, fields))
-    monkeypatch.setattr(rows, "orjson", None)
+    monkeypatch.setattr(rows, "_fast_row", lambda raw, fields: None)  # json reads every row
     plain = list(rows.iter_rows(str(path), config, fields))
     assert len(fast) == len(plain) > 3000
     for a, b in zip(fast, plain):
