@@ -85,7 +85,9 @@ class RunProgress:
             self.totals[kind] = count_all(self.inputs[kind])
 
     def _poll(self) -> None:
-        while not self.stop.wait(POLL_SECONDS):
+        # twice a second, or as often as a log line is asked for ([run] progress_seconds)
+        seconds = min(POLL_SECONDS, max(self.progress.interval, 0.05))
+        while not self.stop.wait(seconds):
             self._show(read_counts(self.folder))
 
     def _stage(self, name: str):
