@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from typing import Iterable, Optional
 
 from pipeline.io import files
@@ -47,12 +48,25 @@ def count_all(paths: Iterable[str]) -> Optional[int]:
     return total
 
 
+# a newline whose next line is blank: white space only, up to the next newline
+_BLANK_NEXT = re.compile(rb"\n(?=[ \t\r\x0b\x0c]*\n)")
+
+
 def _lines(fh) -> int:
-    """Lines holding anything but white space (the rows of a JSON Lines file)."""
+    """Lines holding anything but white space (the rows of a JSON Lines file), a
+    chunk at a time with C loops: a chunk's newlines, less those whose next line
+    is blank; the line open at a chunk's end is carried as one flag (whether it
+    holds anything yet), so a line of any length costs no copy."""
     rows = 0
-    tail = b""
+    filled = False  # the line being read holds something other than white space
     while chunk := fh.read(CHUNK):
-        lines = (tail + chunk).split(b"\n")
-        tail = lines.pop()
-        rows += sum(1 for line in lines if line.strip())
-    return rows + bool(tail.strip())
+        first = chunk.find(b"\n")
+        if first < 0:
+            filled = filled or not chunk.isspace()
+            continue
+        rows += filled or (first > 0 and not chunk[:first].isspace())
+        last = chunk.rfind(b"\n")
+        # every newline from `first` to before `last` opens a line that ends in this chunk
+        rows += chunk.count(b"\n", first, last) - len(_BLANK_NEXT.findall(chunk, first, last + 1))
+        filled = last + 1 < len(chunk) and not chunk[last + 1 :].isspace()
+    return rows + filled

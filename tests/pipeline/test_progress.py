@@ -187,6 +187,24 @@ def test_rows_are_counted_ahead_in_jsonl_gzip_and_parquet(tmp_path):
     assert count_all(sorted(map(str, SAMPLE.glob("*.jsonl")))) == 200
 
 
+def test_the_row_count_is_the_non_blank_lines_whatever_the_chunks(monkeypatch):
+    """The count, a chunk at a time, equals its definition on the whole bytes: the
+    lines (split at newlines) holding anything but ASCII white space.  Random
+    bytes of rows, blank and white-space lines, CRLF and lone CR, lines longer
+    than a chunk, read in chunks of 1 to 9 bytes and of the real size."""
+    import random
+
+    from pipeline.io import row_counts
+
+    rng = random.Random(18)
+    pieces = [b"{}", b"x", b" ", b"\t", b"\r", b"\n", b"\n", b"\n", b"\x0b", b"\x0c", b"\r\n", b"\xc3\xa9"]
+    for case in range(3000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
+        expected = sum(1 for line in data.split(b"\n") if line.strip())
+        monkeypatch.setattr(row_counts, "CHUNK", 1 + case % 9 if case % 10 else 1 << 20)
+        assert row_counts._lines(io.BytesIO(data)) == expected, (data, row_counts.CHUNK)
+
+
 def test_workers_hand_on_their_counts_through_files_that_the_driver_sums(tmp_path, monkeypatch):
     from pipeline.beam import progress as worker
 
