@@ -67,8 +67,9 @@ def kernel_info() -> dict:
 
 def perl_draws_adder():
     """The compiled sums of ROUGE-1.5.5's bootstrap (`add_perl_draws(rows, sums,
-    columns, resamples)`: sums[r] += rows[draw k of resample r] for each draw k in
-    order, the script's drand48 draws made as they are used), or None without the
+    columns, resamples, wide=True)`: sums[r] += rows[draw k of resample r] for each
+    draw k in order, the script's drand48 draws made as they are used; `wide`: with
+    AVX-512 where the CPU has it, the same bits), or None without the
     compiled kernel or under ROUGE_CORE_KERNEL=python, when rouge_core.resampling
     makes the same draws and additions, in the same order, with numpy."""
     if _kernel is None or _requested() == "python":

@@ -50,6 +50,31 @@ def test_compiled_bootstrap_sums_are_the_numpy_loops_bit_for_bit(monkeypatch, n,
     assert np.array_equal(_resample_sums(values, resamples).T.view(np.int64), expected.view(np.int64))
 
 
+@pytest.mark.parametrize(
+    "n, resamples, columns",
+    # every vector count and masked tail of the AVX-512 pass (8 columns a vector, 24 a
+    # pass), resamples past a multiple of 4 (the last ones in two-lane vectors), rows
+    # past 8 MiB (asked for ahead)
+    [(97, 10, c) for c in (1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 49, 50)]
+    + [(3, 8, 24), (1, 5, 8), (44_000, 5, 24), (20_000, 4, 57)],
+)
+def test_compiled_bootstrap_sums_are_the_same_bits_with_and_without_wide_vectors(n, resamples, columns):
+    """The AVX-512 pass (where this CPU has it) and the two-lane one both equal the
+    plain loop over the numpy draws, bit for bit."""
+    add = perl_draws_adder()
+    if add is None:
+        pytest.skip("no compiled kernel in this install")
+    rng = np.random.default_rng(columns)
+    values = np.round(rng.random((n, columns)) * rng.integers(1, 50, (1, columns)), 5) / 7.0
+    expected = np.zeros((resamples, columns))
+    for indices in perl_draws(n, resamples):
+        expected += values[indices]
+    for wide in (True, False):
+        sums = np.zeros((resamples, columns))
+        add(values, sums, columns, resamples, wide)
+        assert np.array_equal(sums.view(np.int64), expected.view(np.int64)), wide
+
+
 def test_compiled_bootstrap_sums_refuse_buffers_that_do_not_match():
     add = perl_draws_adder()
     if add is None:
