@@ -187,7 +187,7 @@ class SystemSums:
             for j in np.flatnonzero(exact.any(axis=0)).tolist():
                 self.counts_exact[j] += exact_units(counts[exact[:, j], j])
         # Exact in double precision: |units| <= 1e5, weights <= 12, k <= BLOCK.
-        weights = poisson_weight_block(tuple(ids), self.replicates, seed).astype(np.float64)
+        weights = poisson_weight_block(tuple(ids), self.replicates, seed)  # (float64)
         counted = rows[:, ::3]  # the weight row and each metric m's F (column 3(m + 1) of rows)
         self.bootstrap += (counted.T.astype(np.float64) @ weights).astype(np.int64)
         buckets = jackknife_bucket_block(tuple(ids), self.buckets)

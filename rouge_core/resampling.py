@@ -250,21 +250,43 @@ def poisson_weight_matrix(keys: Sequence[str], replicates: int, seed: int) -> np
         >>> bool((m[1] == poisson_weights("b", 5, seed=1)).all())
         True
     """
+    return _weight_matrix(keys, replicates, seed, np.int64)
+
+
+def _weight_matrix(keys: Sequence[str], replicates: int, seed: int, dtype) -> np.ndarray:
     make = poisson_weights_maker()
-    if make is not None:  # the same arithmetic in C (16 -> 2 us per document of 1,000 replicates)
-        bases = np.array([stable_hash(f"{seed}\x1f{key}") for key in keys], dtype=np.uint64)
-        weights = np.empty((len(bases), replicates), dtype=np.int64)
-        make(bases, _POISSON1_CDF, weights, replicates)
+    if make is not None:  # the same arithmetic in C (16 -> 1 us per document of 1,000 replicates)
+        bases = np.fromiter((_stream_base(key, seed) for key in keys), dtype=np.uint64, count=len(keys))
+        weights = np.empty((len(bases), replicates), dtype=dtype)
+        make(bases, _POISSON1_CDF, weights, replicates, dtype == np.float64)
         return weights
     uniform = _uniforms(counter_bit_matrix(keys, replicates, seed))
-    return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(np.int64)
+    return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(dtype)
+
+
+# A document's hashes are the same for every system: remembered for the last this
+# many documents, so that the systems after the first find them (a system's
+# documents arrive one after another; 1 us a hash, 0.1 to find it again).
+_REMEMBERED_KEYS = 1 << 17
+
+
+@lru_cache(maxsize=_REMEMBERED_KEYS)
+def _stream_base(key: str, seed: int) -> int:
+    """The Poisson weights' stream base of a document (`counter_bit_matrix`'s)."""
+    return stable_hash(f"{seed}\x1f{key}")
+
+
+@lru_cache(maxsize=_REMEMBERED_KEYS)
+def _key_hash(key: str) -> int:
+    return stable_hash(key)
 
 
 @lru_cache(maxsize=4)
 def poisson_weight_block(keys: tuple[str, ...], replicates: int, seed: int) -> np.ndarray:
-    """`poisson_weight_matrix`, remembered (read-only): in the pipeline the same block
-    of documents reaches the bootstrap of every system, one after the other."""
-    weights = poisson_weight_matrix(keys, replicates, seed)
+    """`poisson_weight_matrix` as float64 (for a matrix product), remembered
+    (read-only): the same block of documents may reach the bootstrap of every
+    system, one after the other."""
+    weights = _weight_matrix(keys, replicates, seed, np.float64)
     weights.flags.writeable = False
     return weights
 
@@ -297,7 +319,7 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
 
 def jackknife_bucket(key: str, buckets: int) -> int:
     """The delete-a-group jackknife bucket of a document."""
-    return stable_hash(key) % buckets
+    return _key_hash(key) % buckets
 
 
 def jackknife_standard_error(bucket_sums: np.ndarray, bucket_counts: np.ndarray) -> float:

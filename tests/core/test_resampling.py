@@ -87,12 +87,19 @@ def test_compiled_bootstrap_sums_refuse_buffers_that_do_not_match():
 
 def test_compiled_poisson_weights_are_numpys_and_poisson_1(monkeypatch):
     """The pipeline's bootstrap weights in C equal numpy's splitmix64 + searchsorted,
-    weight for weight (including the rare weights of 4 and more, past the C code's
-    four branch-free compares), and follow Poisson(1) (scipy's pmf)."""
+    weight for weight (including the rare weights of 6 and more, past the C code's
+    vector compares), as int64 and as float64, and follow Poisson(1) (scipy's pmf)."""
     from scipy.stats import poisson
 
     from rouge_core.kernel import poisson_weights_maker
-    from rouge_core.resampling import poisson_weight_matrix
+    from rouge_core.resampling import poisson_weight_block, poisson_weight_matrix
+
+    def plain_matrix(keys, replicates, seed):  # numpy's, with the compiled kernel off
+        monkeypatch.setenv("ROUGE_CORE_KERNEL", "python")
+        try:
+            return poisson_weight_matrix(keys, replicates, seed)
+        finally:
+            monkeypatch.delenv("ROUGE_CORE_KERNEL")
 
     if poisson_weights_maker() is None:
         pytest.skip("no compiled kernel in this install")
@@ -103,6 +110,15 @@ def test_compiled_poisson_weights_are_numpys_and_poisson_1(monkeypatch):
     plain = np.concatenate([poisson_weight_matrix(keys, 2500, seed) for seed in (0, 1, 2**40)])
     assert compiled.dtype == plain.dtype == np.int64 and np.array_equal(compiled, plain)
     counts = np.bincount(compiled.ravel(), minlength=8)
-    assert counts[4:].sum() > 50_000  # the loop past the fourth level ran, and agreed
+    assert counts[4:].sum() > 50_000 and counts[6:].sum() > 1_000  # past the vectors' levels too, and agreed
+    # as float64 (the bootstrap's matrix product), every replicate count (the last
+    # ones past a multiple of 8 one by one), the same whole numbers
+    for replicates in (1, 7, 8, 1001):
+        block = poisson_weight_block(tuple(keys), replicates, 5)
+        assert block.dtype == np.float64 and np.array_equal(block, poisson_weight_matrix(keys, replicates, 5))
+    monkeypatch.delenv("ROUGE_CORE_KERNEL")
+    for replicates in (1, 7, 8, 1001):
+        block = poisson_weight_block(tuple(keys), replicates, 6)
+        assert block.dtype == np.float64 and np.array_equal(block, plain_matrix(keys, replicates, 6))
     share = counts[:6] / compiled.size
     assert np.allclose(share, poisson.pmf(np.arange(6), 1.0), atol=1e-3)
