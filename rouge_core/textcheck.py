@@ -37,7 +37,12 @@ FIXES = {
 }
 # ".", "!" or "?" then a space and more text (not after a lone letter, as in "U.S."), or
 # a full-width end ("。", "！", "？": Chinese and Japanese) then more text, spaced or not.
-_INNER_END = re.compile(r"(?<!\b[A-Za-z])[.!?]['\")\]]*\s+\S|[。！？][」』）”’]*\s*[^\s」』）”’]")
+# Each pattern starts with the end's character, which the regex engine looks for
+# before it tries anything else (a look-behind first made it try every position:
+# 6.6 us a CNN/DM text); the look-behind then checks the two characters before it.
+_ASCII_END = r"[.!?](?<!\b[A-Za-z][.!?])['\")\]]*\s+\S"
+_INNER_END = re.compile(_ASCII_END + r"|[。！？][」』）”’]*\s*[^\s」』）”’]")
+_INNER_END_ASCII = re.compile(_ASCII_END)  # an ASCII text has no full-width end: 0.9 us
 
 
 def _letters(text: str) -> int:
@@ -86,7 +91,7 @@ class TextCheck:
                 found_lines = self._ascii_lines(text)
             except Exception:
                 return ()
-            one = len(found_lines) == 1 and _INNER_END.search(found_lines[0])
+            one = len(found_lines) == 1 and _INNER_END_ASCII.search(found_lines[0])
             return (ONE_SENTENCE,) if one else ()
         found = []
         try:

@@ -108,3 +108,27 @@ def test_line_count_shortcut_of_newline_splitting():
     for _ in range(3000):
         text = "".join(rng.choice(["a", " ", ".", "\n", "\n", "b. ", "U.S. "]) for _ in range(rng.randint(0, 12)))
         assert check(text) == slow(text), repr(text)
+
+
+def test_the_sentence_end_patterns_find_what_their_definition_finds():
+    """The patterns that start with the end's character (fast: the regex engine
+    looks for it first) match exactly where the definition, a look-behind then the
+    end, does: on hand cases ("U.S.", quotes, full-width ends) and 30,000 random
+    strings of letters, ends, quotes, brackets and spaces; the ASCII one on every
+    ASCII string."""
+    import random
+    import re
+
+    from rouge_core import textcheck
+
+    definition = re.compile(r"(?<!\b[A-Za-z])[.!?]['\")\]]*\s+\S|[。！？][」』）”’]*\s*[^\s」』）”’]")
+    cases = ["U.S. is", "a. b", "x.y. z", "A.B. C", "end. Next", 'end." Next', "Mr. X", "e.g. this", "1. two",
+             "a.\tb", "ab. c", ". x", "a .b", "?! x", "z!) y", "好。好", "好。」 好", "I. A", "_a. b", "é. b"]
+    rng = random.Random(18)
+    alphabet = "aBz1_é. !?\"')]\t\n。」x"
+    cases += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 14))) for _ in range(30_000)]
+    for text in cases:
+        expected = [m.span() for m in definition.finditer(text)]
+        assert [m.span() for m in textcheck._INNER_END.finditer(text)] == expected, text
+        if text.isascii():
+            assert [m.span() for m in textcheck._INNER_END_ASCII.finditer(text)] == expected, text
