@@ -11,8 +11,12 @@ pair is (CPU at LARGE - CPU at SMALL) / (pairs at LARGE - pairs at SMALL); with
 --repeat N, each size runs N times and the median CPU of each is used.  The
 kernel's CPU per pair: `RougeScorer.score_batch_values` (the call the pipeline
 makes; `score_batch`'s dicts also reported) alone on the LARGE files' pairs
-(the fastest of three passes, after JSON parsing), in a fresh process.  Writes
-OUT/marginal.json and OUT/marginal.md with every command.
+(the fastest of three passes, after JSON parsing), in a fresh process; with
+--repeat, measured again before each repetition, and each repetition's
+marginal cost divided by the kernel's just before it: the median of these
+ratios is the comparison that this shared machine's drifting speed (5-15%
+within minutes) does not move.  Writes OUT/marginal.json and OUT/marginal.md
+with every command.
 """
 
 from __future__ import annotations
@@ -111,7 +115,9 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "benchmarks" / "results"))
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs of each size per path, small and large in turn: the marginal cost is taken "
-                         "from the median CPU of each size (this machine's run-to-run spread is about 10%%)")
+                         "from the median CPU of each size (this machine's run-to-run spread is about 10%%); "
+                         "the kernel is measured again before each repetition, and each repetition's "
+                         "marginal cost divided by it (the median of those ratios cancels the machine's drift)")
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=str(HERE))
     scratch = Path(args.scratch or tempfile.mkdtemp(prefix="rouge-marginal-"))
@@ -124,7 +130,12 @@ def main() -> None:
 
     spec = json.dumps({"files": sizes["large"], "pairs": 10**9, "flags": args.rouge_args})
     kernel_cmd = [args.python, str(HERE / "benchmarks" / "bench_pipeline.py"), "--kernel-worker", spec]
-    kernel = json.loads(subprocess.run(kernel_cmd, env=env, cwd=scratch, capture_output=True, text=True, check=True).stdout)
+
+    def measure_kernel() -> dict:
+        done = subprocess.run(kernel_cmd, env=env, cwd=scratch, capture_output=True, text=True, check=True)
+        return json.loads(done.stdout)
+
+    kernel = measure_kernel()
     kernel_us = 1e6 / kernel["pairs_per_cpu_s"]
     dicts_us = 1e6 / kernel["pairs_per_cpu_s_dicts"]
     print(f"kernel: {kernel['pairs']:,} pairs, {kernel_us:.1f} us/pair packed as the pipeline calls it "
@@ -134,7 +145,10 @@ def main() -> None:
     for path in args.paths:
         every: dict = {"small": [], "large": []}
         cluster = clusters.get(path)
+        kernel_each = []  # the kernel again before each repetition: this machine's speed drifts
         for rep in range(args.repeat):
+            if args.repeat > 1:
+                kernel_each.append(1e6 / measure_kernel()["pairs_per_cpu_s"])
             for size, files in sizes.items():
                 out = scratch / f"{path.replace(' ', '-')}-{size}-{rep}"
                 cmd = command(args.python, path, args.config, files, args.rouge_args, out)
@@ -159,11 +173,16 @@ def main() -> None:
         runs = {size: sorted(rs, key=lambda r: r["cpu_s"])[(len(rs) - 1) // 2] for size, rs in every.items()}
         marginal = (runs["large"]["cpu_s"] - runs["small"]["cpu_s"]) / (runs["large"]["pairs"] - runs["small"]["pairs"])
         each = [(l["cpu_s"] - s["cpu_s"]) / (l["pairs"] - s["pairs"]) * 1e6 for s, l in zip(every["small"], every["large"])]
+        ratios = [u / k for u, k in zip(each, kernel_each)]
         results.append({"path": path, "runs": runs, "marginal_us": marginal * 1e6, "over_kernel": marginal * 1e6 / kernel_us,
-                        "each_repetition_us": each, "cpu_s": {size: [r["cpu_s"] for r in rs] for size, rs in every.items()}})
+                        "each_repetition_us": each, "cpu_s": {size: [r["cpu_s"] for r in rs] for size, rs in every.items()},
+                        "kernel_each_us": kernel_each, "each_over_kernel": ratios,
+                        "median_over_kernel": sorted(ratios)[(len(ratios) - 1) // 2] if ratios else None})
         print(f"{path}: {marginal * 1e6:.1f} us/pair = {marginal * 1e6 / kernel_us:.1f}x the kernel"
-              + (f" (medians of {args.repeat}; each repetition: {', '.join(f'{u:.1f}' for u in each)})" if args.repeat > 1 else ""),
-              flush=True)
+              + (f" (medians of {args.repeat}; each repetition: {', '.join(f'{u:.1f}' for u in each)} us, against the "
+                 f"kernel measured before it ({', '.join(f'{k:.1f}' for k in kernel_each)} us): "
+                 f"{', '.join(f'{x:.2f}' for x in ratios)}x, median {results[-1]['median_over_kernel']:.2f}x)"
+                 if args.repeat > 1 else ""), flush=True)
 
     record = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "flags": args.rouge_args,
               "kernel": dict(kernel, us_per_pair=kernel_us, command=where + shlex.join(kernel_cmd)), "results": results,
@@ -184,7 +203,10 @@ def main() -> None:
                   "CPU of each.  Every run's CPU-s and each repetition's marginal cost:", ""]
         cpu = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
         lines += [f"* {r['path']}: CPU-s small {cpu(r['cpu_s']['small'])}, large {cpu(r['cpu_s']['large'])}; "
-                  f"{', '.join(f'{u:.1f}' for u in r['each_repetition_us'])} us per pair" for r in results]
+                  f"{', '.join(f'{u:.1f}' for u in r['each_repetition_us'])} us per pair; against the kernel "
+                  f"measured before each repetition ({', '.join(f'{k:.1f}' for k in r['kernel_each_us'])} us): "
+                  f"{', '.join(f'{x:.2f}' for x in r['each_over_kernel'])}x, median {r['median_over_kernel']:.2f}x"
+                  for r in results]
     lines += ["", "Commands:", "", "```", record["command"], record["kernel"]["command"]]
     lines += [r["runs"][size]["command"] for r in results for size in ("small", "large")] + ["```", ""]
     (Path(args.out) / "marginal.md").write_text("\n".join(lines))
