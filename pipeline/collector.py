@@ -5,22 +5,23 @@ so the collector's passes over a large heap find nothing and cost the most.
 Measured on 80,000 pairs, the reading, joining, scoring and aggregating steps
 called directly: 73 us per pair with Python's default thresholds (700, 10, 10),
 57 us with the collector off, 58 us with (100,000, 20, 10).  A first-generation
-pass looks at every container object made since the last one and still alive:
-rows a stage holds for a while (a batch, a bucket) were looked at again and
-again.  At 1,000,000 a pass runs only once a million more containers are alive
-than at the last one, which a run of bounded memory rarely reaches: a run of
-80,000 pairs in process made 8 passes (0.23 CPU-s) at 100,000 and none at
-1,000,000, and cost 7.6-7.8 CPU-s against 8.1-8.2 (three runs each; 44 against
-51 us a pair at the margin), its peak 20 MB higher (490 against 472 MiB: what
-the passes would have freed).  The collector stays on: cycles (a traceback, a
-closure) are still collected, after a million allocations instead of 700.
+pass looks at every container object made since the last one and still alive,
+so rows a stage holds for a while are looked at again and again; a higher first
+threshold does fewer passes but leaves cyclic garbage longer.  Tried on
+2026-11-27 (one file of 10 systems, in process): at 1,000,000, 80,000 pairs made
+no pass instead of 8 and cost 7.6-7.8 CPU-s against 8.1-8.2, but 1,000,000 pairs
+peaked at 542 MiB against 462, 1.32 times the peak at 200,000 pairs (the bound is
+1.2: memory must not grow with the input); at 300,000, 494 against 415 MiB
+(1.19).  So the threshold stays at 100,000.  The collector stays on: cycles (a
+traceback, a closure) are still collected, after 100,000 allocations instead of
+700.
 """
 
 from __future__ import annotations
 
 import gc
 
-THRESHOLDS = (1_000_000, 20, 10)
+THRESHOLDS = (100_000, 20, 10)
 
 
 def fewer_collections() -> None:
