@@ -1626,8 +1626,8 @@ static const add_vectors_fn add_vectors[13] = {NULL, add_vectors_1, add_vectors_
  * 24 columns in three vectors, the last one's lanes past the columns masked. */
 enum { WIDE_LANES = 4, WIDE_VECTORS = 3 };
 
-/* add_avx512_T: four resamples' sums (rows `sum_stride` apart) += the rows (64-byte
- * aligned, `stride` doubles apart) their draws pick (drawn[4k + l]: draw k of
+/* add_avx512_T: four resamples' sums (rows `sum_stride` apart) += the rows (`stride`
+ * doubles apart; 64-byte aligned, or read from memory anyway) their draws pick (drawn[4k + l]: draw k of
  * resample l), in T vectors of eight columns, the last one's lanes outside `tail`
  * masked (loaded as zero, never stored); `ahead`: rows asked for AHEAD draws early. */
 #define ADD_AVX512(T)                                                                                         \
@@ -1743,11 +1743,15 @@ static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*w*nn|p", &rows, &sums, &columns, &resamples, &wide)) return NULL;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
     wide = wide && has_avx512();
-    /* the rows copied 64-byte aligned, each padded to a multiple of 8 columns: every
-     * vector load is one cache line (2.4 against 4.5 ns a draw of 24 columns at 8,000
-     * documents; unaligned, 3.4) */
+    /* rows near enough to be read from cache are copied 64-byte aligned, each padded
+     * to a multiple of 8 columns: every vector load is one cache line (2.4 against 4.5
+     * ns a draw of 24 columns at 8,000 documents; unaligned, 3.4).  Past 8 MiB the
+     * rows come from memory whatever their alignment: read in place (no copy, no
+     * memory beyond the caller's). */
     const Py_ssize_t padded = (columns + 7) / 8 * 8;
     double *aligned = NULL;
+    const double *wide_rows = NULL;
+    Py_ssize_t wide_stride = columns;
 #else
     wide = 0;
 #endif
@@ -1773,8 +1777,11 @@ static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
     /* rows asked for ahead only when they are far (past 8 MiB: 100,000 documents of
      * 24 columns, 8.2 against 9.6 ns a draw); nearer, the asking costs more than it saves */
     const int ahead = (size_t)n * padded * sizeof(double) > ((size_t)8 << 20);
-    if (wide) {
-        aligned = aligned_alloc(64, (size_t)n * padded * sizeof(double) + 64);
+    if (wide && ahead)
+        wide_rows = values;
+    else if (wide) {
+        wide_rows = aligned = aligned_alloc(64, (size_t)n * padded * sizeof(double) + 64);
+        wide_stride = padded;
         if (!aligned) {
             PyErr_NoMemory();
             goto done;
@@ -1796,12 +1803,12 @@ static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
         for (Py_ssize_t r0 = 0; r0 < resamples; r0 += LANES) {
             const Py_ssize_t lanes = resamples - r0 < LANES ? resamples - r0 : LANES;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-            if (aligned && lanes == WIDE_LANES) { /* four resamples at once: their draws, then 24 columns a pass */
+            if (wide_rows && lanes == WIDE_LANES) { /* four resamples at once: their draws, then 24 columns a pass */
                 draws_avx512(state + r0, k1 - k0, n, drawn);
                 for (Py_ssize_t c0 = 0; c0 < columns; c0 += 8 * WIDE_VECTORS) {
                     const Py_ssize_t left = columns - c0 < 8 * WIDE_VECTORS ? columns - c0 : 8 * WIDE_VECTORS;
                     const int vectors = (int)((left + 7) / 8), last = (int)(left - 8 * (vectors - 1));
-                    add_avx512[vectors](out + r0 * columns + c0, columns, aligned + c0, drawn, k1 - k0, padded,
+                    add_avx512[vectors](out + r0 * columns + c0, columns, wide_rows + c0, drawn, k1 - k0, wide_stride,
                                         (__mmask8)((1u << last) - 1), ahead);
                 }
                 continue;

@@ -253,10 +253,11 @@ def poisson_weight_matrix(keys: Sequence[str], replicates: int, seed: int) -> np
     return _weight_matrix(keys, replicates, seed, np.int64)
 
 
-def _weight_matrix(keys: Sequence[str], replicates: int, seed: int, dtype) -> np.ndarray:
+def _weight_matrix(keys: Sequence[str], replicates: int, seed: int, dtype, bases=None) -> np.ndarray:
     make = poisson_weights_maker()
     if make is not None:  # the same arithmetic in C (16 -> 1 us per document of 1,000 replicates)
-        bases = np.fromiter((_stream_base(key, seed) for key in keys), dtype=np.uint64, count=len(keys))
+        if bases is None:
+            bases = stream_bases(keys, seed)
         weights = np.empty((len(bases), replicates), dtype=dtype)
         make(bases, _POISSON1_CDF, weights, replicates, dtype == np.float64)
         return weights
@@ -264,37 +265,42 @@ def _weight_matrix(keys: Sequence[str], replicates: int, seed: int, dtype) -> np
     return np.searchsorted(_POISSON1_CDF, uniform, side="right").astype(dtype)
 
 
-# A document's hashes are the same for every system: remembered for the last this
-# many documents, so that the systems after the first find them (a system's
-# documents arrive one after another; 1 us a hash, 0.1 to find it again).
-_REMEMBERED_KEYS = 1 << 17
+def stream_bases(keys: Sequence[str], seed: int) -> np.ndarray:
+    """Each key's Poisson weight stream base (`counter_bit_matrix`'s), uint64."""
+    return np.array([stable_hash(f"{seed}\x1f{key}") for key in keys], dtype=np.uint64)
 
 
-@lru_cache(maxsize=_REMEMBERED_KEYS)
-def _stream_base(key: str, seed: int) -> int:
-    """The Poisson weights' stream base of a document (`counter_bit_matrix`'s)."""
-    return stable_hash(f"{seed}\x1f{key}")
+# A block's hashes are the same for every system: remembered for this many blocks
+# (131,072 documents of BLOCK = 512; about 11 MB: the blocks' ids and two arrays),
+# so that the systems after the first find them (a system's documents are merged
+# one system after another, in the same blocks; 1 us a document's hash).
+_REMEMBERED_BLOCKS = 256
 
 
-@lru_cache(maxsize=_REMEMBERED_KEYS)
-def _key_hash(key: str) -> int:
-    return stable_hash(key)
+@lru_cache(maxsize=_REMEMBERED_BLOCKS)
+def _block_bases(keys: tuple[str, ...], seed: int) -> np.ndarray:
+    return stream_bases(keys, seed)
+
+
+@lru_cache(maxsize=_REMEMBERED_BLOCKS)
+def _block_key_hashes(keys: tuple[str, ...]) -> np.ndarray:
+    return np.array([stable_hash(key) for key in keys], dtype=np.uint64)
 
 
 @lru_cache(maxsize=4)
 def poisson_weight_block(keys: tuple[str, ...], replicates: int, seed: int) -> np.ndarray:
     """`poisson_weight_matrix` as float64 (for a matrix product), remembered
-    (read-only): the same block of documents may reach the bootstrap of every
-    system, one after the other."""
-    weights = _weight_matrix(keys, replicates, seed, np.float64)
+    (read-only), the keys' hashes remembered longer: the same block of documents
+    reaches the bootstrap of every system."""
+    weights = _weight_matrix(keys, replicates, seed, np.float64, _block_bases(keys, seed))
     weights.flags.writeable = False
     return weights
 
 
-@lru_cache(maxsize=4)
 def jackknife_bucket_block(keys: tuple[str, ...], buckets: int) -> np.ndarray:
-    """`jackknife_bucket` of each key, remembered (read-only), as `poisson_weight_block`."""
-    out = np.array([jackknife_bucket(key, buckets) for key in keys], dtype=np.int64)
+    """`jackknife_bucket` of each key (read-only), the keys' hashes remembered as
+    `poisson_weight_block`'s."""
+    out = (_block_key_hashes(keys) % np.uint64(buckets)).astype(np.int64)
     out.flags.writeable = False
     return out
 
@@ -319,7 +325,7 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
 
 def jackknife_bucket(key: str, buckets: int) -> int:
     """The delete-a-group jackknife bucket of a document."""
-    return _key_hash(key) % buckets
+    return stable_hash(key) % buckets
 
 
 def jackknife_standard_error(bucket_sums: np.ndarray, bucket_counts: np.ndarray) -> float:

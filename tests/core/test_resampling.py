@@ -122,3 +122,16 @@ def test_compiled_poisson_weights_are_numpys_and_poisson_1(monkeypatch):
         assert block.dtype == np.float64 and np.array_equal(block, plain_matrix(keys, replicates, 6))
     share = counts[:6] / compiled.size
     assert np.allclose(share, poisson.pmf(np.arange(6), 1.0), atol=1e-3)
+
+
+def test_block_buckets_are_each_keys_bucket():
+    """The per-block jackknife buckets (their hashes remembered per block) are each
+    key's `jackknife_bucket`, for any bucket count, twice in a row (the second from
+    the remembered hashes)."""
+    from rouge_core.resampling import jackknife_bucket, jackknife_bucket_block
+
+    keys = tuple([f"doc-{i}" for i in range(600)] + ["", "é\U0001f600", "x" * 5000])
+    for buckets in (2, 7, 20, 10_000):
+        for _ in range(2):
+            block = jackknife_bucket_block(keys, buckets)
+            assert block.dtype == np.int64 and block.tolist() == [jackknife_bucket(k, buckets) for k in keys]
