@@ -1909,14 +1909,6 @@ __attribute__((target("avx512f,avx512dq"))) static Py_ssize_t poisson_row_avx512
     return r0;
 }
 
-static int has_avx512dq(void) {
-    static int found = -1;
-    if (found < 0) {
-        __builtin_cpu_init();
-        found = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-    }
-    return found;
-}
 #endif
 
 static PyObject *poisson_weights(PyObject *self, PyObject *args) {
@@ -1937,7 +1929,7 @@ static PyObject *poisson_weights(PyObject *self, PyObject *args) {
     const double *level = cdf.buf;
     const uint64_t gamma = 0x9E3779B97F4A7C15ULL;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-    const int wide = levels >= VECTOR_LEVELS && has_avx512dq();
+    const int wide = levels >= VECTOR_LEVELS && has_avx512();
 #endif
     Py_BEGIN_ALLOW_THREADS;
     for (Py_ssize_t i = 0; i < k; i++) {
