@@ -1,6 +1,7 @@
 """The driver's view of a run on a local runner: the workers' counters (written by
-pipeline/beam/progress.py to a temporary folder) summed twice a second and shown
-as stages with a total, a rate and the time left (pipeline/progress.py).
+pipeline/beam/progress.py to a temporary folder) summed twice a second (or as
+often as [run] progress_seconds asks, if more often) and shown as stages with a
+total, a rate and the time left (pipeline/progress.py).
 
 Stages and their totals:
 

@@ -1546,6 +1546,14 @@ static PyTypeObject KernelType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* drand48 (the script's srand/rand): x = (A x + C) mod 2^48, srand(r) seeds (r << 16) + 0x330E;
+ * splitmix64 (the pipeline's counter streams): the golden gamma and its two multipliers */
+#define DRAND48_A 0x5DEECE66DULL
+#define DRAND48_C 0xBULL
+#define GOLDEN_GAMMA 0x9E3779B97F4A7C15ULL
+#define SPLITMIX_M1 0xBF58476D1CE4E5B9ULL
+#define SPLITMIX_M2 0x94D049BB133111EBULL
+
 /* add_perl_draws(rows, sums, columns, resamples): ROUGE-1.5.5's bootstrap sums with
  * the script's draws made here, as they are used: resample r is srand(r), so its
  * drand48 state starts at (r << 16) + 0x330E and steps x = (0x5DEECE66D x + 0xB) mod
@@ -1669,7 +1677,7 @@ typedef void (*add_avx512_fn)(double *restrict, Py_ssize_t, const double *restri
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static void draws_avx512(uint64_t *x, int64_t count, int64_t n,
                                                                              int64_t *drawn) {
     __m256i state = _mm256_loadu_si256((const __m256i *)x);
-    const __m256i multiplier = _mm256_set1_epi64x(0x5DEECE66DLL), increment = _mm256_set1_epi64x(0xB),
+    const __m256i multiplier = _mm256_set1_epi64x((long long)DRAND48_A), increment = _mm256_set1_epi64x((long long)DRAND48_C),
                   mask = _mm256_set1_epi64x((1LL << 48) - 1), last = _mm256_set1_epi64x(n - 1);
     const __m256d unit = _mm256_set1_pd(0x1p-48), scale = _mm256_set1_pd((double)n);
     for (int64_t k = 0; k < count; k++) {
@@ -1818,7 +1826,7 @@ static PyObject *add_perl_draws(PyObject *self, PyObject *args) {
             for (Py_ssize_t l = 0; l < lanes; l++) x[l] = state[r0 + l];
             for (int64_t k = 0; k < k1 - k0; k++) {
                 for (int l = 0; l < LANES; l++) {
-                    x[l] = (x[l] * 0x5DEECE66DULL + 0xB) & mask;
+                    x[l] = (x[l] * DRAND48_A + DRAND48_C) & mask;
                     const int64_t i = (int64_t)(scale * ((double)(int64_t)x[l] * 0x1p-48)); /* (x < 2^48: exact) */
                     drawn[l * TILE + k] = i < n ? i : n - 1;
                 }
@@ -1852,8 +1860,8 @@ done:
  * numpy's, bit for bit.  bases: uint64 (k,); cdf: float64, ascending; out: (k,
  * replicates), written: int64, or float64 (the same whole numbers) with as_double. */
 static inline int64_t poisson_level(uint64_t x, const double *level, Py_ssize_t levels) {
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    x = (x ^ (x >> 30)) * SPLITMIX_M1;
+    x = (x ^ (x >> 27)) * SPLITMIX_M2;
     x ^= x >> 31;
     const double u = (double)(int64_t)(x >> 11) * 0x1p-53; /* (53 bits: a signed conversion is exact) */
     /* four compares without a branch (a weight is below 4 in 98% of draws), a
@@ -1874,9 +1882,9 @@ enum { VECTOR_LEVELS = 6 };
 __attribute__((target("avx512f,avx512dq"))) static Py_ssize_t poisson_row_avx512(uint64_t h, const double *level,
                                                                                 Py_ssize_t levels, Py_ssize_t replicates,
                                                                                 int64_t *ints, double *doubles) {
-    const uint64_t gamma = 0x9E3779B97F4A7C15ULL;
-    const __m512i step = _mm512_set1_epi64((long long)(8 * gamma)), c1 = _mm512_set1_epi64((long long)0xBF58476D1CE4E5B9ULL),
-                  c2 = _mm512_set1_epi64((long long)0x94D049BB133111EBULL), one = _mm512_set1_epi64(1);
+    const uint64_t gamma = GOLDEN_GAMMA;
+    const __m512i step = _mm512_set1_epi64((long long)(8 * gamma)), c1 = _mm512_set1_epi64((long long)SPLITMIX_M1),
+                  c2 = _mm512_set1_epi64((long long)SPLITMIX_M2), one = _mm512_set1_epi64(1);
     __m512d l[VECTOR_LEVELS];
     for (int j = 0; j < VECTOR_LEVELS; j++) l[j] = _mm512_set1_pd(level[j]);
     const __m512d unit = _mm512_set1_pd(0x1p-53);
@@ -1927,7 +1935,7 @@ static PyObject *poisson_weights(PyObject *self, PyObject *args) {
     }
     const uint64_t *base = bases.buf;
     const double *level = cdf.buf;
-    const uint64_t gamma = 0x9E3779B97F4A7C15ULL;
+    const uint64_t gamma = GOLDEN_GAMMA;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
     const int wide = levels >= VECTOR_LEVELS && has_avx512();
 #endif

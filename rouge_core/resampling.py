@@ -211,15 +211,18 @@ def counter_bits(key: str, replicates: int, seed: int) -> np.ndarray:
 
 def counter_bit_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.ndarray:
     """`counter_bits` of several keys, one row each: shape (len(keys), replicates)."""
-    return stream_bit_matrix([f"{seed}\x1f{key}" for key in keys], replicates)
+    return _stream_bits(stream_bases(keys, seed), replicates)
 
 
 def stream_bit_matrix(names: Sequence[str], count: int) -> np.ndarray:
     """Draws 0 .. count-1 of the streams `names`, one row each: draw k of a stream is
     splitmix64(stable_hash(name) + k * golden gamma)."""
-    bases = np.array([stable_hash(name) for name in names], dtype=np.uint64).reshape(-1, 1)
+    return _stream_bits(np.array([stable_hash(name) for name in names], dtype=np.uint64), count)
+
+
+def _stream_bits(bases: np.ndarray, count: int) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return _splitmix64(bases + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
+        return _splitmix64(bases.reshape(-1, 1) + np.arange(count, dtype=np.uint64) * _GOLDEN_GAMMA)
 
 
 def _uniforms(bits: np.ndarray) -> np.ndarray:
@@ -266,7 +269,8 @@ def _weight_matrix(keys: Sequence[str], replicates: int, seed: int, dtype, bases
 
 
 def stream_bases(keys: Sequence[str], seed: int) -> np.ndarray:
-    """Each key's Poisson weight stream base (`counter_bit_matrix`'s), uint64."""
+    """Each key's counter stream base, stable_hash(f"{seed}\\x1f{key}"), uint64 (the
+    Poisson weights' in numpy and in C)."""
     return np.array([stable_hash(f"{seed}\x1f{key}") for key in keys], dtype=np.uint64)
 
 
