@@ -71,6 +71,25 @@ def split_lookalikes(candidates: list, reference_rows: list):
     return errors, [(doc_id, *by_id[doc_id]) for doc_id in sorted(by_id)]
 
 
+def plain_document(candidates: list):
+    """The common joined-form document, seen in a few comparisons: every row of one
+    doc_id and the same references, one row per system.  Its DocumentGroup, the one
+    the rules below make of it; None for any other document (which they resolve,
+    saying what is wrong)."""
+    first = candidates[0]
+    doc_id, references = first.doc_id, first.references
+    if references is None or len({c.system for c in candidates}) != len(candidates):
+        return None
+    for c in candidates:
+        if c.doc_id != doc_id or c.references != references:
+            return None
+    return DocumentGroup(doc_id, [(c, references) for c in sorted(candidates, key=_system)])
+
+
+def _system(c) -> str:
+    return c.system
+
+
 def resolve_document(doc_id: str, candidates: list, reference_rows: list, keep_conflicts: bool = False):
     """One document's candidates and reference rows -> a DocumentGroup and error rows.
 
@@ -82,6 +101,11 @@ def resolve_document(doc_id: str, candidates: list, reference_rows: list, keep_c
     unless `keep_conflicts` lets each joined-form row keep its own references
     (as when one system was released with its own copy of the references).
     """
+    if not reference_rows and candidates:
+        plain = plain_document(candidates)
+        if plain is not None:
+            yield plain
+            return
     order = lambda r: (r.source, r.position)  # noqa: E731
     candidates = sorted(candidates, key=lambda c: (c.system, c.source, c.position))
     references, problem, reference_errors = _references(candidates, sorted(reference_rows, key=order), keep_conflicts)

@@ -171,16 +171,19 @@ class AggregatePerSystem(beam.PTransform):
         stats = self.statistics
         by_name = {p.name: p for p in self.profiles}
         combine = SystemCombineFn(stats.bootstrap_replicates, stats.bootstrap_seed, stats.jackknife_buckets)
-        aggregates = (
-            documents
-            | "KeyBySystem" >> beam.FlatMap(per_system)
-            | "CombinePerSystem" >> beam.CombinePerKey(combine)
-        )
+        by_system = documents | "KeyBySystem" >> beam.FlatMap(per_system)  # (a KV collection: Beam's coder)
+        aggregates = by_system | "CombinePerSystem" >> beam.CombinePerKey(combine)
         reported = {p.name for p in self.profiles if p.reports_rouge155}
+        if self.eval_ids == "doc_id":  # the evaluation ids are the doc_ids: the same elements
+            evaluated = by_system | "ReportedProfiles" >> beam.Filter(lambda element: element[0][0] in reported)
+        else:
+            evaluated = (
+                documents
+                | "ReportedProfiles" >> beam.Filter(lambda batch: batch[0] in reported)
+                | "EvaluationIds" >> EvaluationIds(self.eval_ids)
+            )
         averages = (
-            documents
-            | "ReportedProfiles" >> beam.Filter(lambda batch: batch[0] in reported)
-            | "EvaluationIds" >> EvaluationIds(self.eval_ids)
+            evaluated
             | "DocumentsPerSystem" >> SpilledGroupByKey(self.staging, "report")
             | "Rouge155Report" >> beam.Map(system_report, by_name, self.staging)
         )

@@ -13,6 +13,7 @@ import apache_beam as beam
 import numpy as np
 
 from rouge_core.aggregate import stats_array, stats_bytes
+from pipeline.beam.batches import batched
 from pipeline.beam.progress import Progress
 from pipeline.collector import fewer_collections
 from pipeline.beam.read import BATCH_ROWS, ERRORS
@@ -145,7 +146,7 @@ class GroupDocuments(beam.PTransform):
         resolved = grouped | "Resolve" >> beam.ParDo(ResolveBucketFn(self.keep_conflicts)).with_outputs(
             ERRORS, UNUSED, main="documents"
         )
-        return {"documents": resolved.documents, "errors": resolved[ERRORS], "unused": resolved[UNUSED]}
+        return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED]}
 
 
 class ScoreDocumentFn(beam.DoFn):
@@ -259,5 +260,5 @@ class ScoreDocuments(beam.PTransform):
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
         scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="documents")
-        return {"human": scored[HUMAN], "documents": scored.documents, "errors": scored[ERRORS],
+        return {"human": scored[HUMAN], "documents": batched(scored.documents), "errors": scored[ERRORS],
                 "text_checks": scored[TEXT_CHECKS]}

@@ -30,6 +30,7 @@ import zlib
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
+from pipeline.beam.batches import batched
 from pipeline.io import files
 
 SPILL = "_spill"  # under the staging folder; removed before the run is published
@@ -69,10 +70,16 @@ class SpillFn(beam.DoFn):
 
     With `split`, an element is anything `split(element)` turns into (key, [rows])
     pairs, here, in the DoFn: a batch cut into many keys (a table's partitions)
-    makes no Beam element per key (an element costs more than a row)."""
+    makes no Beam element per key (an element costs more than a row).
 
-    def __init__(self, folder: str, name: str, limit: int = SPILL_ROWS, pickled: bool = False, split=None):
+    A file holds its keys' rows in `order(key)` order when given (so that the keys
+    one reader takes lie next to each other: `load` reads a run of places that
+    touch in one read), else in the order they came."""
+
+    def __init__(self, folder: str, name: str, limit: int = SPILL_ROWS, pickled: bool = False, split=None,
+                 order=None):
         self.folder, self.name, self.limit, self.pickled, self.split = folder, name, limit, pickled, split
+        self.order = order
 
     def start_bundle(self):
         self.held: dict = {}
@@ -99,11 +106,12 @@ class SpillFn(beam.DoFn):
             return []
         path = files.join(self.folder, SPILL, self.name, f"{uuid.uuid4().hex}.pickle")
         places, offset = [], 0
-        with files.create(path) as out:
-            for key, held in self.held.items():
-                parts = held if self.pickled else [dumps(held)]
+        keys = sorted(self.held, key=self.order) if self.order else list(self.held)
+        with files.create(path) as out:  # (a key at a time: a buffer of them all costs a page fault per 4 KB)
+            for key in keys:
+                held = self.held[key]
                 size = 0
-                for data in parts:
+                for data in held if self.pickled else (dumps(held),):
                     out.write(data)
                     size += len(data)
                 places.append((key, (path, offset, size)))
@@ -114,16 +122,30 @@ class SpillFn(beam.DoFn):
 
 def load(places) -> list:
     """The rows at these places, (path, offset, length) as SpillFn made them, in one
-    list (in file and offset order: what reads them must not depend on an order)."""
+    list (in file and offset order: what reads them must not depend on an order).
+    Places of a file that touch are read as one run (one seek), a pickle frame at a
+    time (so no buffer of a whole run is made: fresh memory costs a page fault per
+    4 KB)."""
     out: list = []
     for path, group in itertools.groupby(sorted(places), key=operator.itemgetter(0)):
         with files.open_read(path) as fh:
-            for _, offset, length in group:
-                fh.seek(offset)
-                data = io.BytesIO(fh.read(length))
-                while data.tell() < length:  # one pickled list, or one per element (`pickled`)
-                    out.extend(pickle.load(data))
+            for start, length in _runs(group):
+                fh.seek(start)
+                unpickler = pickle.Unpickler(fh)  # (one per run: it reads ahead of where a seek goes)
+                while fh.tell() < start + length:  # pickled lists, one per place (or per element: `pickled`)
+                    out.extend(unpickler.load())
     return out
+
+
+def _runs(places) -> list[tuple[int, int]]:
+    """(start, length) of each run of places, in offset order, that touch."""
+    runs: list = []
+    for _, offset, length in places:
+        if runs and runs[-1][0] + runs[-1][1] == offset:
+            runs[-1][1] += length
+        elif length:
+            runs.append([offset, length])
+    return [tuple(r) for r in runs]
 
 
 class SpilledGroupByKey(beam.PTransform):
@@ -136,7 +158,7 @@ class SpilledGroupByKey(beam.PTransform):
         self.folder, self.name, self.limit = folder, name, limit
 
     def expand(self, pcoll):
-        return (
+        return batched(
             pcoll
             | "Spill" >> beam.ParDo(SpillFn(self.folder, self.name, self.limit))
             | "GroupPlaces" >> beam.GroupByKey()

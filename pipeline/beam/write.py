@@ -10,6 +10,10 @@ from pipeline.records import ErrorRecord
 
 
 PARTITIONS = 4096  # the most shards a table gets from its count (a power of two)
+_BITS = PARTITIONS.bit_length() - 1
+# A partition's place in a spill file: its bits reversed, so that the partitions of
+# any one shard (partition mod M, M a power of two) lie next to each other.
+READ_ORDER = [int(f"{p:0{_BITS}b}"[::-1], 2) for p in range(PARTITIONS)]
 
 
 def shard_count(count: int, per_shard: int) -> int:
@@ -58,7 +62,8 @@ class ShardedWrite(beam.PTransform):
         count = beam.pvalue.AsSingleton(self.count)
         places = (
             elements
-            | "Spill" >> beam.ParDo(SpillFn(self.spill, self.name, split=by_partition))  # (no element per partition)
+            | "Spill" >> beam.ParDo(SpillFn(self.spill, self.name, split=by_partition,  # (no element per partition)
+                                            order=None if fixed else READ_ORDER.__getitem__))
             | "ShardOf" >> beam.Map(lambda kv, n: (kv[0] % shards(n), kv[1]), count)
         )
         empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])

@@ -222,7 +222,7 @@ def document_columns(documents: list, tags: dict, order: dict) -> dict:
     import pyarrow.compute as pc  # noqa: PLC0415
 
     names = sorted(order, key=order.get)
-    profiles, systems, doc_ids, values = zip(*documents) if documents else ((), (), (), ())
+    profiles, systems, doc_ids, values = ([row[k] for row in documents] for k in range(4))  # (zip(*rows): 4x slower)
     index = {name: i for i, name in enumerate(names)}
     profile = np.fromiter(map(index.__getitem__, profiles), dtype=np.int64, count=len(profiles))
     system, doc_id = pa.array(systems, pa.string()), pa.array(doc_ids, pa.string())
@@ -237,18 +237,19 @@ def document_columns(documents: list, tags: dict, order: dict) -> dict:
     first_tag = np.cumsum(tag_counts) - tag_counts  # of each profile's tags in `every_tag`
     every_tag = pa.array([tag for name in names for tag in tags[name]], pa.string())
     taken = pa.array(each)
+    fields = np.ascontiguousarray(stacked.T)  # a column each (Arrow copies a strided column one value at a time)
     return {
         "profile": pa.array(names, pa.string()).take(pa.array(profile[each])),
         "system": system.take(taken),
         "doc_id": doc_id.take(taken),
         "metric": every_tag.take(pa.array(first_tag[profile[each]] + within)),
         # MetricStats fields: reference total, candidate total, hits, R, P, F
-        "recall": stacked[:, 3],
-        "precision": stacked[:, 4],
-        "f_measure": stacked[:, 5],
-        "hits": stacked[:, 2],
-        "reference_total": stacked[:, 0],
-        "candidate_total": stacked[:, 1],
+        "recall": fields[3],
+        "precision": fields[4],
+        "f_measure": fields[5],
+        "hits": fields[2],
+        "reference_total": fields[0],
+        "candidate_total": fields[1],
     }
 
 

@@ -74,3 +74,11 @@ def test_split_lookalikes_one_spelling_and_several():
     assert sorted((e.system, e.reason) for e in errors) == [("a", "duplicate_key"), ("a", "duplicate_key")]
     assert documents == [("caf\u00e9", [rows[1]], refs)]
     assert split_lookalikes([], refs) == ([], [("caf\u00e9", [], refs)])
+
+
+def test_text_chars_counts_the_characters_of_every_text_in_a_field():
+    from pipeline.beam.read import text_chars
+
+    assert text_chars("caf\u00e9") == 4
+    assert text_chars(["ab", ["c", "de"], ("f",)]) == 6  # lists of texts, or of lists of them
+    assert text_chars(None) == 0 and text_chars([]) == 0 and text_chars([1, "ab", None]) == 2

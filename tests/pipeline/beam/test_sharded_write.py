@@ -30,3 +30,16 @@ def test_one_shard_per_so_many_elements_every_element_once_and_empty_shards_writ
         assert all(zlib.crc32(str(e).encode()) % 4 == shard for e in items)  # (a CRC-32 places rows)
     assert written(tmp_path / "b", [], per_shard=3) == {0: (1, [])}  # nothing: one empty shard
     assert sorted(written(tmp_path / "c", list(range(10)), shards=2)) == [0, 1]  # a fixed count wins
+
+
+def test_a_shards_partitions_lie_together_in_a_spill_file_for_every_shard_count():
+    from pipeline.beam.write import PARTITIONS, READ_ORDER
+
+    assert sorted(READ_ORDER) == list(range(PARTITIONS))  # a permutation
+    by_place = sorted(range(PARTITIONS), key=READ_ORDER.__getitem__)
+    shards = 1
+    while shards <= PARTITIONS:
+        seen = [p % shards for p in by_place]
+        runs = [s for i, s in enumerate(seen) if i == 0 or seen[i - 1] != s]
+        assert sorted(runs) == list(range(shards))  # each shard one run of places
+        shards *= 2

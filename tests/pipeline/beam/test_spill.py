@@ -117,3 +117,68 @@ def test_a_failed_run_without_a_staging_folder_leaves_no_spill_files(tmp_path, m
         run_pipeline(out, [write_jsonl(tmp_path / "c.jsonl", rows)])
     assert seen and seen[0] == ["candidates"]  # the texts were spilled before scoring failed
     assert not (out / SPILL).exists()
+
+
+def test_places_that_touch_are_read_as_one_run(tmp_path, monkeypatch):
+    from pipeline.beam import spill
+
+    fn = SpillFn(str(tmp_path), "t", limit=1000, order=lambda key: -key)  # written in the order 9, 8, ..., 0
+    fn.start_bundle()
+    for key in range(10):
+        list(fn.process((key, [(key, "x" * key)])))
+    places = dict(w.value for w in fn.finish_bundle())
+    assert [places[k][1] for k in range(9, -1, -1)] == sorted(p[1] for p in places.values())  # `order` decides
+    seeks = []
+    real_open = spill.files.open_read
+
+    def counting(path):
+        fh = real_open(path)
+        seek = fh.seek
+        fh.seek = lambda offset, *whence: seeks.append(offset) or seek(offset, *whence)
+        return fh
+
+    monkeypatch.setattr(spill.files, "open_read", counting)
+    touching = [places[k] for k in (5, 4, 3)]  # next to each other in the file
+    assert sorted(load(touching)) == [(3, "xxx"), (4, "xxxx"), (5, "xxxxx")]
+    assert seeks == [places[5][1]]
+    seeks.clear()
+    apart = [places[k] for k in (7, 2)]
+    assert sorted(load(apart)) == [(2, "xx"), (7, "x" * 7)]
+    assert seeks == sorted([places[7][1], places[2][1]])
+
+
+def test_runs_join_places_that_touch_in_offset_order():
+    from pipeline.beam.spill import _runs
+
+    assert _runs([]) == []
+    assert _runs([("f", 0, 5), ("f", 5, 3), ("f", 8, 0), ("f", 10, 2), ("f", 12, 1)]) == [(0, 8), (10, 3)]
+    assert _runs([("f", 0, 0), ("f", 0, 4)]) == [(0, 4)]
+
+
+def test_load_gives_what_each_place_holds_read_alone(tmp_path):
+    import io
+    import random
+
+    rng = random.Random(1)
+    for trial in range(60):
+        fn = SpillFn(str(tmp_path / str(trial)), "t", limit=rng.randint(1, 50), pickled=rng.random() < 0.5,
+                     order=(lambda k: -k) if rng.random() < 0.5 else None)
+        fn.start_bundle()
+        places, expected = [], {}
+        for e in range(rng.randint(1, 30)):
+            key = rng.randint(0, 6)
+            rows = [(key, e, j, "y" * rng.randint(0, 3000)) for j in range(rng.randint(0, 20))]
+            expected.setdefault(key, []).extend(rows)
+            places += list(fn.process((key, rows)))
+        places += [w.value for w in fn.finish_bundle()]
+        for key, rows in expected.items():
+            assert sorted(load([p for k, p in places if k == key])) == sorted(rows)
+        some = [p for _, p in places if rng.random() < 0.5]
+        alone = []
+        for path, offset, length in some:  # each place by itself, pickle by pickle
+            with open(path, "rb") as fh:
+                fh.seek(offset)
+                data = io.BytesIO(fh.read(length))
+            while data.tell() < length:
+                alone.extend(pickle.load(data))
+        assert sorted(load(some)) == sorted(alone)
