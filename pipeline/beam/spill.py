@@ -73,8 +73,8 @@ class SpillFn(beam.DoFn):
     makes no Beam element per key (an element costs more than a row).
 
     A file holds its keys' rows in `order(key)` order when given (so that the keys
-    one reader takes lie next to each other: `load` reads a run of places that
-    touch in one read), else in the order they came."""
+    one reader takes lie next to each other: `load` reads places that touch as
+    one run), else in the order they came."""
 
     def __init__(self, folder: str, name: str, limit: int = SPILL_ROWS, pickled: bool = False, split=None,
                  order=None):
