@@ -116,7 +116,7 @@ def resolve_document(doc_id: str, candidates: list, reference_rows: list, keep_c
             yield candidate_error(c, reason, message)
         return
     unique = []
-    for _, group in itertools.groupby(candidates, key=lambda c: c.system):
+    for _, group in itertools.groupby(candidates, key=_system):
         rows = list(group)
         if len(rows) == 1:
             unique.append(rows[0])

@@ -217,7 +217,12 @@ def counter_bit_matrix(keys: Sequence[str], replicates: int, seed: int) -> np.nd
 def stream_bit_matrix(names: Sequence[str], count: int) -> np.ndarray:
     """Draws 0 .. count-1 of the streams `names`, one row each: draw k of a stream is
     splitmix64(stable_hash(name) + k * golden gamma)."""
-    return _stream_bits(np.array([stable_hash(name) for name in names], dtype=np.uint64), count)
+    return _stream_bits(_hashes(names), count)
+
+
+def _hashes(names) -> np.ndarray:
+    """stable_hash of each name, uint64."""
+    return np.array([stable_hash(name) for name in names], dtype=np.uint64)
 
 
 def _stream_bits(bases: np.ndarray, count: int) -> np.ndarray:
@@ -271,7 +276,7 @@ def _weight_matrix(keys: Sequence[str], replicates: int, seed: int, dtype, bases
 def stream_bases(keys: Sequence[str], seed: int) -> np.ndarray:
     """Each key's counter stream base, stable_hash(f"{seed}\\x1f{key}"), uint64 (the
     Poisson weights' in numpy and in C)."""
-    return np.array([stable_hash(f"{seed}\x1f{key}") for key in keys], dtype=np.uint64)
+    return _hashes(f"{seed}\x1f{key}" for key in keys)
 
 
 # A block's hashes are the same for every system: remembered for this many blocks
@@ -288,7 +293,7 @@ def _block_bases(keys: tuple[str, ...], seed: int) -> np.ndarray:
 
 @lru_cache(maxsize=_REMEMBERED_BLOCKS)
 def _block_key_hashes(keys: tuple[str, ...]) -> np.ndarray:
-    return np.array([stable_hash(key) for key in keys], dtype=np.uint64)
+    return _hashes(keys)
 
 
 @lru_cache(maxsize=4)

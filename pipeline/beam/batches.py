@@ -46,12 +46,6 @@ class BatchCoder(beam.coders.Coder):
     def to_type_hint(self):
         return Batch
 
-    def __eq__(self, other):
-        return type(self) is type(other)
-
-    def __hash__(self):
-        return hash(type(self))
-
 
 beam.coders.registry.register_coder(Batch, BatchCoder)
 
