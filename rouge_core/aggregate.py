@@ -117,6 +117,18 @@ def exact_units(values: np.ndarray) -> int:
     return total
 
 
+def bucket_sums(rows: np.ndarray, buckets: np.ndarray, count: int) -> np.ndarray:
+    """(count, columns) int64: row i of `rows` added into line buckets[i], as
+    np.add.at does, in a sort and one reduceat (np.add.at took 0.2 us a document)."""
+    out = np.zeros((count, rows.shape[1]), dtype=np.int64)
+    if len(rows):
+        order = np.argsort(buckets, kind="stable")
+        ordered = buckets[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        out[ordered[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+    return out
+
+
 class SystemSums:
     """Sufficient statistics of one system's documents, for M metrics (M set by
     the first document):
@@ -190,8 +202,7 @@ class SystemSums:
         weights = poisson_weight_block(tuple(ids), self.replicates, seed)  # (float64)
         counted = rows[:, ::3]  # the weight row and each metric m's F (column 3(m + 1) of rows)
         self.bootstrap += (counted.T.astype(np.float64) @ weights).astype(np.int64)
-        buckets = jackknife_bucket_block(tuple(ids), self.buckets)
-        np.add.at(self.jackknife.T, buckets, rows)
+        self.jackknife += bucket_sums(rows, jackknife_bucket_block(tuple(ids), self.buckets), self.buckets).T
 
     def merge(self, other: SystemSums, seed: int) -> SystemSums:
         """Add `other`'s sums and pending documents."""

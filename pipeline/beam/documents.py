@@ -20,7 +20,7 @@ from pipeline.beam.read import BATCH_ROWS, ERRORS
 from pipeline.beam.spill import SpillFn, load
 from pipeline.config import Profile
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
-from pipeline.records import Candidate, ErrorRecord, ReferenceRow
+from pipeline.records import Candidate, ErrorRecord, ReferenceRow, make
 from pipeline.score import group_text_problems, score_values
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
@@ -80,10 +80,13 @@ class ResolveBucketFn(beam.DoFn):
     def process(self, element):
         _, grouped = element
         by_id: dict = {}
-        for c in load(grouped["candidates"]):
-            by_id.setdefault(c[1], ([], []))[0].append(Candidate._make(c))
+        for c in load(grouped["candidates"]):  # (rows of the spill: every field, as read)
+            rows = by_id.get(c[1])
+            if rows is None:
+                by_id[c[1]] = rows = ([], [])
+            rows[0].append(make(Candidate, c))
         for r in load(grouped["references"]):
-            by_id.setdefault(r[0], ([], []))[1].append(ReferenceRow._make(r))
+            by_id.setdefault(r[0], ([], []))[1].append(make(ReferenceRow, r))
         by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
         for doc_id, (candidates, references) in by_id.items():
             rows = by_key.setdefault(document_key(doc_id), ([], []))

@@ -108,6 +108,7 @@ class ReadFileFn(beam.DoFn):
         digest: dict = {}
         pending: dict = {}
         held = chars = 0
+        candidates, buckets = self.kind == "candidates", self.buckets
         try:
             for item in iter_rows(path, self.config, self.fields, digest):
                 if isinstance(item, SourceRow):
@@ -119,9 +120,13 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("bad rows")
                     errors.add(item)
                 else:
-                    pending.setdefault(bucket_of(item.doc_id, self.buckets), []).append(tuple(item))
+                    bucket = bucket_of(item.doc_id, buckets) if buckets > 1 else 0
+                    held_rows = pending.get(bucket)
+                    if held_rows is None:
+                        pending[bucket] = held_rows = []
+                    held_rows.append(tuple(item))
                     held += 1
-                    chars += text_chars(item.references) + (text_chars(item.text) if self.kind == "candidates" else 0)
+                    chars += text_chars(item.references) + (text_chars(item.text) if candidates else 0)
                     if held >= BATCH_ROWS or chars >= BATCH_CHARS:
                         self.progress.add("rows", held)  # (counted a batch at a time, as they leave)
                         yield from batches(pending)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import apache_beam as beam
 
+import zlib
+
 from pipeline.beam.spill import SpillFn, load, place_hash
 from pipeline.io.tables import errors_writer, per_document_writer
 from pipeline.records import ErrorRecord
@@ -24,8 +26,9 @@ def shard_count(count: int, per_shard: int) -> int:
 
 
 class ShardedWrite(beam.PTransform):
-    """Write a PCollection as `folder/part-NNNNN-of-MMMMM.*`: a row r goes to shard
-    place_hash(key(r)) mod M, every shard is written (an empty one too, so the layout
+    """Write a PCollection as `folder/part-NNNNN-of-MMMMM.*`: a row goes to shard
+    (its place) mod M, `places(rows)` giving the places of a list of rows (a
+    `place_hash` each), every shard is written (an empty one too, so the layout
     is fixed), and `write(shard, M, rows)` sorts and writes one.  M is `shards`,
     or with shards = 0, `shard_count` of their count: no worker ever holds more than
     a bounded part.
@@ -37,17 +40,17 @@ class ShardedWrite(beam.PTransform):
     the shuffle.  With `record` (a NamedTuple class), rows are spilled as plain
     tuples and rebuilt as `record`s for `write`."""
 
-    def __init__(self, key, write, count, spill: str, name: str, shards: int = 0, per_shard: int = 100_000,
+    def __init__(self, places, write, count, spill: str, name: str, shards: int = 0, per_shard: int = 100_000,
                  record=None, rows=None):
         super().__init__()
-        self.key, self.write, self.count, self.shards, self.per_shard = key, write, count, shards, per_shard
+        self.places, self.write, self.count, self.shards, self.per_shard = places, write, count, shards, per_shard
         self.spill, self.name = spill, name
         self.record, self.rows = record, rows or (lambda e: [e])
 
     def expand(self, elements):
-        key, write, fixed, per_shard, rows = self.key, self.write, self.shards, self.per_shard, self.rows
+        places, write, fixed, per_shard, rows = self.places, self.write, self.shards, self.per_shard, self.rows
         partitions = fixed or PARTITIONS
-        plain = tuple if self.record else (lambda r: r)
+        plain = self.record is not None
         rebuild = self.record._make if self.record else (lambda r: r)
 
         def shards(count: int) -> int:
@@ -55,12 +58,13 @@ class ShardedWrite(beam.PTransform):
 
         def by_partition(element) -> list:
             out: dict = {}
-            for r in rows(element):
-                out.setdefault(place_hash(key(r)) % partitions, []).append(plain(r))
+            these = rows(element)
+            for r, place in zip([tuple(r) for r in these] if plain else these, places(these)):
+                out.setdefault(place % partitions, []).append(r)
             return list(out.items())
 
         count = beam.pvalue.AsSingleton(self.count)
-        places = (
+        located = (
             elements
             | "Spill" >> beam.ParDo(SpillFn(self.spill, self.name, split=by_partition,  # (no element per partition)
                                             order=None if fixed else READ_ORDER.__getitem__))
@@ -68,12 +72,30 @@ class ShardedWrite(beam.PTransform):
         )
         empty = self.count | "AllShards" >> beam.FlatMap(lambda n: [(i, None) for i in range(shards(n))])
         return (
-            (places, empty)
+            (located, empty)
             | "FlattenShards" >> beam.Flatten()
             | "GroupShards" >> beam.GroupByKey()
             | "WriteShard"
             >> beam.Map(lambda kv, n: write(kv[0], shards(n), [rebuild(r) for r in load([p for p in kv[1] if p])]), count)
         )
+
+
+def document_places(rows) -> list[int]:
+    """The place of each (profile, system, doc_id, values) row: place_hash(f"{system}\\x1f{doc_id}"),
+    each system's part of the CRC-32 computed once (zlib.crc32 goes on from a CRC)."""
+    start: dict = {}
+    out = []
+    for _, system, doc_id, _ in rows:
+        crc = start.get(system)
+        if crc is None:
+            crc = start[system] = place_hash(f"{system}\x1f")
+        out.append(zlib.crc32(doc_id.encode("utf-8", "surrogatepass"), crc))
+    return out
+
+
+def error_places(errors) -> list[int]:
+    """The place of each error row: place_hash(f"{source}\\x1f{position}")."""
+    return [place_hash(f"{e.source}\x1f{e.position}") for e in errors]
 
 
 def document_rows(batch) -> list[tuple]:
@@ -95,7 +117,7 @@ class WriteResults(beam.PTransform):
         batches, errors = inputs
         count = batches | "DocumentScores" >> beam.Map(lambda b: len(b[1])) | "CountDocumentScores" >> beam.CombineGlobally(sum)
         batches | "PerDocument" >> ShardedWrite(
-            lambda d: f"{d[1]}\x1f{d[2]}",
+            document_places,
             per_document_writer(self.staging, self.output.per_document_formats, self.profiles),
             count,
             self.staging,
@@ -104,7 +126,7 @@ class WriteResults(beam.PTransform):
             rows=document_rows,
         )
         return errors | "Errors" >> ShardedWrite(
-            lambda e: f"{e.source}\x1f{e.position}",
+            error_places,
             errors_writer(self.staging),
             errors | "CountErrors" >> beam.combiners.Count.Globally(),
             self.staging,

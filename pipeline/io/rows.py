@@ -24,7 +24,7 @@ import orjson
 from pipeline.config import InputConfig
 from pipeline.io import files
 from pipeline.io.names import shown
-from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow
+from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow, make
 
 log = logging.getLogger("rouge-pipeline")
 
@@ -308,7 +308,7 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
             continue
         row = _fast_row(raw, fields)
         if row is not None:
-            yield SourceRow(path, number, _used(row, fields))
+            yield make(SourceRow, (path, number, _used(row, fields)))
             continue
         try:
             line = raw.decode("utf-8")
@@ -732,7 +732,7 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
             _plain_id(system) and _plain_id(doc_id) and _plain_text(text, limit)
             and (not joined or (type(references) is list and references and _plain_texts(references, limit)))
         ):
-            return Candidate(system, doc_id, text, references, source, position)
+            return make(Candidate, (system, doc_id, text, references, source, position))
     from_path = system_pattern is not None and c.system_field not in row
     if from_path:
         match = system_pattern.search(source)

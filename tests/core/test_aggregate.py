@@ -6,6 +6,7 @@ import json
 import re
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from rouge_core import RougeConfigError, RougeInputError, RougeSettings, Signature, corpus_score
@@ -233,3 +234,17 @@ def test_exact_units_is_the_exact_sum_of_any_doubles():
         assert Fraction(exact_units(values), 1 << 1074) == exact
     with pytest.raises((OverflowError, ValueError)):
         exact_units(np.array([1.0, np.inf]))
+
+
+def test_bucket_sums_are_each_buckets_rows_added():
+    from rouge_core.aggregate import bucket_sums
+
+    rng = np.random.default_rng(11)
+    for k, count in [(0, 3), (1, 20), (7, 1), (512, 20), (300, 1000)]:
+        rows = rng.integers(-(10**12), 10**12, (k, 25))
+        buckets = rng.integers(0, count, k)
+        want = [[0] * 25 for _ in range(count)]  # by hand, in Python integers
+        for row, b in zip(rows.tolist(), buckets.tolist()):
+            want[b] = [x + y for x, y in zip(want[b], row)]
+        got = bucket_sums(rows, buckets, count)
+        assert got.dtype == np.int64 and got.tolist() == want

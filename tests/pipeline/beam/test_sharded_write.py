@@ -18,7 +18,7 @@ def written(folder, elements, shards=0, per_shard=3):
     with beam.Pipeline("FnApiRunner") as p:
         pcoll = p | beam.Create(elements)
         count = pcoll | beam.combiners.Count.Globally()
-        pcoll | ShardedWrite(str, write, count, str(folder) + "-spill", "t", shards, per_shard)
+        pcoll | ShardedWrite(lambda rows: [zlib.crc32(str(e).encode()) for e in rows], write, count, str(folder) + "-spill", "t", shards, per_shard)
     return {int(f.stem): tuple(json.loads(f.read_text())) for f in folder.iterdir()}
 
 
@@ -43,3 +43,20 @@ def test_a_shards_partitions_lie_together_in_a_spill_file_for_every_shard_count(
         runs = [s for i, s in enumerate(seen) if i == 0 or seen[i - 1] != s]
         assert sorted(runs) == list(range(shards))  # each shard one run of places
         shards *= 2
+
+
+def test_a_document_rows_place_is_the_crc_of_its_system_and_doc_id():
+    import random
+
+    from pipeline.beam.write import document_places, error_places
+    from pipeline.records import ErrorRecord
+
+    rng = random.Random(4)
+    alphabet = "ab\x1f\u00e9\uffff\U0001f600 "
+    rows = [
+        ("p", "".join(rng.choices(alphabet, k=rng.randint(0, 4))), "".join(rng.choices(alphabet, k=rng.randint(0, 6))), b"")
+        for _ in range(2_000)
+    ]
+    assert document_places(rows) == [zlib.crc32(f"{s}\x1f{d}".encode("utf-8")) for _, s, d, _ in rows]
+    errors = [ErrorRecord("s", "d", f"f{i}.jsonl", i, "r", "m") for i in range(5)]
+    assert error_places(errors) == [zlib.crc32(f"f{i}.jsonl\x1f{i}".encode()) for i in range(5)]
