@@ -168,9 +168,16 @@ class SystemSums:
 
     def add(self, doc_id: str, values: bytes, seed: int) -> SystemSums:
         """One document; the pending ones enter the sums once BLOCK have arrived."""
-        self.pending.append((doc_id, values))
-        if len(self.pending) >= BLOCK:
-            self.flush(seed)
+        return self.extend([(doc_id, values)], seed)
+
+    def extend(self, documents: list, seed: int) -> SystemSums:
+        """(doc_id, values) documents, `add`ed in order: each whole BLOCK of pending
+        documents enters the sums."""
+        pending = self.pending
+        pending.extend(documents)
+        while len(pending) >= BLOCK:
+            self._enter(pending[:BLOCK], seed)
+            del pending[:BLOCK]
         return self
 
     def flush(self, seed: int) -> SystemSums:

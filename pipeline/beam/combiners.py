@@ -34,9 +34,7 @@ class SystemCombineFn(beam.CombineFn):
         return SystemSums(self.replicates, self.buckets)
 
     def add_input(self, acc, documents):
-        for doc_id, values in documents:
-            acc.add(doc_id, values, self.seed)
-        return acc
+        return acc.extend(documents, self.seed)
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)

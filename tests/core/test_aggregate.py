@@ -248,3 +248,31 @@ def test_bucket_sums_are_each_buckets_rows_added():
             want[b] = [x + y for x, y in zip(want[b], row)]
         got = bucket_sums(rows, buckets, count)
         assert got.dtype == np.int64 and got.tolist() == want
+
+
+def test_documents_added_in_any_chunks_give_the_sums_of_all_of_them():
+    import random
+
+    from rouge_core.aggregate import BLOCK, SystemSums, stack, units
+
+    rng = random.Random(8)
+    docs = []
+    for i in range(2 * BLOCK + 77):
+        counts = [[rng.randint(1, 40), rng.randint(1, 40), rng.randint(0, 20)] for _ in range(3)]
+        docs.append((f"d{i}", np.array([c + [rng.random(), rng.random(), rng.random()] for c in counts]).tobytes()))
+    one_by_one, chunked = SystemSums(200, 7), SystemSums(200, 7)
+    for doc_id, values in docs:
+        one_by_one.add(doc_id, values, seed=3)
+    rest = list(docs)
+    while rest:
+        k = rng.randint(0, 300)
+        chunked.extend(rest[:k], seed=3)
+        rest = rest[k:]
+    assert len(chunked.pending) == len(docs) % BLOCK  # whole blocks entered, the rest pending
+    for sums in (one_by_one, chunked):
+        sums.flush(3)
+    # Every document counted once: the totals are the plain sum of every document's units.
+    assert chunked.n == len(docs) and chunked.totals.tolist() == units(stack([v for _, v in docs])).reshape(len(docs), -1).sum(axis=0).tolist()
+    for name in ("totals", "counts_small", "bootstrap", "jackknife"):
+        assert getattr(chunked, name).tolist() == getattr(one_by_one, name).tolist()
+    assert chunked.counts_exact == one_by_one.counts_exact
