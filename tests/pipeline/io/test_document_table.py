@@ -86,3 +86,17 @@ def test_the_writer_sorts_as_python_does_from_plain_tuples(tmp_path):
     assert [(r["profile"], r["system"], r["doc_id"]) for r in written] == [
         (d[0], d[1], d[2]) for d in want for _ in TAGS[d[0]]
     ]
+
+
+def test_a_shard_built_in_many_chunks_gives_the_bytes_of_rows(monkeypatch):
+    # The columns are made DOCUMENT_CHUNK documents at a time; chunk edges fall
+    # inside runs of one system and between the profiles (of 3 and 1 metrics).
+    import pipeline.io.tables as tables
+
+    docs = scored(300, seed=9)
+    shuffled = random.Random(2).sample(docs, len(docs))
+    for chunk in (1, 7, 64, 299, 300):
+        monkeypatch.setattr(tables, "DOCUMENT_CHUNK", chunk)
+        columns = document_columns(shuffled, TAGS, ORDER)
+        assert columns["doc_id"].num_chunks == -(-len(docs) // chunk)
+        assert parquet_columns_bytes(columns, DOCUMENT_COLUMNS) == parquet_bytes(rows_of(docs), DOCUMENT_COLUMNS)
