@@ -202,7 +202,7 @@ def test_the_row_count_is_the_non_blank_lines_whatever_the_chunks(monkeypatch):
         data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
         expected = sum(1 for line in data.split(b"\n") if line.strip())
         monkeypatch.setattr(row_counts, "CHUNK", 1 + case % 9 if case % 10 else 1 << 20)
-        assert row_counts._lines(io.BytesIO(data)) == expected, (data, row_counts.CHUNK)
+        assert row_counts._lines(io.BytesIO(data), *row_counts._buffers()) == expected, (data, row_counts.CHUNK)
 
 
 def test_workers_hand_on_their_counts_through_files_that_the_driver_sums(tmp_path, monkeypatch):
@@ -348,6 +348,6 @@ def test_lines_are_counted_as_bytes_strip_sees_them():
         for chunk in (1, 3, 7, 1 << 20):
             row_counts.CHUNK = chunk
             try:
-                assert row_counts._lines(io.BytesIO(data)) == expected, (trial, chunk, data)
+                assert row_counts._lines(io.BytesIO(data), *row_counts._buffers()) == expected, (trial, chunk, data)
             finally:
                 row_counts.CHUNK = 1 << 20
