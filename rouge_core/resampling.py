@@ -74,18 +74,17 @@ def perl_draws(n: int, resamples: int) -> np.ndarray:
 _CACHED_DRAWS = 32 << 20
 
 
-def _resample_sums(columns: np.ndarray, resamples: int) -> np.ndarray:
-    """Per column and resample, the sum of the drawn values in draw order (every
-    column at once: one gather of whole rows per draw, each column still summed
-    left to right).  With the compiled kernel the same draws and additions run in C
-    (`rouge_core.kernel.perl_draws_adder`, the draws made as they are used, never
-    stored), bit for bit the numpy loop's."""
-    n = columns.shape[1]
-    by_document = np.ascontiguousarray(columns.T)  # (n, columns): a draw takes whole rows
-    sums = np.zeros((resamples, len(columns)))
+def _resample_sums(by_document: np.ndarray, resamples: int) -> np.ndarray:
+    """Per column and resample (columns, resamples), the sum of the drawn values in
+    draw order, from `by_document` (n, columns), C-contiguous: a draw takes a whole
+    row, each column still summed left to right.  With the compiled kernel the same
+    draws and additions run in C (`rouge_core.kernel.perl_draws_adder`, the draws
+    made as they are used, never stored), bit for bit the numpy loop's."""
+    n, columns = by_document.shape
+    sums = np.zeros((resamples, columns))
     add = perl_draws_adder()
     if add is not None:
-        add(by_document, sums, len(columns), resamples)
+        add(by_document, sums, columns, resamples)
         return sums.T
     draws = perl_draws(n, resamples) if n * resamples <= _CACHED_DRAWS else _generate_draws(n, resamples)
     drawn = np.empty_like(sums)
@@ -151,7 +150,7 @@ def perl_bootstraps(
     if n == 0:
         zero = Interval("%7.5f" % 0, "%7.5f" % 0, "%7.5f" % 0)
         return [(zero, zero, zero)] * metrics
-    sums = _resample_sums(np.ascontiguousarray(values.reshape(n, 3 * metrics).T), resamples)
+    sums = _resample_sums(np.ascontiguousarray(values.reshape(n, 3 * metrics)), resamples)  # (no copy when contiguous)
     out = []
     for m in range(metrics):
         sum3 = sums[3 * m : 3 * m + 3]
