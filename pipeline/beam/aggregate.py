@@ -182,10 +182,9 @@ class AggregatePerSystem(beam.PTransform):
                 | "ReportedProfiles" >> beam.Filter(lambda batch: batch[0] in reported)
                 | "EvaluationIds" >> EvaluationIds(self.eval_ids)
             )
-        averages = (
-            evaluated
-            | "DocumentsPerSystem" >> SpilledGroupByKey(self.staging, "report")
-            | "Rouge155Report" >> beam.Map(system_report, by_name, self.staging)
+        staging = self.staging
+        averages = evaluated | "Rouge155Report" >> SpilledGroupByKey(
+            staging, "report", then=lambda documents: system_report(documents, by_name, staging)
         )
         return (
             {"stats": aggregates, "averages": averages}

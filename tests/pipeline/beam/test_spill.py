@@ -182,3 +182,16 @@ def test_load_gives_what_each_place_holds_read_alone(tmp_path):
             while data.tell() < length:
                 alone.extend(pickle.load(data))
         assert sorted(load(some)) == sorted(alone)
+
+
+def test_a_spilled_group_handed_to_then_is_every_row_of_its_key(tmp_path):
+    """With `then`, each key's rows go straight to the function (never an element of
+    their own): the same rows as the grouping without it, counted by hand."""
+    elements = [(k % 3, [(k, i) for i in range(k % 4)]) for k in range(30)]
+    with TestPipeline() as p:
+        out = (
+            p | beam.Create(elements)
+            | SpilledGroupByKey(str(tmp_path), "t", limit=5, then=lambda kv: (kv[0], sorted(kv[1])))
+        )
+        want = {key: sorted(r for k, rows in elements if k == key for r in rows) for key in range(3)}
+        assert_that(out, equal_to(sorted(want.items())))
