@@ -81,10 +81,10 @@ class ResolveBucketFn(beam.DoFn):
         _, grouped = element
         by_id: dict = {}
         for c in load(grouped["candidates"]):  # (rows of the spill: every field, as read)
-            rows = by_id.get(c[1])
-            if rows is None:
-                by_id[c[1]] = rows = ([], [])
-            rows[0].append(make(Candidate, c))
+            found = by_id.get(c[1])
+            if found is None:
+                by_id[c[1]] = found = ([], [])
+            found[0].append(make(Candidate, c))
         for r in load(grouped["references"]):
             by_id.setdefault(r[0], ([], []))[1].append(make(ReferenceRow, r))
         by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here

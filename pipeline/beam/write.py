@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import apache_beam as beam
-
 import zlib
+
+import apache_beam as beam
 
 from pipeline.beam.spill import SpillFn, load, place_hash
 from pipeline.io.tables import errors_writer, per_document_writer
