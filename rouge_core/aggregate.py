@@ -189,7 +189,7 @@ class SystemSums:
 
     def _enter(self, block: list, seed: int) -> None:
         one_blas_thread()
-        ids = [doc_id for doc_id, _ in block]
+        ids = tuple([doc_id for doc_id, _ in block])  # (the key of the caches of block hashes)
         values = stack([v for _, v in block])
         k = len(ids)
         if self.totals is None:
@@ -206,10 +206,10 @@ class SystemSums:
             for j in np.flatnonzero(exact.any(axis=0)).tolist():
                 self.counts_exact[j] += exact_units(counts[exact[:, j], j])
         # Exact in double precision: |units| <= 1e5, weights <= 12, k <= BLOCK.
-        weights = poisson_weight_block(tuple(ids), self.replicates, seed)  # (float64)
+        weights = poisson_weight_block(ids, self.replicates, seed)  # (float64)
         counted = rows[:, ::3]  # the weight row and each metric m's F (column 3(m + 1) of rows)
         self.bootstrap += (counted.T.astype(np.float64) @ weights).astype(np.int64)
-        self.jackknife += bucket_sums(rows, jackknife_bucket_block(tuple(ids), self.buckets), self.buckets).T
+        self.jackknife += bucket_sums(rows, jackknife_bucket_block(ids, self.buckets), self.buckets).T
 
     def merge(self, other: SystemSums, seed: int) -> SystemSums:
         """Add `other`'s sums and pending documents."""

@@ -30,7 +30,10 @@ BUCKET_BYTES = 32 << 20  # input bytes per bucket (a compressed file counted 4 t
 
 def bucket_of(doc_id: str, buckets: int) -> int:
     """The bucket of a row: the same for every row of a document (and of doc_ids that
-    print alike, which `split_lookalikes` tells apart), in every process."""
+    print alike, which `split_lookalikes` tells apart), in every process (and 0,
+    with no hash, when there is one bucket)."""
+    if buckets == 1:
+        return 0
     return place_hash(document_key(doc_id)) % buckets  # (a doc_id with a lone surrogate is refused on reading)
 
 
@@ -120,7 +123,7 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("bad rows")
                     errors.add(item)
                 else:
-                    bucket = bucket_of(item.doc_id, buckets) if buckets > 1 else 0
+                    bucket = bucket_of(item.doc_id, buckets)
                     held_rows = pending.get(bucket)
                     if held_rows is None:
                         pending[bucket] = held_rows = []

@@ -162,15 +162,14 @@ class SpilledGroupByKey(beam.PTransform):
         self.folder, self.name, self.limit, self.then = folder, name, limit, then
 
     def expand(self, pcoll):
-        then = self.then
-        grouped = (
+        then = self.then or (lambda grouped: grouped)
+        out = (
             pcoll
             | "Spill" >> beam.ParDo(SpillFn(self.folder, self.name, self.limit))
             | "GroupPlaces" >> beam.GroupByKey()
+            | "Load" >> beam.MapTuple(lambda key, places: then((key, load(places))))
         )
-        if then is not None:
-            return grouped | "Load" >> beam.MapTuple(lambda key, places: then((key, load(places))))
-        return batched(grouped | "Load" >> beam.MapTuple(lambda key, places: (key, load(places))))
+        return out if self.then else batched(out)
 
 
 def remove_spills(folder: str) -> None:

@@ -224,8 +224,9 @@ def document_columns(documents: list, tags: dict, order: dict) -> dict:
     refuses them).  The columns are made DOCUMENT_CHUNK sorted documents at a time,
     so the joined values and the index arrays of a chunk are freed before the next
     (made for a whole shard at once, they added 25-30 MB to the peak memory of
-    writing a shard of 80,000 documents, 15 MB to a whole run's; no CPU saved or lost); Parquet writes the chunks as
-    the one row group it writes of a whole column, byte for byte."""
+    writing a shard of 80,000 documents, 15 MB to a whole run's; no CPU saved or
+    lost); Parquet writes the chunks as the one row group it writes of a whole
+    column, byte for byte."""
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
     import pyarrow.compute as pc  # noqa: PLC0415
 
@@ -258,8 +259,8 @@ def document_columns(documents: list, tags: dict, order: dict) -> dict:
         chunks["metric"].append(every_tag.take(pa.array(first_tag[profile[each]] + within)))
         for name, k in fields.items():
             chunks[name].append(pa.array(by_field[k]))
-    types = {"profile": pa.string(), "system": pa.string(), "doc_id": pa.string(), "metric": pa.string()}
-    return {name: pa.chunked_array(parts, type=types.get(name, pa.float64())) for name, parts in chunks.items()}
+    return {name: pa.chunked_array(parts, type=pa.float64() if name in fields else pa.string())
+            for name, parts in chunks.items()}
 
 
 def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) -> bytes:
