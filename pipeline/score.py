@@ -4,7 +4,6 @@ pipeline.documents), so both count and report every bad row the same way."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
@@ -12,6 +11,7 @@ from typing import Optional
 from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile, StatisticsConfig
 from pipeline.coverage import REFERENCES, Coverage, TextTally
 from pipeline.documents import DocumentGroup, document_key, resolve_document, split_lookalikes
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import (
     FILE_LEVEL_REASONS,
     expand_globs,
@@ -117,6 +117,9 @@ def score_files(
         raise RougeInputError("; ".join(e.message for e in missing + missing_refs))
     if "-" in candidates:
         candidate_files.append("-")
+    pattern = system_from_path(config.system_from_path)
+    if pattern is not None:  # (a pattern that backtracks is refused before anything is read)
+        pattern.check("<stdin>" if path == "-" else path for path in candidate_files)
     shown = progress is not None and not progress.quiet
     return score_rows(
         _rows(candidate_files, config),
@@ -148,7 +151,7 @@ def score_rows(
     `progress` shows the stages reading (of `rows_total` rows) and scoring."""
     progress = progress or Progress(quiet=True)
     scores = LocalScores()
-    pattern = re.compile(config.system_from_path) if config.system_from_path else None
+    pattern = system_from_path(config.system_from_path)
     by_doc: dict[str, tuple[list, list]] = {}
     with progress.stage("reading", rows_total, "rows") as stage:
         for row in _readable(candidate_rows, scores, strict, stage):

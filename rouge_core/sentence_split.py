@@ -34,6 +34,9 @@ from functools import cache, lru_cache
 from rouge_core.errors import RougeConfigError
 
 DEFAULT = "newline"
+# Characters a separator cannot hold (the signature shows it, a tab aside, as it is):
+# C0 and C1 controls, line and paragraph separators, bidirectional overrides, surrogates.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 SEPARATOR_PREFIX = "sep:"
 SENTENCEX = "sentencex"
 
@@ -59,6 +62,12 @@ def check(rule: object) -> str:
     if isinstance(rule, str) and rule.startswith(SEPARATOR_PREFIX) and len(rule) > len(SEPARATOR_PREFIX):
         if "\n" in rule:
             raise RougeConfigError("sentence_split 'sep:STR': STR cannot hold a newline (lines are sentences already)")
+        control = _CONTROL.search(rule)
+        if control:
+            raise RougeConfigError(
+                f"sentence_split 'sep:STR': STR cannot hold a control character ({ascii(control.group())[1:-1]}): "
+                "it would reach the signature, the tables and the terminal as it is"
+            )
         if not separators(rule):
             raise RougeConfigError(f"sentence_split {rule!r} names no separator")
         return rule

@@ -6,7 +6,6 @@ join writes to spill files (pipeline.beam.spill): what it shuffles is their plac
 from __future__ import annotations
 
 import os
-import re
 
 import apache_beam as beam
 
@@ -17,6 +16,7 @@ from pipeline.collector import fewer_collections
 from pipeline.config import InputConfig
 from pipeline.documents import document_key
 from pipeline.io import files
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import FILE_LEVEL_REASONS, internal_error, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
 from pipeline.records import ErrorRecord, SourceRow
@@ -91,7 +91,7 @@ class ReadFileFn(beam.DoFn):
     def setup(self):
         fewer_collections()  # in every worker process (pipeline.collector)
         self.fields = used_fields(self.config)
-        self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
+        self.pattern = system_from_path(self.config.system_from_path)
         self.progress.start()
 
     def finish_bundle(self):

@@ -26,6 +26,7 @@ from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
 from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
 from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_bytes, read_fingerprints, read_json, read_system_rows
@@ -59,6 +60,9 @@ def resolve_inputs(config: RunConfig) -> dict:
                 "worker that may read it again (a retry). Save it to a file first, or score it with "
                 "`rouge-pipeline score`, which reads every input exactly once"
             )
+    pattern = system_from_path(config.input.system_from_path)
+    if pattern is not None:  # a pattern that backtracks on a path is refused here, not in a worker
+        pattern.check(candidates)
     return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
@@ -90,14 +94,18 @@ def check_counts(counts: dict, strict: bool) -> None:
                         + (": the input files hold no rows)" if not counts["rows_read"] else ")"))
 
 
-def check_names(counts: dict, human: Optional[str]) -> None:
+def check_names(counts: dict, human: Optional[str], baseline: str = "") -> None:
     """Systems are compared as people see them (pipeline.io.names): two that print
     alike are refused, and so is a submitted system named like the human
-    pseudo-system, which would silently take its place."""
+    pseudo-system, which would silently take its place; a significance baseline
+    must be one of the systems (else the significance table would be empty)."""
     systems = counts["documents_by_system"]
     groups = clashes(systems)
     if groups:
         raise RunFailed(describe_clashes("systems", groups))
+    if baseline and baseline not in systems:
+        raise RunFailed(f"significance.baseline {spelled(baseline)} names no system of this run, so no pair could be "
+                        f"tested; its systems: {_listed(sorted(systems))} (--baseline NAME names one of them)")
     if human:
         alike = [s for s in systems if seen_as(s) == seen_as(human) and s != human]
         submitted = systems.get(human, 0) - counts.get("human_documents", 0)
@@ -107,6 +115,12 @@ def check_names(counts: dict, human: Optional[str]) -> None:
                 f"a submitted system is named {spelled(name)}, like the human pseudo-system {spelled(human)} "
                 "(human.name): it would replace the human upper bound; rename the system or set human.name"
             )
+
+
+def _listed(names: list, limit: int = 10) -> str:
+    """The first `limit` names, spelled (pipeline.io.names.spelled), and how many more."""
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(spelled(n) for n in names[:limit]) + more
 
 
 def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool) -> str:
@@ -220,7 +234,8 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             counts = read_json(files.join(folder, "_counts.json"))
             view.finish(counts)
         check_counts(counts, config.run.strict)
-        check_names(counts, config.human.name if config.human.enabled else None)
+        check_names(counts, config.human.name if config.human.enabled else None,
+                    config.significance.baseline if config.significance.enabled else "")
         record = {
             "signature": profiles_signature(profiles),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,

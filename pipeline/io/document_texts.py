@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from typing import Callable, Optional
 
 from pipeline.config import InputConfig
 from pipeline.io import files
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.records import ErrorRecord, SourceRow
 
@@ -48,7 +48,7 @@ def find_texts(record: dict, wanted: set, on_file: Optional[Callable[[], None]] 
     candidate_files, reference_files = input_files(record)
     joined = not reference_files
     fields = used_fields(config)
-    pattern = re.compile(config.system_from_path) if config.system_from_path else None
+    pattern = system_from_path(config.system_from_path)
     doc_ids = {d for _, d in wanted}
     recorded = {
         entry.get("path"): entry.get("sha256")

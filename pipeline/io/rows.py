@@ -23,7 +23,7 @@ import orjson
 
 from pipeline.config import InputConfig
 from pipeline.io import files
-from pipeline.io.names import shown
+from pipeline.io.names import MAX_ID_CHARS, id_problem, shown
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow, make
 
 log = logging.getLogger("rouge-pipeline")
@@ -686,10 +686,6 @@ def row_error(source: str, position: Optional[int], reason: str, message: str, s
     return ErrorRecord(printable(system), printable(doc_id), source, position, reason, message)
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-MAX_ID_CHARS = 1000
-
-
 def printable(value) -> Optional[str]:
     """An id as the errors table shows it: a string with control characters and
     lone surrogates escaped (`\\n`, `\\x1b`, `\\ud800`), cut to MAX_ID_CHARS."""
@@ -697,7 +693,7 @@ def printable(value) -> Optional[str]:
         return None
     if len(value) > MAX_ID_CHARS:
         value = value[:MAX_ID_CHARS] + "..."
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], value)
+    return shown(value)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # (a loop over a non-ASCII text's characters cost 30 us per 1 KB)
@@ -720,7 +716,8 @@ def _text_bytes(value) -> int:
 
 
 def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_pattern):
-    """A `SourceRow` of a candidate file -> a `Candidate`, or an `ErrorRecord`."""
+    """A `SourceRow` of a candidate file -> a `Candidate`, or an `ErrorRecord`.
+    `system_pattern`: input.system_from_path as a `pipeline.io.patterns.SystemFromPath`, or None."""
     source, position, row = item
     system = row.get(c.system_field)
     doc_id = row.get(c.doc_id_field)
@@ -735,8 +732,7 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
             return make(Candidate, (system, doc_id, text, references, source, position))
     from_path = system_pattern is not None and c.system_field not in row
     if from_path:
-        match = system_pattern.search(source)
-        system = match.group("system") if match else None
+        system = system_pattern.system(source)  # (pipeline.io.patterns.SystemFromPath: once a file, bounded)
         if not system:
             return row_error(
                 source, position, "no_system",
@@ -761,7 +757,10 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
 def _plain_id(value) -> bool:
     """An id `_check_field` would pass, and cheaply seen to: printable ASCII within
     the limit (any other goes through the full checks, which say what is wrong)."""
-    return type(value) is str and 0 < len(value) <= MAX_ID_CHARS and value.isascii() and value.isprintable()
+    return (
+        type(value) is str and 0 < len(value) <= MAX_ID_CHARS and value.isascii() and value.isprintable()
+        and (value[0] != " " or not value.isspace())  # (spaces alone print as nothing)
+    )
 
 
 def _plain_text(value, limit: int) -> bool:
@@ -817,13 +816,9 @@ def internal_error(source: str, position: Optional[int], stage: str, err: Except
 
 
 def _check_id(name: str, value: str):
-    if len(value) > MAX_ID_CHARS:
-        return "invalid_id", f"{name} is {len(value)} characters, over the limit of {MAX_ID_CHARS}"
-    bad = _CONTROL.search(value)
-    if bad:
-        what = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
-        return "invalid_id", f"{name} holds {what} ({repr(bad.group())[1:-1]}), which could forge output lines"
-    return None
+    """("invalid_id", why) for an id that breaks the id rule (pipeline.io.names.id_problem), else None."""
+    problem = id_problem(value)
+    return None if problem is None else ("invalid_id", f"{name} {problem}")
 
 
 def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bool):
