@@ -441,6 +441,19 @@ def _section(cls, values: dict, name: str, source: str):
     return cls(**converted)
 
 
+def input_section(values: dict, source: str) -> InputConfig:
+    """[input] from `values` (a run.json's recorded config: untrusted), its known keys
+    only, with their types, ranges and choices checked (a RougeConfigError if not)."""
+    known = {f.name for f in dataclasses.fields(InputConfig)}
+    section = _section(InputConfig, {k: v for k, v in values.items() if k in known}, "input", source)
+
+    def fail(key: str, value: object, allowed: str) -> None:
+        raise RougeConfigError(f"{key} must be {allowed}; got {value!r} (from {source})")
+
+    check_declared("input", section, fail)
+    return section
+
+
 def load_config(path: str | None) -> RunConfig:
     """Read a run configuration from TOML; relative paths in it are relative to the file."""
     if path is None:

@@ -29,17 +29,36 @@ from rouge_core.aggregate import SystemSums, stats_array, stats_bytes
 from rouge_core.textcheck import TextCheck
 
 
+KEPT_ERRORS = 10  # error rows `score` keeps (and prints); the others are counted
+
+
 @dataclass
 class LocalScores:
-    """What `score` found: per system, per doc_id, the scores; and every bad row.
-    `rows_read` counts reference rows too, as the pipeline's run record does."""
+    """What `score` found: per system, per doc_id, the scores; the bad rows counted
+    (by reason, and by system), the first KEPT_ERRORS of them kept whole (2,000,000
+    bad lines cost counters, not 2,000,000 records).  `rows_read` counts reference
+    rows too, as the pipeline's run record does."""
 
     # system -> doc_id -> its statistics as `stats_bytes` packs them (every metric tag of
     # the settings, in order; `metric_stats` unpacks them)
     results: dict = field(default_factory=dict)
-    errors: list = field(default_factory=list)  # ErrorRecord
+    errors: list = field(default_factory=list)  # the first KEPT_ERRORS ErrorRecords, in the order found
+    error_count: int = 0
+    by_reason: Counter = field(default_factory=Counter)
+    rejected: int = 0  # row errors, as `run` counts rejected rows (not file-level, not duplicate_reference)
+    rejected_by_system: Counter = field(default_factory=Counter)
     rows_read: int = 0
     texts: TextTally = field(default_factory=TextTally)  # texts the settings read badly
+
+    def add_error(self, error: ErrorRecord) -> None:
+        self.error_count += 1
+        self.by_reason[error.reason] += 1
+        if error.reason not in FILE_LEVEL_REASONS and error.reason != "duplicate_reference":
+            self.rejected += 1
+            if error.system is not None:
+                self.rejected_by_system[error.system] += 1
+        if len(self.errors) < KEPT_ERRORS:
+            self.errors.append(error)
 
     @property
     def scored(self) -> int:
@@ -47,20 +66,17 @@ class LocalScores:
 
     def coverage(self) -> Coverage:
         """Rows and documents rejected, per system, as `run` counts them."""
-        row_errors = [e for e in self.errors if e.reason not in FILE_LEVEL_REASONS]
-        by_system = Counter(e.system for e in row_errors if e.system is not None and e.reason != "duplicate_reference")
         return Coverage(
             rows=self.rows_read,
-            rejected=sum(e.reason != "duplicate_reference" for e in row_errors),
+            rejected=self.rejected,
             scored={system: len(docs) for system, docs in self.results.items()},
-            rejected_by_system=dict(by_system),
+            rejected_by_system=dict(self.rejected_by_system),
             documents=len({d for docs in self.results.values() for d in docs}),
         )
 
     def summary(self) -> str:
-        by_reason = Counter(e.reason for e in self.errors)
-        return f"rows read {self.rows_read}, scored {self.scored}, errors {len(self.errors)}" + "".join(
-            f"\n  {reason}: {n}" for reason, n in sorted(by_reason.items())
+        return f"rows read {self.rows_read}, scored {self.scored}, errors {self.error_count}" + "".join(
+            f"\n  {reason}: {n}" for reason, n in sorted(self.by_reason.items())
         )
 
 
@@ -95,7 +111,7 @@ def _readable(rows, scores: LocalScores, strict: bool, stage):
 def _report(error: ErrorRecord, scores: LocalScores, strict: bool) -> None:
     if strict:
         raise StrictStop(error)
-    scores.errors.append(error)
+    scores.add_error(error)
 
 
 def score_files(

@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import re
-import sys
 import zlib
 from typing import Iterable, Optional
 
@@ -255,7 +254,7 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
     rows = 0
     try:
         if path == "-":  # stdin (score): JSON Lines
-            yield from _jsonl_rows(sys.stdin.buffer, "<stdin>", config, fields)
+            yield from _jsonl_rows(files.stdin(), "<stdin>", config, fields)
             return
         with files.open_read(path, pipe_ok=True) as raw_file:  # (score reads a pipe once; run refuses it)
             if path.lower().endswith(".parquet"):
