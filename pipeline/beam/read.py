@@ -106,6 +106,7 @@ class ReadFileFn(beam.DoFn):
             return internal_error(item.source, item.position, "parsing", err)
 
     def process(self, path: str):
+        self.progress.flush(force=True)  # (a file begins: the stall watch sees the workers counting)
         rows = 0
         errors = ErrorFileWriter(self.errors_folder, path)
         digest: dict = {}

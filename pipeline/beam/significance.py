@@ -38,6 +38,7 @@ from typing import NamedTuple
 import apache_beam as beam
 import numpy as np
 
+from pipeline.beam.progress import tally
 from pipeline.io import files
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
@@ -209,6 +210,7 @@ def significance_block(element, pairs_mode: str, confidence: float, adjust: str)
         name: np.concatenate(parts) if parts else np.zeros(0, dtype=object if kind == "string" else kind)
         for (name, kind), parts in zip(SIGNIFICANCE_COLUMNS, columns.values())
     }
+    tally("significance", "metrics")  # (the stall watch sees the tests progress, a metric at a time)
     return (profile, metric), block
 
 

@@ -1,0 +1,420 @@
+"""Unattended safety, round 4 (issue 31): every class of defect found by a fourth
+round of hostile use, with its neighbours.  Each test asserts what is always true:
+a clear error (exit 2 for what is refused before any work) or the right result,
+and, where memory is the defect, the peak resident memory of the process that did
+the work (os.wait4 of that child) against a bound that does not grow with the input.
+
+Classes here: streams (stdin, line-aligned files, error rows, a closed pipe);
+names and settings (the id rule, one column in two roles, a baseline naming no
+system, control characters in a sep: rule, Beam's options); user regexes (bounded
+in time); stalls (the rules, look by look); a failed strict run on a full disk.
+The Parquet, judgments, references and many-systems classes are in
+test_hostile_round4_memory.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.config import HumanConfig, InputConfig, RunConfig, SignificanceConfig
+from rouge_core import RougeConfigError
+from tests.pipeline.runs import write_jsonl
+
+PYTHON = sys.executable
+ROW = {"system": "a", "doc_id": "d1", "candidate": "the cat sat on the mat", "references": ["the cat sat"]}
+
+
+def measured(args, *, stdin=None, timeout=300, cwd=None, shell=False):
+    """(exit status, stdout, stderr, peak MiB) of a child process; its peak resident
+    memory from os.wait4 (that child's own rusage, not the largest of every child)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(args, stdin=stdin, stdout=out, stderr=err, cwd=cwd, shell=shell,
+                                   start_new_session=True)
+        timer = threading.Timer(timeout, lambda: os.killpg(process.pid, signal.SIGKILL))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return process.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), \
+            usage.ru_maxrss / 1024
+
+
+def pipeline_command(*args) -> list[str]:
+    return [PYTHON, "-c", "from pipeline.cli import entry; entry()", *args]
+
+
+# --------------------------------------------------------------------------- streams
+
+
+def test_stdin_that_is_a_device_is_refused_at_once(tmp_path):
+    """`score - < /dev/zero` ran at full CPU until killed; now '-' on a device is
+    refused before anything is read (as `score /dev/zero` is), for every way stdin
+    is named: JSON Lines, line-aligned candidates or references, --candidates."""
+    reference = tmp_path / "ref.txt"
+    reference.write_text("".join(f"the cat sat {i}\n" for i in range(10)))
+    for args in (["-"], ["-", str(reference)], [str(reference), "-"], ["--candidates", "-", "--references",
+                                                                        str(reference)]):
+        with open("/dev/zero", "rb") as zero:
+            code, _, err, _ = measured(pipeline_command("score", *args), stdin=zero, timeout=120)
+        assert code == 2, (args, err)
+        assert "stdin ('-') is a character device, not a file or a pipe" in err, err
+
+
+def test_an_endless_stdin_against_a_short_reference_stops_at_the_first_extra_line(tmp_path):
+    """`yes "the cat sat" | score - ref.txt` with a 10-line reference read every line
+    before comparing the lengths (1.5 GB in 2 s); the files are now read in step."""
+    reference = tmp_path / "ref.txt"
+    reference.write_text("".join(f"the cat sat {i}\n" for i in range(10)))
+    command = f"yes 'the cat sat' | {PYTHON} -c 'from pipeline.cli import entry; entry()' score - {reference}"
+    code, _, err, peak = measured(["bash", "-c", f"{command}; exit ${{PIPESTATUS[1]}}"], timeout=120)
+    assert code == 2, err
+    assert "line-aligned files must have the same number of lines: " + str(reference) + \
+        " ends after 10 lines, but - (stdin) has more" in err, err
+    assert peak < 400, peak
+
+
+def test_line_aligned_files_of_different_lengths_are_named(tmp_path):
+    short, long = tmp_path / "short.txt", tmp_path / "long.txt"
+    short.write_text("a b\nc d\n")
+    long.write_text("a b\nc d\ne f\n")
+    code, _, err, _ = measured(pipeline_command("score", str(long), str(short)))
+    assert code == 2
+    assert f"{short} ends after 2 lines, but {long} has more" in err, err
+    code, _, err, _ = measured(pipeline_command("score", str(short), str(long), str(long)))
+    assert code == 2
+    assert f"{short} ends after 2 lines, but {long}, {long} have more" in err, err
+
+
+def test_error_rows_are_counted_not_kept(tmp_path):
+    """2,000,000 junk lines on stdin cost 455 MB (every error record kept, ten
+    printed).  Now the counts and the first ten: memory does not grow with them."""
+    def junk(lines):
+        command = f"{PYTHON} -c 'import sys; sys.stdout.write(\"junk\\n\" * {lines})'"
+        return measured(["bash", "-c", f"{command} | {PYTHON} -c 'from pipeline.cli import entry; entry()' "
+                         "score - --quiet; exit ${PIPESTATUS[1]}"], timeout=600)
+
+    code, _, err, small = junk(20_000)
+    assert code == 1 and "rows read 20000, scored 0, errors 20000" in err and "... and 19990 more" in err, err
+    code, _, err, large = junk(400_000)
+    assert code == 1 and "rows read 400000, scored 0, errors 400000" in err and "... and 399990 more" in err, err
+    assert err.count("invalid_json: not valid JSON") == 10, err
+    assert large < small + 40, (small, large)  # 400,000 kept records cost 90 MB more
+
+
+def test_a_closed_stdout_ends_quietly_by_sigpipe(tmp_path):
+    """`score ... | head -1` ended with `rouge-pipeline: error: BrokenPipeError`; as
+    `seq 1 1000000 | head -1`, it ends quietly, and its status is SIGPIPE's (141)."""
+    rows = [dict(ROW, system=s, doc_id=str(d)) for d in range(3000) for s in ("a", "b")]
+    data = write_jsonl(tmp_path / "in.jsonl", rows)
+    code, out, err, _ = measured(["bash", "-c", f"{PYTHON} -c 'from pipeline.cli import entry; entry()' score "
+                                  f"{data} --format jsonl --quiet | head -1; echo ${{PIPESTATUS[0]}}; "
+                                  "seq 1 1000000 | head -1 > /dev/null; echo ${PIPESTATUS[0]}"])
+    assert code == 0
+    first, status, seq_status = out.splitlines()
+    assert json.loads(first)["system"] == "a"
+    assert status == seq_status == "141", out
+    assert "error" not in err and "Broken" not in err, err
+
+
+# ------------------------------------------------------------------ names and settings
+
+
+def config(**sections) -> RunConfig:
+    return RunConfig(input=InputConfig(candidates=("x.jsonl",), **sections.get("input", {})),
+                     human=HumanConfig(**sections.get("human", {})),
+                     significance=SignificanceConfig(**sections.get("significance", {})))
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"candidate_field": "references"},
+     "input.candidate_field must be a column of its own, not also input.references_field"),
+    ({"system_field": "doc_id"}, "input.system_field must be a column of its own, not also input.doc_id_field"),
+    ({"system_field": "candidate"}, "input.system_field must be a column of its own, not also input.candidate_field"),
+    ({"doc_id_field": "text", "candidate_field": "text"},
+     "input.doc_id_field must be a column of its own, not also input.candidate_field"),
+    ({"reference_field": "references"},
+     "input.references_field must be a column of its own, not also input.reference_field"),
+    ({"doc_id_field": "reference_id"},
+     "input.doc_id_field must be a column of its own, not also the reference rows' reference_id"),
+])
+def test_one_column_in_two_roles_is_refused(fields, message):
+    """`candidate_field = "references"` scored every row against itself (100%);
+    `system_field = "doc_id"` failed only after the run."""
+    with pytest.raises(RougeConfigError, match="one column cannot be read in two roles") as raised:
+        config(input=fields).validate()
+    assert message in str(raised.value)
+
+
+def test_a_candidate_and_a_reference_may_share_a_column_name():
+    """Split form: candidate files and reference files are different files, so
+    reading both texts from a column "text" is no clash."""
+    config(input={"candidate_field": "text", "reference_field": "text"}).validate()
+
+
+HOSTILE_NAMES = {
+    "ESC": "human\x1b[2J",
+    "newline": "human\nROUGE-1 Average_R: 1.00000",
+    "C1 control": "human\x85",
+    "bidi override": "human\u202e",
+    "invisible only": "\u200b\u200c\u2060",
+    "spaces only": "   ",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE_NAMES)
+@pytest.mark.parametrize("key", ["human.name", "significance.baseline", "input.system_field"])
+def test_every_name_a_config_gives_follows_the_id_rule(kind, key):
+    """`human.name` accepted ESC and newlines: raw ESC reached rouge155.txt and
+    report.html, and a forged `ROUGE-1 Average_R` line reached the report."""
+    name = HOSTILE_NAMES[kind]
+    section, field = key.split(".")
+    if key == "significance.baseline" and not name:
+        config(significance={"baseline": ""}).validate()  # empty: every pair, not a name
+        return
+    with pytest.raises(RougeConfigError, match=f"{key} must be a name that follows the id rule") as raised:
+        config(**{section: {field: name}}).validate()
+    assert "\x1b" not in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_score_refuses_a_hostile_system_name(tmp_path):
+    cand, ref = tmp_path / "c.txt", tmp_path / "r.txt"
+    cand.write_text("a b\n")
+    ref.write_text("a b\n")
+    for name in ("x\x1b[31m", "\u200b\u2060", "a\nb"):
+        code, _, err, _ = measured(pipeline_command("score", str(cand), str(ref), "--system", name))
+        assert code == 2, err
+        assert "--system" in err and "\x1b" not in err, err
+
+
+@pytest.mark.parametrize("name", ["\u200b\u200c\u2060", "\u2060", " \u200b ", "\ufe0f"])
+def test_a_system_made_only_of_invisible_characters_is_refused_like_an_empty_one(tmp_path, name):
+    """Round 3: a system named U+200B U+200C U+2060 was published as a system; it is
+    an `invalid_id` row now, in `score` and in `run`, from a row or from a path."""
+    from pipeline.io.rows import parse_candidate
+    from pipeline.io.patterns import SystemFromPath
+    from pipeline.records import SourceRow
+
+    c = InputConfig(candidates=("x",))
+    error = parse_candidate(SourceRow("f.jsonl", 1, dict(ROW, system=name)), c, True, None)
+    assert error.reason == "invalid_id" and "invisible characters or spaces" in error.message
+    error = parse_candidate(SourceRow("f.jsonl", 1, dict(ROW, doc_id=name)), c, True, None)
+    assert error.reason == "invalid_id"
+    row = {k: v for k, v in ROW.items() if k != "system"}
+    error = parse_candidate(SourceRow(f"out/{name}/x.jsonl", 1, row), c, True, SystemFromPath(r"out/(?P<system>[^/]+)/"))
+    assert error.reason == "invalid_id", error
+    data = write_jsonl(tmp_path / "in.jsonl", [ROW, dict(ROW, system=name)])
+    code, out, err, _ = measured(pipeline_command("score", str(data), "--format", "csv"))
+    assert code == 3, err  # one of two rows rejected: past the default 1%
+    assert "invalid_id: 1" in err
+    header, *rows = [line.split(",") for line in out.splitlines()]
+    assert {row[header.index("system")] for row in rows} == {"a"}
+
+
+@pytest.mark.parametrize("rule", ["sep:\x1b[2J", "sep:\x85", "sep:a\u2028b", "sep:\u202e"])
+def test_a_sep_rule_with_a_control_character_is_refused(tmp_path, rule):
+    """Control characters in a sep: rule reached stderr (the signature) and JSON raw."""
+    data = write_jsonl(tmp_path / "in.jsonl", [ROW])
+    code, out, err, _ = measured(pipeline_command("score", str(data), "--sentence-split", rule, "--format", "json"))
+    assert code == 2, err
+    assert "cannot hold a control character" in err
+    assert not any(ch in err + out for ch in "\x1b\x85\u2028\u202e"), err
+
+
+def test_a_baseline_that_names_no_system_fails_the_run_naming_the_systems(tmp_path):
+    """It gave an empty significance table with no warning."""
+    from pipeline.beam.run import RunFailed
+
+    data = write_jsonl(tmp_path / "in.jsonl", [dict(ROW, system=s, doc_id=d) for s in ("lead", "bart") for d in "123"])
+    with pytest.raises(RunFailed, match=r"significance.baseline 'pegasus' names no system of this run, so no pair "
+                                        r"could be tested; its systems: 'bart', 'lead'"):
+        run_pipeline_with_baseline(tmp_path / "out", data, "pegasus")
+    assert not (tmp_path / "out").exists()
+    record = run_pipeline_with_baseline(tmp_path / "ok", data, "lead")
+    assert record["counts"]["scored"] == 6
+
+
+def run_pipeline_with_baseline(output, data, baseline):
+    from pipeline.beam.run import run
+    from pipeline.config import OutputConfig, RougeConfig
+
+    c = RunConfig(input=InputConfig(candidates=(str(data),)), rouge=RougeConfig(args="-n 1 -r 10"),
+                  significance=SignificanceConfig(baseline=baseline), output=OutputConfig(folder=str(output)))
+    return run(c.validate(), ["--runner=FnApiRunner", "--direct_running_mode=in_memory"])
+
+
+# ------------------------------------------------------------------------ user regexes
+
+CATASTROPHIC = r"(?P<system>(a|aa)+)$"  # Fibonacci(n) ways to match n a's: never ends on 60 a's and a b
+
+
+def test_a_backtracking_system_pattern_is_refused_before_any_work(tmp_path):
+    """A backtracking `input.system_from_path` hung the run at full CPU; it is tried
+    on every input path, with a time bound, before anything is read."""
+    folder = tmp_path / ("a" * 60 + "b")
+    data = write_jsonl(folder / "in.jsonl", [{k: v for k, v in ROW.items() if k != "system"}])
+    config_file = tmp_path / "c.toml"
+    config_file.write_text(f"[input]\ncandidates = [{json.dumps(str(data))}]\nsystem_from_path = "
+                           f"{json.dumps(CATASTROPHIC)}\n[rouge]\nargs = \"-n 1 -r 10\"\n")
+    for command in (["score", "--config", str(config_file)], ["run", "--config", str(config_file), "--output",
+                                                               str(tmp_path / "out")]):
+        code, _, err, _ = measured(pipeline_command(*command), timeout=240)
+        assert code == 2, err
+        assert "took more than 1 s on" in err and "backtracks catastrophically" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_pyrouge_patterns_are_bounded_too(tmp_path):
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "sys" / ("a" * 60 + "b")).write_text("a b\n")
+    (tmp_path / "models" / "m.A.1.txt").write_text("a b\n")
+    code, _, err, _ = measured(pipeline_command(
+        "score", "--system-dir", str(tmp_path / "sys"), "--model-dir", str(tmp_path / "models"),
+        "--system-pattern", "((?:a|aa)+)$", "--model-pattern", "m.[A-Z].#ID#.txt"), timeout=240)
+    assert code == 2, err
+    assert "--system-pattern '((?:a|aa)+)$' took more than 1 s" in err, err
+
+
+def test_a_system_pattern_is_matched_once_per_file_and_still_works(tmp_path):
+    from pipeline.io.patterns import SystemFromPath
+
+    pattern = SystemFromPath(r"runs/(?P<system>[^/]+)/")
+    assert pattern.system("runs/lead-3/part-0.jsonl") == "lead-3"
+    assert pattern.system("elsewhere/x.jsonl") is None
+    assert pattern.known == {"runs/lead-3/part-0.jsonl": "lead-3", "elsewhere/x.jsonl": None}
+    import pickle
+
+    again = pickle.loads(pickle.dumps(pattern))  # (sent to Beam workers)
+    assert again.system("runs/b/x") == "b" and again.known == {"runs/b/x": "b"}
+
+
+# ---------------------------------------------------------------------------- stalls
+
+
+def _looks(watch, seconds, *, share=0.0, counters=lambda t: 0, waiting=0.0):
+    """The rules look by look: three processes (the driver and two workers) idle at
+    0.5% of a core (gRPC's wake-ups), process 2 using `share` of a core and waiting
+    for a CPU `waiting` of the time."""
+    from pipeline.beam.faults import _TICKS
+
+    waits = {}
+    watch.waited = lambda pid: waits.get(pid, 0.0)
+    for t in range(seconds + 1):
+        ticks = {pid: int(t * _TICKS * (0.005 + (share if pid == 2 else 0))) for pid in (1, 2, 3)}
+        waits[2] = t * waiting
+        reason = watch.look(float(t), {pid: ("S", n) for pid, n in ticks.items()}, counters(t), True)
+        if reason:
+            return t, reason
+    return None
+
+
+def test_a_busy_worker_without_progress_is_a_stall():
+    """A worker spinning (a backtracking regex) was never stopped: once the workers
+    have counted, a process busy for the whole limit with no counter moving stops
+    the run, and the message says what it cannot tell apart."""
+    from pipeline.beam.faults import StallWatch
+
+    t, reason = _looks(StallWatch(10), 60, share=0.995, counters=lambda t: min(t, 5))
+    assert t == 15
+    assert reason == ("no progress counter moved for 10 s while a process of the run (2) kept 100% of a core "
+                      "busy: a step that never ends (such as a regex that backtracks), or one slower than the "
+                      "limit allows (raise it if the run is only slow)")
+    # counters moving: busy is working
+    assert _looks(StallWatch(10), 60, share=1.0, counters=lambda t: t // 3) is None
+
+
+def test_a_slow_run_is_not_a_wedged_run():
+    """A run on a starved CPU (every process held to 4% of a core) was stopped after
+    67 s as "a wedged worker": start-up moves no counter and no process reached 5%
+    of a core.  A process that uses a CPU, or waits for one, is working."""
+    from pipeline.beam.faults import StallWatch
+
+    # start-up (no counter yet), busy: starting, not wedged, however long
+    assert _looks(StallWatch(10), 120, share=1.0) is None
+    # starved: 4% of a core, waiting for a CPU the rest of the time, before and after counting
+    assert _looks(StallWatch(10), 120, share=0.04, waiting=0.96) is None
+    assert _looks(StallWatch(10), 120, share=0.04, waiting=0.96, counters=lambda t: min(t, 5)) is None
+    # starved harder (1%: less than an idle worker's share, but waiting): still not wedged
+    assert _looks(StallWatch(10), 120, share=0.01, waiting=0.99, counters=lambda t: min(t, 5)) is None
+    # idle (nothing used, nothing waited): wedged, and the message says only that
+    t, reason = _looks(StallWatch(10), 60, counters=lambda t: min(t, 5))
+    assert t == 15 and reason.startswith("no progress for 10 s: no counter moved, and no process of the run used "
+                                         "2% of a core or waited for one")
+
+
+def test_the_run_queue_wait_is_read_from_proc():
+    from pipeline.beam.faults import run_queue_wait
+
+    assert run_queue_wait(os.getpid()) >= 0.0
+    assert run_queue_wait(2**22 + 12345) == 0.0  # (no such process)
+
+
+# --------------------------------------------------------------------- a failed strict run
+
+
+def mount_tmpfs(path: Path, options: str) -> bool:
+    path.mkdir()
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+                          capture_output=True).returncode == 0
+
+
+def fill(folder: Path) -> None:
+    """No block and no inode left in `folder`'s file system."""
+    try:
+        with open(folder / "filler", "wb") as fh:
+            while True:
+                fh.write(b"\0" * (1 << 16))
+    except OSError:
+        pass
+    try:
+        for i in range(1_000_000):
+            (folder / f"f{i}").touch()
+    except OSError:
+        pass
+
+
+def test_a_failed_strict_run_on_a_full_disk_removes_its_staging_and_says_strict(tmp_path):
+    """It left its staging folder and lock, and never said "strict"."""
+    disk = tmp_path / "disk"
+    if not mount_tmpfs(disk, "size=32m,nr_inodes=400"):
+        if os.environ.get("CI"):
+            pytest.fail("CI runs as root and must be able to mount a small tmpfs")
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        data = write_jsonl(tmp_path / "in.jsonl", [ROW, dict(ROW, doc_id="d2", candidate=None)])
+        resume = tmp_path / "resume"
+        env = dict(os.environ, ROUGE_PIPELINE_TEST_PAUSE=f"before_checks:{resume}")
+        process = subprocess.Popen(
+            pipeline_command("run", "--input", str(data), "--output", str(disk / "out"), "--strict",
+                             "--rouge-args", "-n 1 -r 10", "--runner", "FnApiRunner"),
+            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        lines = []
+        for line in process.stderr:
+            lines.append(line)
+            if "test pause at before_checks" in line:
+                break
+        fill(disk)
+        resume.touch()
+        err = "".join(lines) + process.stderr.read()
+        assert process.wait(timeout=120) == 1, err
+        assert "rouge-pipeline: run failed, nothing published: strict mode: 1 error rows" in err, err
+        assert "the errors table could not be kept" in err and "No space left on device" in err, err
+        assert sorted(p.name for p in disk.iterdir() if not p.name.startswith("f")) == ["filler"]
+    finally:
+        subprocess.run(["umount", str(disk)])
