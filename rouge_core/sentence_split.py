@@ -150,8 +150,20 @@ def _sentencex(code: str) -> Callable[[str], list[str]]:
     except ImportError as err:  # a declared dependency; only a broken install lands here
         raise RougeConfigError("sentence_split 'sentencex' needs the sentencex package (pip install sentencex)") from err
 
-    @lru_cache(maxsize=1 << 14)  # references repeat once per system
-    def split(line: str) -> list[str]:
+    def pieces(line: str) -> list[str]:
         return [s.strip() for s in segment(code, line) if s.strip()]
 
+    # References repeat once per system: a short line's pieces are kept, a bounded
+    # number of them (CACHED_LINES x CACHED_CHARS: at most 8 Mi characters, and their
+    # pieces), so memory never grows with the input (a cache of every line up to
+    # max_text_bytes held 785 MB where splitting at newlines held 262).
+    cached = lru_cache(maxsize=CACHED_LINES)(pieces)
+
+    def split(line: str) -> list[str]:
+        return cached(line) if len(line) <= CACHED_CHARS else pieces(line)
+
     return split
+
+
+CACHED_LINES = 4096
+CACHED_CHARS = 2048

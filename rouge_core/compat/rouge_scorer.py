@@ -28,6 +28,7 @@ from rouge_core import kernel as kernel_module
 from rouge_core import lcs as _lcs
 from rouge_core import ngram as _ngram
 from rouge_core.compat import scoring, tokenizers
+from rouge_core.compat.tokenize import ensure_str
 from rouge_core.presets.rouge_score import parse_rouge_type, porter_stem
 
 _ROUGE_N = re.compile(r"rouge[0-9]$")
@@ -60,13 +61,14 @@ class RougeScorer(scoring.BaseScorer):
         tokenizer = self._tokenizer
         if self._split_summaries or type(tokenizer) is not tokenizers.DefaultTokenizer:
             return None
+        if type(self.rouge_types) not in (list, tuple):
+            return None  # a generator, a set, a string ...: rouge-score's own reading, from the Python path
         built_for = self._engine_for
         if built_for is not None and built_for == (self.rouge_types, tokenizer, tokenizer.use_stemmer):
             return self._engine
         types = tuple(dict.fromkeys(self.rouge_types))  # a repeated type is scored once, as a dict key
-        if not all(isinstance(t, str) for t in types):
-            return None  # rouge-score's own TypeError, from the Python path
-        _check_types(types)
+        if not all(type(t) is str and _PLAIN_TYPE.fullmatch(t) for t in types):
+            return None  # bytes, "rouge1\n", "rouge0", an unknown name: as rouge-score reads (or refuses) it
         self._engine = None
         if types and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
             self._engine = kernel_module.CompiledRougeScore(
@@ -92,7 +94,8 @@ class RougeScorer(scoring.BaseScorer):
         Raises:
             ValueError: an invalid rouge type, or no targets.
         """
-        engine = self._compiled()
+        engine = self._compiled() if _texts(prediction) and type(targets) in (list, tuple) and targets \
+            and all(map(_texts, targets)) else None
         if engine is not None:
             result = engine.score(prediction, targets)
             if result is not None:
@@ -113,7 +116,7 @@ class RougeScorer(scoring.BaseScorer):
         Raises:
             ValueError: if an invalid rouge type is encountered.
         """
-        engine = self._compiled()
+        engine = self._compiled() if _texts(target) and _texts(prediction) else None
         if engine is not None:
             result = engine.score(prediction, (target,))
             if result is not None:
@@ -132,7 +135,7 @@ class RougeScorer(scoring.BaseScorer):
             raise ValueError(
                 f"targets and predictions differ in length: {len(targets)} targets, {len(predictions)} predictions"
             )
-        engine = self._compiled()
+        engine = self._compiled() if all(map(_texts, targets)) and all(map(_texts, predictions)) else None
         if engine is None:
             return [self.score(t, p) for t, p in zip(targets, predictions)]
         results = engine.score_batch([(p, (t,)) for t, p in zip(targets, predictions)])
@@ -154,7 +157,7 @@ class RougeScorer(scoring.BaseScorer):
                     [self._tokenizer.tokenize(s) for s in self._sentences(target)],
                     [self._tokenizer.tokenize(s) for s in self._sentences(prediction)],
                 )
-            elif _ROUGE_N.match(rouge_type):
+            elif _ROUGE_N.match(ensure_str(rouge_type)):  # (rouge-score's: bytes decoded; "rouge1\n" matches)
                 n = int(rouge_type[5:])
                 if n <= 0:
                     raise ValueError("rougen requires positive n: %s" % rouge_type)
@@ -170,18 +173,20 @@ class RougeScorer(scoring.BaseScorer):
 
             sents = nltk.sent_tokenize(text)
         else:
-            sents = text.split("\n")  # sentences are separated by newlines
+            sents = ensure_str(text).split("\n")  # sentences are separated by newlines
         return [x for x in sents if len(x)]
 
 
-def _check_types(types) -> None:
-    for rouge_type in types:
-        if rouge_type in ("rougeL", "rougeLsum"):
-            continue
-        if not _ROUGE_N.match(rouge_type):
-            raise ValueError("Invalid rouge type: %s" % (rouge_type,))
-        if int(rouge_type[5:]) <= 0:
-            raise ValueError("rougen requires positive n: %s" % rouge_type)
+# The rouge types the compiled kernel scores; any other (bytes, "rouge1\n", "rouge0", a
+# name rouge-score does not know) goes through the Python path, in rouge-score's order:
+# the texts are read first, then each type (so its error, or its key, is rouge-score's).
+_PLAIN_TYPE = re.compile(r"rouge[1-9]|rougeL|rougeLsum")
+
+
+def _texts(value) -> bool:
+    """A text the compiled kernel reads as rouge-score would: a str (bytes and the rest
+    take the Python path, where rouge-score's decoding and errors are reproduced)."""
+    return type(value) is str
 
 
 # ---------------------------------------------------------------- rouge-score's helpers

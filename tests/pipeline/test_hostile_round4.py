@@ -419,3 +419,107 @@ def test_a_failed_strict_run_on_a_full_disk_removes_its_staging_and_says_strict(
         assert left and all(name[0] == "f" and name[1:].isdigit() for name in left), left  # (the run left nothing)
     finally:
         subprocess.run(["umount", str(disk)])
+
+
+# ----------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize("option, message", [
+    ("--direct_num_workers=-1", "Beam option --direct_num_workers must be from 0 to 256; got -1"),
+    ("--direct_num_workers=100000", "Beam option --direct_num_workers must be from 0 to 256; got 100000"),
+    ("--direct_num_workers=two", "Beam option --direct_num_workers: invalid int value: 'two'"),
+    ("--direct_running_mode=fast", "Beam option --direct_running_mode: invalid choice: 'fast'"),
+    ("--num_workers=-3", "Beam option --num_workers must be 0 or more; got -3"),
+    ("--parallelism=-2", "Beam option --parallelism must be -1 or more; got -2"),
+    ("--job_port=70000", "Beam option --job_port must be from 0 to 65535; got 70000"),
+])
+def test_out_of_range_beam_options_are_refused_with_a_sentence(tmp_path, option, message):
+    """`--direct_num_workers=-1` ended in an IndexError inside Beam."""
+    data = write_jsonl(tmp_path / "in.jsonl", [ROW])
+    code, _, err, _ = measured(pipeline_command("run", "--input", str(data), "--output", str(tmp_path / "out"),
+                                                "--runner", "FnApiRunner", option))
+    assert code == 2, err
+    assert message in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_beam_options_in_range_pass():
+    from pipeline.beam.options import check_beam_args
+
+    check_beam_args(["--runner=FnApiRunner", "--direct_num_workers=0", "--direct_running_mode=multi_processing",
+                     "--parallelism=-1"], [])
+
+
+def test_sentencex_splitting_does_not_keep_every_line():
+    """`sentencex` kept every line and its pieces (an lru_cache of 16,384 keys of up to
+    max_text_bytes): 785 MB against 262 with `newline`.  Long lines are not kept, and
+    the short ones kept are a bounded number."""
+    import tracemalloc
+
+    from rouge_core.sentence_split import CACHED_CHARS, CACHED_LINES, splitter
+
+    split = splitter("sentencex")
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(60):
+        line = f"Line {i} starts here. " + "It goes on and on, word after word. " * (CACHED_CHARS // 30)
+        assert len(split(line)) > 1
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert held < 200_000, held  # 60 lines of 2 KB and their pieces: 250 KB when kept
+    assert CACHED_LINES * CACHED_CHARS <= 8 << 20
+
+
+# --------------------------------------------------------- rouge_core.compat, odd inputs
+
+TEXTS = {
+    "str": ("The quick brown fox.\nJumps over the dog", "The quick brown dog.\nJumps on the log"),
+    "bytes": (b"The quick brown fox.\nJumps over the dog", b"The quick brown dog.\nJumps on the log"),
+    "bytes target": (b"The quick brown fox", "the quick fox"),
+    "utf-8 bytes": ("Caf\u00e9 \u212a ok".encode(), "caf\u00e9 k ok"),
+    "latin-1 bytes": ("caf\u00e9 ok".encode("latin-1"), "caf ok"),
+    "bytearray": (bytearray(b"a b"), "a b"),
+    "None": (None, "a b"),
+    "empty bytes": (b"", b""),
+}
+TYPES = {
+    "list": lambda: ["rouge1", "rougeL"],
+    "generator": lambda: (t for t in ["rouge1", "rougeL"]),
+    "set": lambda: {"rouge1", "rouge2"},
+    "set of one": lambda: {"rougeLsum"},
+    "trailing newline": lambda: ["rouge1\n", "rougeL"],
+    "bytes": lambda: [b"rouge1", b"rougeL"],
+    "a bytes string": lambda: b"rouge1",
+    "a string": lambda: "rougeL",
+    "rouge0": lambda: ["rouge0"],
+    "unknown": lambda: ["rougeX"],
+    "Arabic digit": lambda: ["rouge\u0661"],
+    "empty": lambda: [],
+    "dict": lambda: {"rouge2": 0, "rougeLsum": 1},
+}
+
+
+def _outcome(module, types, target, prediction, method, stem):
+    try:
+        scorer = module.RougeScorer(types(), use_stemmer=stem)
+        result = scorer.score(target, prediction) if method == "score" else scorer.score_multi([target], prediction)
+        return "value", {key: tuple(score) for key, score in result.items()}
+    except Exception as err:  # noqa: BLE001 (the exception's type is what is compared)
+        return "raises", type(err).__name__
+
+
+@pytest.mark.parametrize("types", TYPES)
+@pytest.mark.parametrize("texts", TEXTS)
+def test_compat_reads_odd_inputs_as_rouge_score_does(types, texts):
+    """Bytes inputs raised TypeError where rouge-score 0.1.2 decodes them (TensorFlow
+    datasets yield bytes); odd rouge_types behaved differently.  Against rouge-score
+    0.1.2 itself: the same values, or an exception of the same type."""
+    from rouge_score import rouge_scorer as peer
+
+    from rouge_core.compat import rouge_scorer as ours
+
+    target, prediction = TEXTS[texts]
+    for method in ("score", "score_multi"):
+        for stem in (False, True):
+            expected = _outcome(peer, TYPES[types], target, prediction, method, stem)
+            assert _outcome(ours, TYPES[types], target, prediction, method, stem) == expected, (method, stem)
