@@ -8,7 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from pipeline.render.significance import as_points, format_p
-from pipeline.render.tables import Markdown, markdown_cell, markdown_table, text_table
+from pipeline.io.names import shown
+from pipeline.render.tables import Markdown, code_span, markdown_cell, markdown_table, text_table
 
 
 def signed(x: float | None) -> str:
@@ -24,10 +25,10 @@ def markdown_report(
     all_moved: bool = True,
 ) -> str:
     """The comparison for people: scores x 100, the change with its interval."""
-    lines = [
-        f"Old: `{old.path}`  ",
-        f"New: `{new.path}`  ",
-        f"Signature: `{new.signature}`  ",
+    lines = [  # (paths and the signature are untrusted: code spans with control characters escaped)
+        f"Old: {code_span(old.path)}  ",
+        f"New: {code_span(new.path)}  ",
+        f"Signature: {code_span(new.signature)}  ",
         options,
         "",
     ]
@@ -59,10 +60,10 @@ def markdown_report(
                 f"both runs scored (old run {before}, new run {after})"
             ),
         ]
-    shown = {(r["system"], r["metric"]) for r in rows if all_moved or r["verdict"] in ("better", "worse")}
+    listed_pairs = {(r["system"], r["metric"]) for r in rows if all_moved or r["verdict"] in ("better", "worse")}
     groups = defaultdict(list)
     for m in moved:
-        if (m["system"], m["metric"]) in shown:
+        if (m["system"], m["metric"]) in listed_pairs:
             groups[m["system"], m["metric"]].append(m)
     if groups:
         lines += ["", f"Documents whose {rows[0]['measure']} moved most (x 100):"]
@@ -190,10 +191,10 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
         if systems:
             out.append(f"{label}: {', '.join(systems)}")
     out += partial_notes(rows)
-    shown = {(r["system"], r["metric"]) for r in listed if r["verdict"] in ("better", "worse")}
+    listed_pairs = {(r["system"], r["metric"]) for r in listed if r["verdict"] in ("better", "worse")}
     groups: dict = defaultdict(list)
     for m in moved:
-        if (m["system"], m["metric"]) in shown and len(groups[m["system"], m["metric"]]) < moved_per_metric:
+        if (m["system"], m["metric"]) in listed_pairs and len(groups[m["system"], m["metric"]]) < moved_per_metric:
             groups[m["system"], m["metric"]].append(m)
     if groups:
         out += ["", f"Documents whose {measure} moved most (x 100):"]
@@ -201,7 +202,7 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
             out.append(f"  {system} {metric}: " + ", ".join(
                 f"{m['doc_id']} {as_points(m['old'])} -> {as_points(m['new'])} ({signed(m['delta_points'])})"
                 for m in items))
-    out += ["", f"old: {old.path}", f"new: {new.path}", f"signature: {new.signature}", options]
+    out += ["", f"old: {shown(old.path)}", f"new: {shown(new.path)}", f"signature: {shown(new.signature)}", options]
     return "\n".join(out) + "\n"
 
 
@@ -264,8 +265,8 @@ def page_context(old, new, rows: list[dict], moved: list[dict], options: str, fa
         "status_words": "exit status 1: a significant drop" if status else "exit status 0: no significant drop beyond the threshold",
         "measure": measure,
         "options": options,
-        "old": {"path": old.path, "link": report_link(old.path), "signature": old.signature},
-        "new": {"path": new.path, "link": report_link(new.path), "signature": new.signature},
+        "old": {"path": shown(old.path), "link": report_link(old.path), "signature": shown(old.signature)},
+        "new": {"path": shown(new.path), "link": report_link(new.path), "signature": shown(new.signature)},
         "rows": table,
         "counts": {
             "compared": sum(r["status"] == "both" for r in rows),

@@ -523,3 +523,58 @@ def test_compat_reads_odd_inputs_as_rouge_score_does(types, texts):
         for stem in (False, True):
             expected = _outcome(peer, TYPES[types], target, prediction, method, stem)
             assert _outcome(ours, TYPES[types], target, prediction, method, stem) == expected, (method, stem)
+
+
+# ------------------------------------------------------------- a hostile run.json
+
+SIGNATURE = "rouge155|n:1|L:yes|W:no|S:no|stem:no|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@10|v:0.1.0"
+
+
+@pytest.fixture(scope="module")
+def result_folder(tmp_path_factory):
+    from tests.pipeline.runs import run_pipeline
+
+    tmp = tmp_path_factory.mktemp("result")
+    rows = [dict(ROW, system=s, doc_id=str(d), candidate=f"the cat {s} sat {d % 3}") for s in ("a", "b") for d in range(6)]
+    run_pipeline(tmp / "out", [write_jsonl(tmp / "in.jsonl", rows)], flags="-n 1 -r 10")
+    return tmp / "out"
+
+
+def forged(folder: Path, target: Path, signature: str) -> Path:
+    import shutil
+
+    shutil.copytree(folder, target)
+    record = json.loads((target / "run.json").read_text())
+    record["signature"] = signature
+    (target / "run.json").write_text(json.dumps(record))
+    return target
+
+
+@pytest.mark.parametrize("forgery", [
+    "\n\n# All systems improved\x1b[2J",
+    "` **FORGED** `\n## Heading\x1b]0;title\x07",
+    "|x:\x1b[31mred\u202e",
+])
+def test_a_hostile_run_json_signature_is_shown_escaped(tmp_path, result_folder, forgery, capsys):
+    """A run.json signature read by compare put raw escape sequences on the terminal
+    and a forged heading into comparison.md and its page: every field read from a
+    result folder is shown escaped, on the terminal, in Markdown and in HTML."""
+    old = forged(result_folder, tmp_path / "old", SIGNATURE + forgery)
+    new = forged(result_folder, tmp_path / "new", SIGNATURE + forgery)
+    code = main(["compare", str(old), str(new), "--output", str(tmp_path / "cmp"), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    markdown = (tmp_path / "cmp" / "comparison.md").read_text()
+    page = (tmp_path / "cmp" / "report.html").read_text()
+    for text in (out, err, markdown, page):
+        assert not any(ch in text for ch in "\x1b\x07\u202e"), text
+    assert not any(line.startswith("#") for line in markdown.splitlines()), markdown
+    signature_lines = [line for line in markdown.splitlines() if line.startswith("Signature:")]
+    assert len(signature_lines) == 1 and "\\x1b" in signature_lines[0], markdown  # (escaped, on one line)
+    # not comparable: the differing settings and both signatures, escaped, on the terminal
+    other = forged(result_folder, tmp_path / "other", SIGNATURE.replace("n:1", "n:2" + forgery))
+    code = main(["compare", str(old), str(other), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 3, err
+    assert not any(ch in out + err for ch in "\x1b\x07\u202e"), out
+    assert all(not line.startswith("#") for line in out.splitlines()), out
