@@ -70,9 +70,16 @@ def resolve_inputs(config: RunConfig) -> dict:
 
 def fingerprints(folder: str, paths: list[str]) -> list[dict]:
     """Each input's size and SHA-256, as its reader hashed it while reading: the bytes
-    that were scored, even if the file changed after (pipeline.io.rows.HashingReader)."""
+    that were scored, even if the file changed after (pipeline.io.rows.HashingReader);
+    a file that changed while or after it was read says so (`changed`), here and on
+    stderr."""
     read = read_fingerprints(folder)
-    return [read.get(path, {"path": path, "error": "not read"}) for path in paths]
+    found = [read.get(path, {"path": path, "error": "not read"}) for path in paths]
+    for entry in found:
+        if entry.get("changed"):
+            log.warning("input %s changed: %s (run.json records the bytes read)", shown(entry["path"]),
+                        entry["changed"])
+    return found
 
 
 def check_counts(counts: dict, strict: bool) -> None:

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import stat
 import zlib
 from typing import Iterable, Optional
 
@@ -231,12 +232,28 @@ def _parquet_digest(raw_file) -> tuple[dict, Optional[tuple]]:
     return reader.digest(), _stat_of(raw_file)
 
 
+def _changed(raw_file, opened: Optional[tuple], read: int) -> Optional[str]:
+    """How a regular file changed since it was opened, its `read` bytes parsed: it grew
+    (an append after the reader reached its end: those bytes were not read), shrank, or
+    was written while it was read; None when it did not."""
+    now = _stat_of(raw_file)
+    if now is None or opened is None or not stat.S_ISREG(now[2]):
+        return None
+    if now[0] > read:
+        return f"it grew by {now[0] - read} bytes after it was read; the {read} bytes read are what was scored"
+    if now[0] < read:
+        return f"it shrank to {now[0]} bytes after {read} were read; the bytes read are what was scored"
+    if now != opened:
+        return "it was written while it was read: its rows may mix two versions of it"
+    return None
+
+
 def _stat_of(raw_file) -> Optional[tuple]:
     try:
         st = os.fstat(raw_file.fileno())
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return None
-    return (st.st_size, st.st_mtime_ns)
+    return (st.st_size, st.st_mtime_ns, st.st_mode)
 
 
 def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Optional[dict] = None):
@@ -265,16 +282,23 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
                 read = _parquet_rows(raw_file, path, config, fields)
                 reader = None
             else:
+                opened = _stat_of(raw_file)
                 reader = HashingReader(raw_file)
                 read = _jsonl_rows(reader, path, config, fields)
+            completed = False
             try:
                 for item in read:
                     rows += 1
                     yield item
+                completed = True
             finally:
                 if reader is not None and digest is not None:
-                    reader.drain()
-                    digest.update(reader.digest())
+                    if not completed:  # (stopped early, at damage: the rest is hashed, so the digest is the file's)
+                        reader.drain()
+                    digest.update(reader.digest())  # (else exactly the bytes that were parsed, never more)
+                    change = _changed(raw_file, opened, reader.size) if completed else None
+                    if change:
+                        digest["changed"] = change
             if reader is None and before[1] is not None and _stat_of(raw_file) != before[1]:
                 raise OSError(f"{path} changed while it was being read; its rows may mix two versions")
     except (OSError, EOFError, zlib.error) as err:  # EOFError, zlib.error: a truncated or corrupt .gz

@@ -578,3 +578,53 @@ def test_a_hostile_run_json_signature_is_shown_escaped(tmp_path, result_folder, 
     assert code == 3, err
     assert not any(ch in out + err for ch in "\x1b\x07\u202e"), out
     assert all(not line.startswith("#") for line in out.splitlines()), out
+
+
+# ------------------------------------------------------- a file appended to after it was read
+
+
+def test_a_file_appended_after_it_was_read_records_the_bytes_read_and_says_so(tmp_path, monkeypatch):
+    """Round 3: run.json recorded the size and SHA-256 of the file at the end (567,882
+    bytes), not of the bytes scored (547,245), and nothing said it changed: the
+    reader hashed what was appended after it had reached the end.  Here the append
+    comes exactly then: the moment the reader first sees the end of the file."""
+    import hashlib
+    import io
+
+    from pipeline.io import rows as rows_module
+    from pipeline.io.rows import iter_rows, used_fields
+
+    path = write_jsonl(tmp_path / "in.jsonl", [dict(ROW, doc_id=str(d)) for d in range(2000)])
+    original = path.read_bytes()
+    extra = b"".join(json.dumps(dict(ROW, doc_id=f"late{d}")).encode() + b"\n" for d in range(500))
+
+    class AppendedAtTheEnd(io.FileIO):
+        appended = False
+
+        def read(self, n=-1):
+            data = super().read(n)
+            if not data and not self.appended:
+                self.appended = True
+                with open(path, "ab") as fh:
+                    fh.write(extra)
+            return data
+
+    monkeypatch.setattr(rows_module.files, "open_read", lambda p, pipe_ok=False: AppendedAtTheEnd(p, "rb"))
+    digest: dict = {}
+    read = list(iter_rows(str(path), InputConfig(candidates=("x",)), used_fields(InputConfig()), digest))
+    assert len(read) == 2000
+    assert digest["bytes"] == len(original)
+    assert digest["sha256"] == hashlib.sha256(original).hexdigest()
+    assert digest["changed"] == (f"it grew by {len(extra)} bytes after it was read; the {len(original)} bytes read "
+                                 "are what was scored")
+
+
+def test_an_unchanged_file_records_its_bytes_and_no_change(tmp_path):
+    import hashlib
+
+    from pipeline.io.rows import iter_rows, used_fields
+
+    path = write_jsonl(tmp_path / "in.jsonl", [dict(ROW, doc_id=str(d)) for d in range(100)])
+    digest: dict = {}
+    assert len(list(iter_rows(str(path), InputConfig(candidates=("x",)), used_fields(InputConfig()), digest))) == 100
+    assert digest == {"bytes": path.stat().st_size, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
