@@ -31,6 +31,13 @@ class Candidate(NamedTuple):
     position: int
 
 
+class SameReferences(int):
+    """In place of a joined-form row's references: the same as those of the row at
+    this position of the same file, of the same document (the reader writes a run of
+    rows of one document with equal references once; pipeline.beam.documents puts
+    the references back, one shared copy)."""
+
+
 class ReferenceRow(NamedTuple):
     doc_id: str
     references: list  # one or more texts

@@ -10,7 +10,7 @@ from typing import Optional
 
 from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile, StatisticsConfig
 from pipeline.coverage import REFERENCES, Coverage, TextTally
-from pipeline.documents import DocumentGroup, document_key, resolve_document, split_lookalikes
+from pipeline.documents import DocumentGroup, document_key, resolve_document, share_references, split_lookalikes
 from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import (
     FILE_LEVEL_REASONS,
@@ -175,7 +175,8 @@ def score_rows(
             if isinstance(parsed, ErrorRecord):
                 _report(parsed, scores, strict)
             else:
-                by_doc.setdefault(document_key(parsed.doc_id), ([], []))[0].append(parsed)
+                held = by_doc.setdefault(document_key(parsed.doc_id), ([], []))[0]
+                held.append(share_references(held[0], parsed) if held else parsed)  # (equal references: one copy)
         for row in _readable(reference_rows, scores, strict, stage):
             parsed = parse_reference(row, config)
             if isinstance(parsed, ErrorRecord):

@@ -19,7 +19,7 @@ from pipeline.io import files
 from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import FILE_LEVEL_REASONS, internal_error, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
-from pipeline.records import ErrorRecord, SourceRow
+from pipeline.records import Candidate, ErrorRecord, SameReferences, SourceRow, make
 
 ERRORS = "errors"
 COUNTS = "counts"
@@ -113,6 +113,7 @@ class ReadFileFn(beam.DoFn):
         pending: dict = {}
         held = chars = 0
         candidates, buckets = self.kind == "candidates", self.buckets
+        run = None  # (doc_id, references, position) of the row whose references the next rows may repeat
         try:
             for item in iter_rows(path, self.config, self.fields, digest):
                 if isinstance(item, SourceRow):
@@ -124,6 +125,11 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("bad rows")
                     errors.add(item)
                 else:
+                    if candidates and item.references is not None:  # joined form: a document's references once
+                        if run is not None and item.doc_id == run[0] and item.references == run[1]:
+                            item = make(Candidate, (*item[:3], SameReferences(run[2]), *item[4:]))
+                        else:
+                            run = (item.doc_id, item.references, item.position)
                     bucket = bucket_of(item.doc_id, buckets)
                     held_rows = pending.get(bucket)
                     if held_rows is None:
