@@ -177,6 +177,7 @@ def one_line(err: BaseException) -> str:
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     causes = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b.*?:", line)]
     text = causes[-1] if causes else (lines[-1] if lines else type(err).__name__)
+    text = re.sub(r" \[while running '[^']*'\]$", "", text)  # (Beam's note of the step: the message says what)
     if not causes and not text.startswith(type(err).__name__):
         text = f"{type(err).__name__}: {text}"
     return text[:500]
