@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pipeline.io.names import id_problem
+from pipeline.io.patterns import SystemFromPath
 from rouge_core import RougeConfigError, RougeSettings
 from rouge_core.signature import Signature
 
@@ -270,8 +271,6 @@ class RunConfig:
         if not self.input.candidates:
             fail("input.candidates", list(self.input.candidates), "at least one file or glob")
         if self.input.system_from_path:
-            from pipeline.io.patterns import SystemFromPath  # noqa: PLC0415 (loads regex only when used)
-
             try:
                 SystemFromPath(self.input.system_from_path)
             except RougeConfigError as err:

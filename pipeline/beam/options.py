@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import math
 from typing import Iterable, Optional, Sequence
 
 from rouge_core import RougeConfigError
@@ -111,8 +112,6 @@ def check_beam_values(args: Sequence[str]) -> None:
     a sentence (`--direct_num_workers=-1` ended in an IndexError inside Beam): an
     integer or a number not below 0 (or below the option's own negative default,
     "unset"), nor past OPTION_RANGES; a float finite; a choice among its choices."""
-    import math  # noqa: PLC0415
-
     parser = _beam_parser()
     try:
         given, _ = parser.parse_known_args(list(args))

@@ -11,6 +11,7 @@ import glob as _glob
 import os
 import re
 import stat
+import sys
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -47,8 +48,6 @@ def stdin():
     """The standard input as a binary file, read once; refused (OSError) when it is a
     device or a terminal, as `open_read` refuses one by name: `score - < /dev/zero`
     would never end, and on a terminal it would wait for typing."""
-    import sys  # noqa: PLC0415
-
     try:
         mode = os.fstat(sys.stdin.fileno()).st_mode
     except (OSError, ValueError, AttributeError) as err:  # closed, or not a real file

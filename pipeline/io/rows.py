@@ -19,6 +19,7 @@ import stat
 import zlib
 from typing import Iterable, NamedTuple, Optional
 
+import numpy as np
 import orjson
 
 from pipeline.config import InputConfig
@@ -553,8 +554,6 @@ def _batch_rows(pages: dict, rows: int) -> int:
     rows are in, not from an average: 10,000 one-byte rows and then 30 of 50 MiB are
     read one row at a time where the 50 MiB pages are (each page of a batch is at
     most _PAGE_BYTES, checked before)."""
-    import numpy as np  # noqa: PLC0415
-
     spans = []  # (first row, last row + 1, bytes) of every data page
     for found in pages.values():
         start = 0
