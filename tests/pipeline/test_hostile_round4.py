@@ -20,8 +20,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -396,12 +394,6 @@ def test_the_run_queue_wait_is_read_from_proc():
 # --------------------------------------------------------------------- a failed strict run
 
 
-def mount_tmpfs(path: Path, options: str) -> bool:
-    path.mkdir()
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
-                          capture_output=True).returncode == 0
-
-
 def fill(folder: Path) -> None:
     """No block and no inode left in `folder`'s file system."""
     try:
@@ -419,11 +411,11 @@ def fill(folder: Path) -> None:
 
 def test_a_failed_strict_run_on_a_full_disk_removes_its_staging_and_says_strict(tmp_path):
     """It left its staging folder and lock, and never said "strict"."""
+    from tests.pipeline.test_output_safety import mount_tmpfs
+
     disk = tmp_path / "disk"
-    if not mount_tmpfs(disk, "size=32m,nr_inodes=400"):
-        if os.environ.get("CI"):
-            pytest.fail("CI runs as root and must be able to mount a small tmpfs")
-        pytest.skip("mounting a tmpfs needs root")
+    if not mount_tmpfs(disk, "32m,nr_inodes=400"):  # (a few hundred files fill it: the run needs fewer)
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("mounting a tmpfs needs root (CI runs as root)")
     try:
         data = write_jsonl(tmp_path / "in.jsonl", [ROW, dict(ROW, doc_id="d2", candidate=None)])
         resume = tmp_path / "resume"

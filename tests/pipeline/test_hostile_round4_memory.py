@@ -14,9 +14,6 @@ references (one document whose rows repeat large references); many systems
 from __future__ import annotations
 
 import gzip
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,34 +21,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.pipeline.io.test_parquet_memory import read_in_child
 from tests.pipeline.test_hostile_round4 import measured, pipeline_command
 from tests.pipeline.runs import write_jsonl
-
-READ = """
-import json, sys
-from collections import Counter
-from pipeline.config import InputConfig
-from pipeline.io.rows import iter_rows, used_fields
-config = InputConfig()
-reasons, messages, rows = Counter(), [], 0
-for item in iter_rows(sys.argv[1], config, used_fields(config)):
-    reason = getattr(item, "reason", None)
-    if reason:
-        reasons[reason] += 1
-        messages.append(item.message)
-    else:
-        rows += 1
-with open("/proc/self/status") as fh:  # VmHWM: this process's own peak (not the parent's at fork)
-    peak = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM")) // 1024
-print(json.dumps({"rows": rows, "reasons": reasons, "first": messages[:1], "mb": peak}))
-"""
-
-
-def read_in_child(path):
-    done = subprocess.run([sys.executable, "-c", READ, str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
-
 
 def texts(values: list, repeat: list) -> pa.Array:
     """`values[k]` repeated `repeat[k]` times, as one string array (built in Arrow)."""
@@ -261,6 +233,14 @@ def meta_eval(scores, judgments):
                                      "--replicates", "0"), timeout=300)
 
 
+def refused_in_bounded_memory(scores, judgments, message):
+    """meta-eval refuses the judgments (exit 2) with `message`, in bounded memory."""
+    code, _, err, peak = meta_eval(scores, judgments)
+    print(f"{judgments.name}: peak {peak:.0f} MiB")
+    assert code == 2 and message in err, err
+    assert 0 < peak < 300
+
+
 def test_a_judgments_gzip_of_one_endless_line_is_refused_in_bounded_memory(tmp_path, scores):
     """meta-eval's JSON Lines reader had no line bound: one 1.5 GB line in a 1.5 MB
     gzip went past 2.5 GB.  It reads with `run`'s bounds: input.max_line_bytes a line
@@ -273,11 +253,7 @@ def test_a_judgments_gzip_of_one_endless_line_is_refused_in_bounded_memory(tmp_p
             fh.write(chunk)
         fh.write(b'", "coherence": 1}\n')
     assert path.stat().st_size < 2_000_000
-    code, _, err, peak = meta_eval(scores, path)
-    print(f"gzip bomb: peak {peak:.0f} MiB")
-    assert code == 2, err
-    assert f"{path}:1: line longer than 67108864 bytes" in err, err
-    assert peak < 300
+    refused_in_bounded_memory(scores, path, f"{path}:1: line longer than 67108864 bytes")
 
 
 def test_a_judgments_parquet_column_that_decodes_to_gigabytes_is_refused(tmp_path, scores):
@@ -290,11 +266,8 @@ def test_a_judgments_parquet_column_that_decodes_to_gigabytes_is_refused(tmp_pat
     path = tmp_path / "judgments.parquet"
     pq.write_table(table, path, compression="zstd")
     assert path.stat().st_size < 200_000
-    code, _, err, peak = meta_eval(scores, path)
-    print(f"judgments parquet: peak {peak:.0f} MiB")
-    assert code == 2, err
-    assert f"{path}:1: field 'doc_id' decodes to 2000000 bytes, over input.max_text_bytes (1000000)" in err, err
-    assert peak < 300
+    refused_in_bounded_memory(scores, path, f"{path}:1: field 'doc_id' decodes to 2000000 bytes, over "
+                                            "input.max_text_bytes (1000000)")
 
 
 def test_judgments_past_the_row_bound_are_refused(tmp_path, monkeypatch):
