@@ -4,7 +4,7 @@ Every key is declared once, below, by `key(default, doc, ...)` in its section's
 dataclass: its type (the default's), default, allowed range or choices and what it
 does.  Reading (`_section`: unknown keys and types), checking (`RunConfig.validate`:
 ranges and choices) and the reference in docs/config.md (`reference_markdown`,
-written by `python -m pipeline.config docs/config.md` and tested to match) all come
+written by `python -m pipeline.render.config_docs docs/config.md` and tested to match) all come
 from those declarations.  [profiles] has no fixed keys: each entry is a flag string,
 a table of [rouge]'s keys, or a list of those:
 
@@ -201,8 +201,9 @@ class RunOptions:
         "worker's log line)", low=0.1, high=86_400,
     )
     worker_stall_seconds: float = key(
-        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving and no "
-        "process of the run using 5% of a core this long: the run is stopped (0: never)", low=1, high=86_400, zero=True,
+        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving this long "
+        "while a process is busy (once the workers count) or while none uses or waits for a CPU: the run is "
+        "stopped (0: never); a slow or starved run is not", low=1, high=86_400, zero=True,
     )
     beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
 

@@ -138,7 +138,7 @@ class PairSums:
     are kept: `products` and `shared` are S x 1 (each system's column against the
     baseline) and `sums`, `sum_squares` S x 2 (column 0: the system's own sums over
     the documents both scored, column 1: the baseline's), so memory is linear in
-    the systems (5,000 systems: 0.3 MB, where every pair needs 800 MB).
+    the systems (5,000 systems: 0.4 MB, where every pair needs 800 MB).
 
     Example (two systems, three documents; b did not score d3):
         >>> s = PairSums().add(["d1", "d2", "d3"], ["a", "b"], [[5, 1], [7, 7], [2, 0]], [[1, 1], [1, 1], [1, 0]])
