@@ -318,24 +318,30 @@ def test_one_document_whose_rows_repeat_large_references_holds_them_once(tmp_pat
     assert peaks[20] < peaks[4] + 40, peaks  # 16 more copies of 4 MB would be 64 MB more, held twice
 
 
-def test_the_rules_see_one_shared_copy_and_the_numbers_are_unchanged(tmp_path):
+@pytest.mark.parametrize("runner", ["in process", "two worker processes"])
+def test_the_rules_see_one_shared_copy_and_the_numbers_are_unchanged(tmp_path, runner):
     """A run of rows of one document repeating its references is spilled once
-    (`SameReferences`) and put back shared; rows whose references differ keep their
-    own (conflicting_references), and the scores equal `score`'s."""
-    from tests.pipeline.runs import read_errors, run_pipeline
+    (`SameReferences`, across worker processes too) and put back shared; rows whose
+    references differ keep their own (conflicting_references), and the scores equal
+    `score`'s."""
+    from tests.pipeline.runs import IN_MEMORY, TWO_PROCESSES, read_errors, run_pipeline
 
     rows = [{"system": s, "doc_id": d, "candidate": f"the cat {s} sat", "references": [f"the cat sat {d}", "a mat"]}
             for d in ("d1", "d2") for s in ("a", "b", "c")]
     rows.append({"system": "d", "doc_id": "d2", "candidate": "x", "references": ["something else"]})
     data = write_jsonl(tmp_path / "in.jsonl", rows)
-    record = run_pipeline(tmp_path / "out", [data], flags="-n 1 -r 10")
+    record = run_pipeline(tmp_path / "out", [data], flags="-n 1 -r 10",
+                          beam_args=IN_MEMORY if runner == "in process" else TWO_PROCESSES)
     errors = read_errors(tmp_path / "out")
     assert record["counts"]["scored"] == 3 and {e["reason"] for e in errors} == {"conflicting_references"}
     assert sorted((e["system"], e["doc_id"]) for e in errors) == [(s, "d2") for s in "abcd"]
     code, out, err, _ = measured(pipeline_command("score", str(data), "--rouge-args", "-n 1 -r 10", "--format", "csv"))
+    assert code == 3, err  # (4 of 7 rows rejected)
+    header, *lines = [line.split(",") for line in out.splitlines()]
+    score_rows = {(row[header.index("system")], row[header.index("metric")]): row[header.index("f_measure")]
+                  for row in lines}
     run_rows = pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()
-    score_rows = {(line.split(",")[1], line.split(",")[2]): line for line in out.splitlines()[1:]}
-    assert {(r["system"], r["metric"]) for r in run_rows} == set(score_rows)
+    assert {(r["system"], r["metric"]): f"{r['f_measure']:.6f}" for r in run_rows} == score_rows
 
 
 # ---------------------------------------------------------------------- many systems
