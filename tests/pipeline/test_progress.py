@@ -314,7 +314,7 @@ def test_worker_processes_report_to_the_driver_not_to_the_terminal(long_input, t
 
 
 def test_the_readme_shows_progress_lines_in_the_shapes_they_are_printed():
-    """Every progress line the README shows for run, score, compare and meta-eval has
+    """Every progress line the README and the manual show for run, score, compare and meta-eval has
     one of the shapes a stage prints (checked against its lines above): while it
     works, at its end, or a one-step stage's."""
     shapes = [
@@ -325,7 +325,8 @@ def test_the_readme_shows_progress_lines_in_the_shapes_they_are_printed():
     ]
     stages = ("starting Beam", "reading", "scoring", "aggregating", "significance", "report", "bootstrap",
               "reading runs", "paired tests", "texts", "correlations with bootstrap", "permutation tests")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     shown_lines = re.findall(rf"^rouge-pipeline: ({'|'.join(stages)}): (.*)$", readme, flags=re.M)
     assert {stage for stage, _ in shown_lines} >= {"aggregating", "bootstrap", "paired tests",
                                                     "correlations with bootstrap"}
