@@ -547,13 +547,14 @@ def oversized_page(raw_file, metadata, columns) -> Optional[str]:
     return None
 
 
-def _batch_rows(pages: dict, rows: int) -> int:
+def _batch_rows(pages: dict, rows: int, spread: int = 0) -> int:
     """Rows per batch for a row group of `rows` rows whose flat text columns have these
     data pages: the most (up to _BATCH_ROWS, halving) such that no batch's rows lie
     in pages that decode to more than _BATCH_BYTES in all, or 1.  From the pages the
     rows are in, not from an average: 10,000 one-byte rows and then 30 of 50 MiB are
     read one row at a time where the 50 MiB pages are (each page of a batch is at
-    most _PAGE_BYTES, checked before)."""
+    most _PAGE_BYTES, checked before).  `spread`: the bytes of list columns, whose
+    pages do not say which rows they hold, counted as if spread evenly."""
     spans = []  # (first row, last row + 1, bytes) of every data page
     for found in pages.values():
         start = 0
@@ -567,8 +568,10 @@ def _batch_rows(pages: dict, rows: int) -> int:
             start += count
         if start != rows:
             return 1
-    if not spans or rows <= 1:
-        return max(1, min(_BATCH_ROWS, rows))
+    if rows <= 1:
+        return 1
+    if not spans:
+        spans = [(0, 0, 0)]
     first, last, size = (np.array(column, dtype=np.int64) for column in zip(*spans))
     batch = _BATCH_ROWS
     while batch > 1:
@@ -576,7 +579,7 @@ def _batch_rows(pages: dict, rows: int) -> int:
         touched = last > first  # (a page of no rows touches no batch)
         np.add.at(windows, first[touched] // batch, size[touched])
         np.subtract.at(windows, (last[touched] - 1) // batch + 1, size[touched])
-        if np.cumsum(windows).max() <= _BATCH_BYTES:
+        if np.cumsum(windows).max() + spread * batch // rows <= _BATCH_BYTES:
             return batch
         batch //= 2
     return 1
@@ -633,7 +636,9 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: Optional[fro
                     yield row_error(path, number, "text_too_long", refused)
                 continue
             flat = {leaf: found for leaf, found in pages.items() if leaf.split(".")[0] not in list_columns}
-            batches = parquet.iter_batches(batch_size=_batch_rows(flat, rows), row_groups=[group], columns=columns)
+            spread = sum(p.size for leaf, found in pages.items() if leaf not in flat for p in found)
+            batches = parquet.iter_batches(batch_size=_batch_rows(flat, rows, spread), row_groups=[group],
+                                           columns=columns)
             dictionaries: dict = {}
             for batch in batches:
                 arrays = [batch.column(i) for i in range(batch.num_columns)]
