@@ -50,7 +50,7 @@ class WorkerStalled(WorkerLost):
     """A process of the run was stopped, or nothing moved, for too long; the run stopped."""
 
 
-BUSY_SHARE = 0.5  # of one core, over the window: busy (with no counter moving: no progress)
+BUSY_SHARE = 0.2  # of one core, over the window: busy (with no counter moving: no progress; a starved run uses less)
 WORKING_SHARE = 0.02  # of one core: a process using more is working (idle ones use under 1%)
 WAIT_SHARE = 0.5  # of the time, a process waiting this long for a CPU wants one: starved, not idle
 LOOK_SECONDS = 0.5

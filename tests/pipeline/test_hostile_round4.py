@@ -363,6 +363,8 @@ def test_a_busy_worker_without_progress_is_a_stall():
                       "limit allows (raise it if the run is only slow)")
     # counters moving: busy is working
     assert _looks(StallWatch(10), 60, share=1.0, counters=lambda t: t // 3) is None
+    # a spinning worker on a loaded machine (a quarter of a core) is still busy
+    assert _looks(StallWatch(10), 60, share=0.25, counters=lambda t: min(t, 5))[0] == 15
 
 
 def test_a_slow_run_is_not_a_wedged_run():
