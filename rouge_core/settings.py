@@ -279,7 +279,7 @@ class RougeSettings:
         """The metric blocks in ROUGE-1.5.5's print order (l.532-646).
 
         With `-2`, `-u` wins over `-U`; `-U` prints ROUGE-S and then ROUGE-SU.
-        The rouge_score preset's metrics are its `rouge_types`, in their order.
+        The rouge_score preset's metrics are its `rouge_types`, in the one metric order (`names.ordered`).
         """
         if self.rouge_types is not None:
             return list(self.rouge_types)
