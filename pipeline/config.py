@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rouge_core import RougeConfigError, RougeSettings
+from rouge_core import RougeConfigError, RougeSettings, names
 from rouge_core.signature import Signature
 
 
@@ -97,7 +97,13 @@ class Profile(NamedTuple):
 
     @property
     def tags(self) -> list[str]:
+        """The metrics in the order of their values (each setting's, in turn)."""
         return [tag for s in self.settings for tag in s.metric_tags()]
+
+    @property
+    def metric_order(self) -> list[str]:
+        """The metrics in the order every table shows them (`rouge_core.names.ordered`)."""
+        return names.ordered(self.tags)
 
     def signature(self) -> str:
         return " + ".join(s.signature() for s in self.settings)

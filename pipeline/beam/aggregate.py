@@ -69,7 +69,7 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) 
     rouge155.txt, else one rouge155-<profile>.txt per profile that has one
     (`Profile.reports_rouge155`), joined from the systems' part files in system
     order (streamed: the report is never held whole)."""
-    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
+    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.metric_order)}
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     rows = [s[3] for s in summaries]
     metadata = {"signature": profiles_signature(profiles)}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pipeline.render.significance import as_points, format_p
 from pipeline.render.tables import Markdown, markdown_cell, markdown_table, text_table
+from rouge_core import names
 
 
 def signed(x: float | None) -> str:
@@ -114,16 +115,21 @@ def verdict(rows: list[dict], fail_on_drop: float, order=None) -> tuple[int, str
 
 
 def metric_order(*records: dict):
-    """A sort key of metric labels in the runs' own metric order (run.json's profiles:
-    "ROUGE-1" .. "ROUGE-SU*", or "<profile> <metric>"), unknown ones after, by name."""
-    order: dict[str, int] = {}
+    """A sort key of metric labels ("ROUGE-1", or "<profile> <metric>" in a run with
+    profiles): the profiles in the runs' own order (run.json), then the metrics in
+    the one order of every table (`rouge_core.names.sort_key`)."""
+    profiles: dict[str, int] = {}
     for record in records:
-        profiles = record.get("profiles") or []
-        for profile in profiles:
-            for metric in profile.get("metrics") or []:
-                label = metric if profile.get("name") in (None, "default") or len(profiles) == 1 else f"{profile['name']} {metric}"
-                order.setdefault(label, len(order))
-    return lambda metric: (order.get(metric, len(order)), metric)
+        for profile in record.get("profiles") or []:
+            profiles.setdefault(str(profile.get("name")), len(profiles))
+
+    def key(label: str):
+        profile, space, metric = label.partition(" ")
+        if not space or profile not in profiles:
+            profile, metric = "", label
+        return (profiles.get(profile, -1), names.sort_key(metric))
+
+    return key
 
 
 def by_size_of_change(rows: list[dict]) -> list[dict]:

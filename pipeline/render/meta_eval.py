@@ -7,9 +7,9 @@ import math
 from typing import Optional
 
 
-from pipeline.meta_eval import metric_order
 from pipeline.render.html import MARKER_COLOUR, Section, figure_svg, render_sections_page
 from pipeline.render.tables import Markdown, markdown_cell, markdown_table
+from rouge_core import names
 
 
 def lin_tables(rows: list[dict]) -> tuple[list[str], dict]:
@@ -314,7 +314,7 @@ def human_upper_bound(scores: dict, judged: dict, human: Optional[str]) -> list:
     the scores have it: per (profile, metric), its mean score per measure next to the
     best system's."""
     lines: dict = {}
-    for profile, metric, measure in sorted(scores, key=lambda s: (s[0], metric_order(s[1]))):
+    for profile, metric, measure in sorted(scores, key=lambda s: (s[0], names.sort_key(s[1]))):
         values: dict = {}
         for (system, _), value in scores[profile, metric, measure].items():
             if not math.isnan(value):

@@ -9,7 +9,6 @@ in ROUGE-1.5.5 mode, rouge155_<measure> with _low/_high).
 
 from __future__ import annotations
 
-import re
 import textwrap
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Optional, Sequence
@@ -17,7 +16,7 @@ from typing import Optional, Sequence
 from tabulate import tabulate
 
 from pipeline.io.names import shown
-from rouge_core import sentence_split
+from rouge_core import names, sentence_split
 
 MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
@@ -145,31 +144,13 @@ def _had(rows: list[dict]) -> bool:
 
 
 def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interval: str, had: bool = False) -> str:
-    """What the numbers are, in a few lines."""
-    parts = []
-    names = {
-        "N": "ROUGE-N: overlap of n-grams",
-        "L": "ROUGE-L: longest common subsequence (summary level: union over sentences)",
-        "W": "ROUGE-W-w: weighted LCS, favouring consecutive matches",
-        "S": "ROUGE-S: skip-bigrams (S4: at most 4 words apart; S*: any distance)",
-        "SU": "ROUGE-SU: skip-bigrams plus unigrams",
-        "rougeL": "rougeL: LCS of the whole text",
-        "rougeLsum": "rougeLsum: union LCS over sentences",
-    }
-    seen = []
-    for m in metrics:
-        family = "SU" if "-SU" in m else "S" if "-S" in m else "W" if "-W" in m else "L" if m.endswith("-L") else "N"
-        if re.fullmatch(r"rouge\d", m):
-            family = "N"
-        elif m in ("rougeL", "rougeLsum"):
-            family = m
-        if family not in seen:
-            seen.append(family)
-            parts.append(names[family])
+    """What the numbers are, in a few lines: the measure and its average, what each
+    metric measures (`rouge_core.names.legend`), the F formula, the docs column and
+    the sentence rule."""
     alpha = getattr(settings, "alpha_value", 0.5)
     lines = [
         f"Scores x 100: {MEASURE_NAMES[measure]}, {interval}; ranked by {sort_by}, best first.",
-        "; ".join(parts) + ".",
+        "; ".join(names.legend(metrics)) + ".",
         f"R = matches / reference size, P = matches / candidate size, F = RP / ((1-a)P + aR) with a = {alpha}.",
     ]
     if had:
@@ -204,7 +185,7 @@ def markdown(
 ) -> str:
     """The wide table as Markdown, with the signature and a legend (of `profile`'s
     metrics and signature when given, else of `settings`)."""
-    tags, signature = (profile.tags, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
+    tags, signature = (profile.metric_order, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
     metrics, ranked = wide(rows, tags, measure, sort_by)
     head, body = _head_and_body(metrics, ranked)
     lines = [f"Signature: `{signature}`", "", markdown_table(head, body, "rlr" + "r" * len(metrics))]
@@ -214,7 +195,7 @@ def markdown(
 
 def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None) -> str:
     """The wide table as aligned plain text, for a terminal."""
-    metrics, ranked = wide(rows, profile.tags if profile else settings.metric_tags(), measure, sort_by)
+    metrics, ranked = wide(rows, profile.metric_order if profile else settings.metric_tags(), measure, sort_by)
     head, body = _head_and_body(metrics, ranked)
     out = [text_table(head, body, "rlr" + "r" * len(metrics))]
     out += [legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
