@@ -10,12 +10,12 @@ in ROUGE-1.5.5 mode, rouge155_<measure> with _low/_high).
 from __future__ import annotations
 
 import textwrap
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Optional, Sequence
 
 from tabulate import tabulate
 
 from pipeline.io.names import shown
+from pipeline.render.numbers import points
 from rouge_core import names, sentence_split
 
 MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
@@ -89,21 +89,6 @@ def measure_value(row: dict, measure: str):
     return row.get(measure), low, high
 
 
-def pct(x: Optional[float], signed: bool = False) -> str:
-    """A 0-1 score x 100 with two decimals, rounded half up from its shortest decimal
-    form, as papers round ROUGE-1.5.5's printed 0.49065 to 49.07 (binary floating
-    point would give 49.06: 100 * 0.49065 is 49.064999...).
-
-    Example:
-        >>> pct(0.49065), pct(0.31335), pct(0.2), pct(-0.00125, signed=True)
-        ('49.07', '31.34', '20.00', '-0.13')
-    """
-    if x is None:
-        return ""
-    value = (Decimal(repr(float(x))) * 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return f"{value:+.2f}" if signed else f"{value:.2f}"
-
-
 def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measure", sort_by: Optional[str] = None):
     """(metrics, [(rank, system, documents, {metric: (value, low, high)})]), ranked by
     `sort_by` (default: the first metric), best first, ties by system name.
@@ -136,7 +121,7 @@ def _cell(value_low_high) -> str:
     value, low, high = value_low_high
     if value is None:
         return ""
-    return pct(value) + (f" ({pct(low)}-{pct(high)})" if low is not None and high is not None else "")
+    return points(value) + (f" ({points(low)}-{points(high)})" if low is not None and high is not None else "")
 
 
 def _had(rows: list[dict]) -> bool:
