@@ -141,7 +141,7 @@ class MetricName(NamedTuple):
 
         Example:
             >>> parse("ROUGE-2").legend(), parse("rougeSU4").legend()
-            ('ROUGE-N: overlap of n-grams', 'rougeSU4: skip-bigrams with at most 4 words between them, plus unigrams')
+            ('ROUGE-N: overlap of n-grams', 'rougeSU4: skip-bigrams (word pairs in order, with at most 4 words between them) plus unigrams')
         """
         dash = self.style == "rouge155"
         if self.family == "n":
@@ -154,8 +154,8 @@ class MetricName(NamedTuple):
         if self.family == "W":
             where = "summary level: union over sentences" if self.summary_level else "of the whole text"
             return f"{name}: weighted LCS with weight {self.weight}, favouring consecutive matches ({where})"
-        pairs = "any distance apart" if self.gap == "*" else f"with at most {self.gap} words between them"
-        return f"{name}: skip-bigrams {pairs}" + (", plus unigrams" if self.family == "SU" else "")
+        apart = "at any distance" if self.gap == "*" else f"with at most {self.gap} words between them"
+        return f"{name}: skip-bigrams (word pairs in order, {apart})" + (" plus unigrams" if self.family == "SU" else "")
 
     def kernel_spec(self) -> tuple[int, int]:
         """(family, n) as the compiled kernels take a metric: the family's index in
@@ -329,7 +329,7 @@ def legend(names: Sequence[str]) -> list[str]:
 
     Example:
         >>> legend(["ROUGE-1", "ROUGE-2", "ROUGE-SU4"])
-        ['ROUGE-N: overlap of n-grams', 'ROUGE-SU4: skip-bigrams with at most 4 words between them, plus unigrams']
+        ['ROUGE-N: overlap of n-grams', 'ROUGE-SU4: skip-bigrams (word pairs in order, with at most 4 words between them) plus unigrams']
     """
     lines: list[str] = []
     for name in names:

@@ -7,7 +7,7 @@ import sys
 
 from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
-from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
+from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run, run_facts
 from pipeline.cli.common import (
     add_conflicting_references,
     add_rouge_options,
@@ -84,7 +84,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         if len(profiles) > 1:
             print(f"profile {profile.name}:")
         for settings in profile.settings:
-            print_signature(settings, sys.stdout)
+            print_signature(settings, sys.stdout, config.facts())  # (references per document: once read)
     inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
     if args.dry_run:
         for kind in ("candidates", "references"):
@@ -107,7 +107,8 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     if rejected["warning"]:  # the table a person reads starts with it
         print(rejected["warning"] + "\n")
     rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    print(views.profiles_text(rows, profiles))
+    facts = run_facts(config, counts)
+    print(views.profiles_text(rows, profiles, facts))
     print(
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
         + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
@@ -116,6 +117,8 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         print(line)
     for line in text_warnings(counts.get("text_checks", {})):
         print(line)
+    if record["signature"] != run_config.profiles_signature(profiles, **config.facts()):  # references per document
+        print(f"signature: {record['signature']}")
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     print(f"report: {folder}/report.html")
     return rejected["exit_status"]

@@ -289,6 +289,7 @@ def score_command(args: argparse.Namespace) -> int:
     if groups:  # two systems that print alike would be two rows a reader cannot tell apart
         raise RougeInputError(describe_clashes("systems", groups))
     ids = evaluation_ids((d for docs in scores.results.values() for d in docs), run.rouge.eval_ids)
+    facts = run.facts(scores.references())  # what the run adds to the signature
     coverage = scores.coverage()
     for line in text_warnings(scores.texts.to_dict()) + document_sets_warning(
         coverage.different_document_sets(), coverage.documents
@@ -325,7 +326,7 @@ def score_command(args: argparse.Namespace) -> int:
         with progress.stage("bootstrap" if settings.preset == "rouge155" else "averaging", len(scores.results),
                             "systems") as stage:
             for system in sorted(scores.results):
-                rows += system_rows({system: scores.results[system]}, settings, ids, run.statistics, had)
+                rows += system_rows({system: scores.results[system]}, settings, ids, run.statistics, had, facts)
                 stage.update(1)
         measure = views.MEASURES[args.measure]
         if form == "csv":
@@ -337,7 +338,7 @@ def score_command(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(views.text(rows, settings, measure, sort))
     if form != "score-only":
-        print_signature(settings)
+        print_signature(settings, facts=facts)
     return EXIT_REJECTED if problems else 0
 
 

@@ -386,6 +386,7 @@ def write_counts(
     documents_by_system: list,
     errors_by_system: list = (),
     text_checks: list = (),
+    references_per_document: tuple | None = None,
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
     are listed: their averages are over different document sets."""
@@ -406,6 +407,8 @@ def write_counts(
         "errors_by_system": dict(sorted(errors_by_system)),
         # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
         "text_checks": _text_checks(text_checks),
+        # [fewest, most] references of a scored document: the signature's nrefs
+        "references_per_document": None if references_per_document is None else list(references_per_document),
     }
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 

@@ -166,11 +166,16 @@ def _head_and_body(metrics, ranked):
 
 
 def markdown(
-    rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None
+    rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None,
+    facts: Optional[dict] = None,
 ) -> str:
-    """The wide table as Markdown, with the signature and a legend (of `profile`'s
-    metrics and signature when given, else of `settings`)."""
-    tags, signature = (profile.metric_order, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
+    """The wide table as Markdown, with the signature (with the run's `facts`:
+    `RunConfig.facts`) and a legend (of `profile`'s metrics and signature when
+    given, else of `settings`)."""
+    facts = facts or {}
+    tags, signature = (
+        (profile.metric_order, profile.signature(**facts)) if profile else (settings.metric_tags(), settings.signature(**facts))
+    )
     metrics, ranked = wide(rows, tags, measure, sort_by)
     head, body = _head_and_body(metrics, ranked)
     lines = [f"Signature: `{signature}`", "", markdown_table(head, body, "rlr" + "r" * len(metrics))]
@@ -178,8 +183,9 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
-def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None) -> str:
-    """The wide table as aligned plain text, for a terminal."""
+def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None,
+         facts: Optional[dict] = None) -> str:
+    """The wide table as aligned plain text, for a terminal (its signature is printed apart)."""
     metrics, ranked = wide(rows, profile.metric_order if profile else settings.metric_tags(), measure, sort_by)
     head, body = _head_and_body(metrics, ranked)
     out = [text_table(head, body, "rlr" + "r" * len(metrics))]
@@ -187,20 +193,20 @@ def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Option
     return "\n".join(out) + "\n"
 
 
-def by_profile(view, rows: list[dict], profiles, heading) -> str:
+def by_profile(view, rows: list[dict], profiles, heading, facts: dict) -> str:
     """`view` (markdown or text) of a run's rows: one table, or one per profile under
-    `heading(profile)`."""
+    `heading(profile)`; `facts`: what the run adds to the signature."""
     if len(profiles) == 1:
-        return view(rows, profiles[0].settings[0], profile=profiles[0])
+        return view(rows, profiles[0].settings[0], profile=profiles[0], facts=facts)
     return "\n".join(
-        heading(p) + view([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p) for p in profiles
+        heading(p) + view([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p, facts=facts)
+        for p in profiles
     )
 
 
-def profiles_markdown(rows: list[dict], profiles) -> str:
-    return by_profile(markdown, rows, profiles, lambda p: f"## Profile {p.name}\n\n")
+def profiles_markdown(rows: list[dict], profiles, facts: dict) -> str:
+    return by_profile(markdown, rows, profiles, lambda p: f"## Profile {p.name}\n\n", facts)
 
 
-def profiles_text(rows: list[dict], profiles) -> str:
-    return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature()}\n\n")
-
+def profiles_text(rows: list[dict], profiles, facts: dict) -> str:
+    return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature(**facts)}\n\n", facts)

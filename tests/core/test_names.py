@@ -126,13 +126,13 @@ def test_lin_table_order_and_legends():
         "ROUGE-L: longest common subsequence (summary level: union over sentences)",
         "ROUGE-W-1.2: weighted LCS with weight 1.2, favouring consecutive matches (summary level: union over "
         "sentences)",
-        "ROUGE-S4: skip-bigrams with at most 4 words between them",
-        "ROUGE-SU4: skip-bigrams with at most 4 words between them, plus unigrams",
+        "ROUGE-S4: skip-bigrams (word pairs in order, with at most 4 words between them)",
+        "ROUGE-SU4: skip-bigrams (word pairs in order, with at most 4 words between them) plus unigrams",
     ]
     assert names.legend(["rougeW-1.2", "rougeS*", "rougeSU*"]) == [
         "rougeW-1.2: weighted LCS with weight 1.2, favouring consecutive matches (of the whole text)",
-        "rougeS*: skip-bigrams any distance apart",
-        "rougeSU*: skip-bigrams any distance apart, plus unigrams",
+        "rougeS*: skip-bigrams (word pairs in order, at any distance)",
+        "rougeSU*: skip-bigrams (word pairs in order, at any distance) plus unigrams",
     ]
     # The weight orders as a number; the two LCS of rouge-score by name.
     assert names.ordered(["ROUGE-W-10", "ROUGE-W-2", "rougeLsum", "rougeL"]) == [

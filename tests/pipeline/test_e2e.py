@@ -45,7 +45,9 @@ def test_rouge155_report_is_the_official_sample_output(tmp_path):
             "(references)": {"one_sentence": {"texts": 2, "example": "1"}},
             "11": {"one_sentence": {"texts": 1, "example": "21"}},
         },
+        "references_per_document": [4, 4],  # DUC 2003: four references to every document
     }
+    assert "|nrefs:4|" in record["signature"]
     assert (tmp_path / "out" / "_SUCCESS").exists()
     table = pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()
     assert len(table) == 8 * 8  # systems x metrics
