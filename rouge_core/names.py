@@ -228,7 +228,10 @@ def _unknown(name: str) -> str:
         except RougeConfigError as error:
             return str(error)
         dash = f" (or ROUGE-1.5.5's {meant.tag('rouge155')})" if meant.family in ("n", "S", "SU") else ""
-        return f"unknown metric name {name!r}: did you mean {meant.tag('rouge_score')}{dash}? (rouge-score's names are case-sensitive)"
+        return (
+            f"unknown metric name {name!r}: did you mean {meant.tag('rouge_score')}{dash}? (rouge-score's names "
+            f"are case-sensitive; the names are {VALID_NAMES})"
+        )
     return f"unknown metric name {name!r}: use {VALID_NAMES}"
 
 

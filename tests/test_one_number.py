@@ -154,3 +154,62 @@ def test_the_first_chart_is_on_the_first_screen(demo, tmp_path):
     rows = first_chart_rows(base / "demo" / "report.html", tmp_path)
     # 8 systems a panel, two panels a row: the first row of panels within 900 px of a 1,400 px wide window.
     assert len([y for y in rows if y < 900]) >= 16, rows
+
+
+# ------------------------------------------------------------------ one grammar of metric names
+def test_an_unknown_metric_name_is_refused_everywhere_with_the_names(tmp_path):
+    text = ROOT / "pipeline" / "sample" / "text"
+    score = [sys.executable, "-m", "pipeline", "score", text / "sys24.txt", text / "reference-1.txt", "--quiet"]
+    config = tmp_path / "lsum.toml"
+    config.write_text(f'[input]\ncandidates = ["{SAMPLE[0]}"]\n[rouge]\npreset = "rouge_score"\nrouge_types = ["rougeLSum"]\n')
+    for extra in (["--preset", "rouge_score", "--rouge-types", "rouge1,rougeLSum"], ["--sort", "rougeLSum"]):
+        done = subprocess.run([*map(str, score), *extra], capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 2 and done.stdout == ""
+        assert "unknown metric name 'rougeLSum': did you mean rougeLsum?" in done.stderr
+        assert names.VALID_NAMES in done.stderr
+    done = subprocess.run([sys.executable, "-m", "pipeline", "run", "--config", str(config), "--dry-run"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "did you mean rougeLsum?" in done.stderr
+    # as rouge-score itself and this package's drop-in of it refuse it
+    from rouge_score import rouge_scorer as theirs
+
+    from rouge_core.compat import rouge_scorer as ours
+
+    for module in (theirs, ours):
+        with pytest.raises(ValueError, match="Invalid rouge type: rougeLSum"):
+            module.RougeScorer(["rougeLSum"]).score("a b", "a b")
+
+
+def test_legends_say_what_every_metric_of_every_config_measures():
+    from pipeline.config import load_config
+
+    profiles = [p for path in sorted((ROOT / "configs").glob("*.toml")) for p in load_config(str(path)).profile_list()]
+    profiles += [type(profiles[0])("rs", (RougeSettings.from_preset(
+        "rouge_score", rouge_types=["rouge2", "rougeL", "rougeLsum", "rougeW-1.2", "rougeS4", "rougeSU4"]),))]
+    families = set()
+    for profile in profiles:
+        lines = names.legend(profile.tags)
+        for tag in profile.tags:
+            metric = names.parse(tag)
+            families.add((metric.family, metric.style))
+            prefix = ("ROUGE-N" if metric.style == "rouge155" else "rougeN") if metric.family == "n" else tag
+            assert any(line.startswith(f"{prefix}: ") for line in lines), (tag, lines)
+    assert {family for family, _ in families} == {"n", "L", "W", "S", "SU"}
+
+
+def test_metric_tags_are_parsed_only_in_names_py():
+    """No module but rouge_core/names.py reads a metric tag's text (its family by a
+    prefix, its n by a slice, a regex of the names): they take names.parse's parts."""
+    reading = re.compile(
+        r"""startswith\(\s*["'](ROUGE-|rouge[0-9LSW])|endswith\(\s*["']-L|["']-(SU|S|W|L)["']\s+in\s|strncmp\(|atoi\(tag"""
+        r"""|\[5:\]|\[6:\]|re\.compile\(r?["']\^?(ROUGE|rouge)|==\s*["'](ROUGE-[LWS]|rougeL|rougeLsum)["']"""
+    )
+    found = []
+    for path in sorted([*(ROOT / "rouge_core").rglob("*.py"), *(ROOT / "rouge_core").glob("*.c"),
+                        *(ROOT / "pipeline").rglob("*.py")]):
+        if path.name == "names.py" and path.parent.name == "rouge_core":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if reading.search(line) and not line.lstrip().startswith(("#", "//", "*", ">>>")):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == []

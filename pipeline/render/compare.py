@@ -191,7 +191,8 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
     measure = MEASURE_WORDS.get(rows[0]["measure"], rows[0]["measure"]) if rows else ""
     out = [line, ""]
     if listed:
-        out.append(("Every (system, metric)" if show_all else "What changed") + f", {measure} x 100 ({averages_note(rows)}):")
+        out.append(("Every (system, metric)" if show_all else "What changed") + f", {measure} x 100:")
+        out.append(f"  {averages_note(rows)}.")
         head = ["system", "metric", "old", "new", "mean change", "interval", "docs", "p adjusted", "verdict"]
         body = [
             [r["system"], r["metric"], points(r["old"]), points(r["new"]), in_points(r["delta_points"]),

@@ -139,7 +139,7 @@ class RougeScorer(scoring.BaseScorer):
 
     def _score_python(self, target, prediction):
         """rouge-score's `score`, in its order: the reference for the compiled path."""
-        if len(self.rouge_types) == 1 and self.rouge_types[0] == "rougeLsum":
+        if len(self.rouge_types) == 1 and names.rouge_score_type(self.rouge_types[0]).summary_level:  # rougeLsum
             target_tokens = prediction_tokens = None
         else:
             target_tokens = self._tokenizer.tokenize(target)

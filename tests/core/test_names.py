@@ -49,8 +49,10 @@ def test_rouge_scores_names_are_case_sensitive_as_in_rouge_score(name, meant):
     with pytest.raises(RougeConfigError) as error:
         names.parse(name)
     assert str(error.value) == (
-        f"unknown metric name {name!r}: did you mean {meant}? (rouge-score's names are case-sensitive)"
+        f"unknown metric name {name!r}: did you mean {meant}? (rouge-score's names are case-sensitive; "
+        f"the names are {names.VALID_NAMES})"
     )
+    assert "rougeLsum" in names.VALID_NAMES and "ROUGE-SU4" in names.VALID_NAMES
     with pytest.raises(RougeConfigError, match="did you mean"):
         RougeSettings.from_preset("rouge_score", rouge_types=[name])
 
