@@ -80,13 +80,9 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
     profiles = config.profile_list()
-    for profile in profiles:
-        if len(profiles) > 1:
-            print(f"profile {profile.name}:")
-        for settings in profile.settings:
-            print_signature(settings, sys.stdout, config.facts())  # (references per document: once read)
     inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
-    if args.dry_run:
+    if args.dry_run:  # the signature as far as the config says it (the references per document: once read)
+        print_signatures(profiles, config.facts())
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
                 print(f"{kind[:-1]}: {shown(path)}")
@@ -117,11 +113,19 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         print(line)
     for line in text_warnings(counts.get("text_checks", {})):
         print(line)
-    if record["signature"] != run_config.profiles_signature(profiles, **config.facts()):  # references per document
-        print(f"signature: {record['signature']}")
+    print_signatures(profiles, facts)  # once, whole: with the references per document the run found
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     print(f"report: {folder}/report.html")
     return rejected["exit_status"]
+
+
+def print_signatures(profiles, facts: dict) -> None:
+    """Each setting's signature (with the run's `facts`) and its ROUGE-1.5.5 command, on stdout."""
+    for profile in profiles:
+        if len(profiles) > 1:
+            print(f"profile {profile.name}:")
+        for settings in profile.settings:
+            print_signature(settings, sys.stdout, facts)
 
 
 def register(commands) -> argparse.ArgumentParser:
