@@ -20,18 +20,16 @@ same floats as rouge-score 0.1.2, key for key:
 from __future__ import annotations
 
 import collections
-import re
 
 import numpy as np
 
 from rouge_core import kernel as kernel_module
 from rouge_core import lcs as _lcs
+from rouge_core import names
 from rouge_core import ngram as _ngram
 from rouge_core.compat import scoring, tokenizers
 from rouge_core.compat.tokenize import ensure_str
-from rouge_core.presets.rouge_score import parse_rouge_type, porter_stem
-
-_ROUGE_N = re.compile(r"rouge[0-9]$")
+from rouge_core.presets.rouge_score import porter_stem
 
 
 class RougeScorer(scoring.BaseScorer):
@@ -67,12 +65,17 @@ class RougeScorer(scoring.BaseScorer):
         if built_for is not None and built_for == (self.rouge_types, tokenizer, tokenizer.use_stemmer):
             return self._engine
         types = tuple(dict.fromkeys(self.rouge_types))  # a repeated type is scored once, as a dict key
-        if not all(type(t) is str and _PLAIN_TYPE.fullmatch(t) for t in types):
-            return None  # bytes, "rouge1\n", "rouge0", an unknown name: as rouge-score reads (or refuses) it
+        if not all(type(t) is str for t in types):
+            return None  # bytes ...: as rouge-score reads (or refuses) them, from the Python path
+        try:
+            metrics = [names.rouge_score_type(t) for t in types]
+        except ValueError:
+            return None  # refused, by the Python path, after the texts are read (rouge-score's order)
         self._engine = None
-        if types and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
+        spelled = all(m.tag() == t for m, t in zip(metrics, types))  # ("rouge1\n" passes rouge-score's test)
+        if types and spelled and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
             self._engine = kernel_module.CompiledRougeScore(
-                [parse_rouge_type(t) for t in types],
+                metrics,
                 stem=porter_stem() if tokenizer.use_stemmer else None,
                 result_type=scoring.Score,
                 layout=0,
@@ -150,20 +153,18 @@ class RougeScorer(scoring.BaseScorer):
             prediction_tokens = self._tokenizer.tokenize(prediction)
         result = {}
         for rouge_type in self.rouge_types:
-            if rouge_type == "rougeL":
-                scores = _score_lcs(target_tokens, prediction_tokens)
-            elif rouge_type == "rougeLsum":
+            metric = _rouge_type(rouge_type)  # rouge-score's reading and errors, in its order
+            if metric.family == "n":
+                scores = _score_ngrams(
+                    _create_ngrams(target_tokens, metric.n), _create_ngrams(prediction_tokens, metric.n)
+                )
+            elif metric.summary_level:  # rougeLsum
                 scores = _summary_level_lcs(
                     [self._tokenizer.tokenize(s) for s in self._sentences(target)],
                     [self._tokenizer.tokenize(s) for s in self._sentences(prediction)],
                 )
-            elif _ROUGE_N.match(ensure_str(rouge_type)):  # (rouge-score's: bytes decoded; "rouge1\n" matches)
-                n = int(rouge_type[5:])
-                if n <= 0:
-                    raise ValueError("rougen requires positive n: %s" % rouge_type)
-                scores = _score_ngrams(_create_ngrams(target_tokens, n), _create_ngrams(prediction_tokens, n))
-            else:
-                raise ValueError("Invalid rouge type: %s" % rouge_type)
+            else:  # rougeL
+                scores = _score_lcs(target_tokens, prediction_tokens)
             result[rouge_type] = scores
         return result
 
@@ -177,16 +178,23 @@ class RougeScorer(scoring.BaseScorer):
         return [x for x in sents if len(x)]
 
 
-# The rouge types the compiled kernel scores; any other (bytes, "rouge1\n", "rouge0", a
-# name rouge-score does not know) goes through the Python path, in rouge-score's order:
-# the texts are read first, then each type (so its error, or its key, is rouge-score's).
-_PLAIN_TYPE = re.compile(r"rouge[1-9]|rougeL|rougeLsum")
-
-
 def _texts(value) -> bool:
     """A text the compiled kernel reads as rouge-score would: a str (bytes and the rest
     take the Python path, where rouge-score's decoding and errors are reproduced)."""
     return type(value) is str
+
+
+def _rouge_type(rouge_type):
+    """`names.rouge_score_type` in rouge-score 0.1.2's own order: "rougeL" and "rougeLsum"
+    by equality, any other by `re.match("rouge[0-9]$", six.ensure_str(t))`, so bytes are
+    decoded (b"rouge2" is ROUGE-2, b"rougeL" is refused) and what is neither a string nor
+    bytes is its TypeError."""
+    if type(rouge_type) is str or rouge_type == "rougeL" or rouge_type == "rougeLsum":
+        return names.rouge_score_type(rouge_type)
+    text = ensure_str(rouge_type)
+    if text in ("rougeL", "rougeLsum"):
+        raise ValueError("Invalid rouge type: %s" % (rouge_type,))
+    return names.rouge_score_type(text)
 
 
 # ---------------------------------------------------------------- rouge-score's helpers
