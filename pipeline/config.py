@@ -4,7 +4,7 @@ Every key is declared once, below, by `key(default, doc, ...)` in its section's
 dataclass: its type (the default's), default, allowed range or choices and what it
 does.  Reading (`_section`: unknown keys and types), checking (`RunConfig.validate`:
 ranges and choices) and the reference in docs/config.md (`reference_markdown`,
-written by `python -m pipeline.config docs/config.md` and tested to match) all come
+written by `python -m pipeline.render.config_docs docs/config.md` and tested to match) all come
 from those declarations.  [profiles] has no fixed keys: each entry is a flag string,
 a table of [rouge]'s keys, or a list of those:
 
@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pipeline.io.names import id_problem
+from pipeline.io.patterns import SystemFromPath
 from rouge_core import RougeConfigError, RougeSettings, names
 from rouge_core.signature import Signature, nrefs_range
 
@@ -207,8 +209,9 @@ class RunOptions:
         "worker's log line)", low=0.1, high=86_400,
     )
     worker_stall_seconds: float = key(
-        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving and no "
-        "process of the run using 5% of a core this long: the run is stopped (0: never)", low=1, high=86_400, zero=True,
+        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving this long "
+        "while a process is busy (once the workers count) or while none uses or waits for a CPU: the run is "
+        "stopped (0: never); a slow or starved run is not", low=1, high=86_400, zero=True,
     )
     beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
 
@@ -289,24 +292,13 @@ class RunConfig:
             fail("input.candidates", list(self.input.candidates), "at least one file or glob")
         if self.input.system_from_path:
             try:
-                pattern = re.compile(self.input.system_from_path)
-            except re.error as err:
-                fail("input.system_from_path", self.input.system_from_path, f"a valid regex ({err})")
-            if "system" not in pattern.groupindex:
-                fail(
-                    "input.system_from_path",
-                    self.input.system_from_path,
-                    "a regex with a (?P<system>...) group",
-                )
-        for section, declared in declarations():
-            value = getattr(getattr(self, section), declared.name)
-            low, high, choices, zero = (declared.metadata[k] for k in ("low", "high", "choices", "zero"))
-            if low is not None and not (low <= value <= high or (zero and value == 0)):
-                fail(f"{section}.{declared.name}", value, f"{'0 (never) or ' if zero else ''}between {low:,} and {high:,}")
-            if choices is not None and isinstance(value, tuple) and not set(value) <= set(choices):
-                fail(f"{section}.{declared.name}", list(value), f"a list of {_either(choices, ', ')}")
-            elif choices is not None and not isinstance(value, tuple) and value not in choices:
-                fail(f"{section}.{declared.name}", value, _either(choices, " or "))
+                SystemFromPath(self.input.system_from_path)
+            except RougeConfigError as err:
+                where = "the command line" if "input.system_from_path" in self.overridden else self.source
+                raise RougeConfigError(f"{err} (from {where})") from None
+        for section in _SECTIONS:
+            check_declared(section, getattr(self, section), fail)
+        _check_names(self, fail)
         try:
             self.settings()
         except RougeConfigError as err:
@@ -324,9 +316,51 @@ class RunConfig:
                 fail("human.enabled", True, 'used with multi_reference = "jackknife" (or --multi-ref jackknife) '
                      "in every setting, so that systems are scored against the same held-out reference sets "
                      "as the human pseudo-system")
-        if self.human.enabled and not self.human.name:
-            fail("human.name", self.human.name, "a non-empty name")
         return self
+
+
+def check_declared(section: str, values, fail) -> None:
+    """Every key of a section (`values`, its dataclass) within its declared range or
+    choices; `fail(key, value, allowed)` raises for the first that is not."""
+    for declared in dataclasses.fields(_SECTIONS[section]):
+        value = getattr(values, declared.name)
+        low, high, choices, zero = (declared.metadata[k] for k in ("low", "high", "choices", "zero"))
+        if low is not None and not (low <= value <= high or (zero and value == 0)):
+            fail(f"{section}.{declared.name}", value, f"{'0 (never) or ' if zero else ''}between {low:,} and {high:,}")
+        if choices is not None and isinstance(value, tuple) and not set(value) <= set(choices):
+            fail(f"{section}.{declared.name}", list(value), f"a list of {_either(choices, ', ')}")
+        elif choices is not None and not isinstance(value, tuple) and value not in choices:
+            fail(f"{section}.{declared.name}", value, _either(choices, " or "))
+
+
+# The columns a row is read by, each in one role: one column in two roles would be
+# scored against itself (candidate_field = "references": 100%), or make every row
+# its own system (system_field = "doc_id").  A candidate file's row holds the first
+# four, a reference file's row doc_id, references or reference, and reference_id.
+_CANDIDATE_ROLES = ("system_field", "doc_id_field", "candidate_field", "references_field")
+_REFERENCE_ROLES = ("doc_id_field", "references_field", "reference_field")
+
+
+def _check_names(config: "RunConfig", fail) -> None:
+    """The names a config gives (column names, human.name, significance.baseline)
+    follow the id rule (pipeline.io.names.id_problem), and no column has two roles."""
+    named = [(f"input.{key}", getattr(config.input, key)) for key in _CANDIDATE_ROLES + ("reference_field",)]
+    named.append(("human.name", config.human.name))
+    if config.significance.baseline:
+        named.append(("significance.baseline", config.significance.baseline))
+    for key, name in named:
+        problem = id_problem(name)
+        if problem:
+            fail(key, name, f"a name that follows the id rule (it {problem})")
+    for roles in (_CANDIDATE_ROLES, _REFERENCE_ROLES + ("reference_id",)):
+        seen: dict = {}
+        for role in roles:
+            column = "reference_id" if role == "reference_id" else getattr(config.input, role)
+            if column in seen:
+                other = "the reference rows' reference_id" if role == "reference_id" else f"input.{role}"
+                fail(f"input.{seen[column]}", column,
+                     f"a column of its own, not also {other} (one column cannot be read in two roles)")
+            seen[column] = role
 
 
 def _either(choices, last: str) -> str:
@@ -424,6 +458,19 @@ def _section(cls, values: dict, name: str, source: str):
             )
         converted[key] = value
     return cls(**converted)
+
+
+def input_section(values: dict, source: str) -> InputConfig:
+    """[input] from `values` (a run.json's recorded config: untrusted), its known keys
+    only, with their types, ranges and choices checked (a RougeConfigError if not)."""
+    known = {f.name for f in dataclasses.fields(InputConfig)}
+    section = _section(InputConfig, {k: v for k, v in values.items() if k in known}, "input", source)
+
+    def fail(key: str, value: object, allowed: str) -> None:
+        raise RougeConfigError(f"{key} must be {allowed}; got {value!r} (from {source})")
+
+    check_declared("input", section, fail)
+    return section
 
 
 def load_config(path: str | None) -> RunConfig:

@@ -10,12 +10,10 @@ one machine (human judgments are thousands of rows, not millions).
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
 import re
-import zlib
 from glob import escape as glob_escape
 from glob import glob
 from typing import Iterable, Optional
@@ -23,8 +21,10 @@ from typing import Iterable, Optional
 import numpy as np
 
 from pipeline.io import files
-from pipeline.io.names import clashes, control_character, describe_clashes, seen_as, shown
-from pipeline.io.rows import oversized_page
+from pipeline.config import InputConfig
+from pipeline.io.names import clashes, describe_clashes, id_problem, seen_as, shown
+from pipeline.io.rows import HugeInteger, iter_rows
+from pipeline.records import ErrorRecord
 from rouge_core import RougeConfigError, RougeInputError, names
 from rouge_core import correlation as corr
 
@@ -70,49 +70,34 @@ def _regular(path: str) -> str:
     return path
 
 
-def read_table(path: str) -> list[dict]:
-    """Rows of a JSONL / JSON / JSONL.gz / Parquet file (or a folder of Parquet parts).
-    A file that cannot be read (truncated, corrupt, not UTF-8) is a RougeInputError
-    naming it."""
+def read_table(path: str, max_rows: Optional[int] = None) -> list[dict]:
+    """Rows of a JSONL / JSON / JSONL.gz / Parquet file (or a folder of Parquet parts),
+    read by the project's one row reader with `run`'s bounds (pipeline.io.rows: a
+    line over input.max_line_bytes, a cell over input.max_text_bytes, a Parquet page
+    past its bound, whatever the footer says, a gzip that expands without end); more
+    than `max_rows` rows are refused too.  A file that cannot be read (truncated,
+    corrupt, not UTF-8) or a row past a bound is a RougeInputError naming it."""
     if os.path.isdir(path):
         parts = sorted(glob(os.path.join(glob_escape(path), "*.parquet")))
         if not parts:
             raise RougeInputError(f"{path}: a folder, but no *.parquet file in it")
-        return [row for part in parts for row in read_table(_regular(part))]
-    try:
-        return _read_file(path)
-    except RougeInputError:
-        raise
-    except (OSError, EOFError, ValueError, zlib.error) as err:  # pyarrow's errors are OSError or ValueError
-        raise RougeInputError(f"{path}: cannot read it ({type(err).__name__}: {err})") from err
-
-
-def _read_file(path: str) -> list[dict]:
-    if path.endswith(".parquet"):
-        import pyarrow.parquet as pq
-
-        with open(path, "rb") as fh:
-            table = pq.ParquetFile(fh)
-            large = oversized_page(fh, table.metadata, table.schema_arrow.names)
-            if large:
-                raise RougeInputError(f"{path}: {large}; not read")
-            return table.read().to_pylist()
-    if not re.search(r"\.(jsonl|json)(\.gz)?$", path):
+        return [row for part in parts for row in read_table(_regular(part), max_rows)]
+    if not path.endswith(".parquet") and not re.search(r"\.(jsonl|json)(\.gz)?$", path):
         raise RougeInputError(f"{path}: expected .jsonl, .json, .jsonl.gz or .parquet")
     rows = []
-    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise RougeInputError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-            if not isinstance(row, dict):
-                raise RougeInputError(f"{path}:{number}: expected a JSON object")
-            rows.append(row)
+    for item in iter_rows(_regular(path), InputConfig(), None):
+        if isinstance(item, ErrorRecord):
+            if item.reason in ("unreadable_file", "invalid_parquet"):
+                raise RougeInputError(f"{path}: cannot read it ({shown(item.message)})")
+            raise RougeInputError(f"{path}:{item.position}: {shown(item.message)}")
+        if max_rows is not None and len(rows) == max_rows:
+            raise RougeInputError(f"{path}: more than {max_rows:,} rows, the bound of what meta-eval reads whole")
+        rows.append(item.row)
     return rows
 
+
+# Judgments are read whole (thousands of rows: SummEval has 1,600): a file of more is refused.
+MAX_JUDGMENTS = 1_000_000
 
 # Scores and judgments are finite numbers of at most this magnitude: correlations
 # square and sum them (1e308 overflowed), so larger values are refused, not mangled.
@@ -120,7 +105,7 @@ MAX_MAGNITUDE = 1e100
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, (bool, HugeInteger))
 
 
 def _keyed(rows: list[dict], path: str) -> None:
@@ -134,12 +119,9 @@ def _keyed(rows: list[dict], path: str) -> None:
                     f"{path}: row {number}, column {key!r}: must be a string or an integer; got {type(value).__name__}"
                 )
             row[key] = str(value)
-            bad = control_character(row[key])
-            if bad or not row[key]:
-                raise RougeInputError(
-                    f"{path}: row {number}, column {key!r}: "
-                    + (f"holds a control character ({bad})" if bad else "is empty")
-                )
+            problem = id_problem(row[key])
+            if problem:
+                raise RougeInputError(f"{path}: row {number}, column {key!r}: {problem}")
 
 
 def _numeric_columns(rows: list[dict], exclude: Iterable[str]) -> list[str]:
@@ -175,9 +157,9 @@ def _check_names(what: str, names: Iterable[str], path: str) -> None:
     """Column or metric names: no control characters, no two printing alike."""
     names = list(names)
     for name in names:
-        bad = control_character(name)
-        if bad:
-            raise RougeInputError(f"{path}: {what} {shown(name)!r} holds a control character ({bad})")
+        problem = id_problem(name)
+        if problem:
+            raise RougeInputError(f"{path}: {what} {shown(name)!r} {problem}")
     groups = clashes(names)
     if groups:
         raise RougeInputError(f"{path}: {describe_clashes(what, groups)}")
@@ -189,7 +171,7 @@ def split_list(text: Optional[str]) -> Optional[list[str]]:
 
 def load_judgments(path: str, columns: Optional[list[str]]) -> tuple[dict, list[str]]:
     """{(system, doc_id): {judgment: value}} and the judgment names."""
-    rows = read_table(path)
+    rows = read_table(path, MAX_JUDGMENTS)
     _keyed(rows, path)
     available = _numeric_columns(rows, KEYS)
     chosen = columns or available
@@ -285,6 +267,9 @@ def check_copies(copies: list[tuple[str, str]], judged: dict, scores: dict) -> N
     never silently replaces a real system, nor one that prints like it)."""
     systems = {k[0] for k in judged} | {k[0] for series in scores.values() for k in series}
     for source, copy in copies:
+        problem = id_problem(copy)
+        if problem:
+            raise RougeConfigError(f"--duplicate-system {source}={shown(copy)}: the copy's name {problem}")
         if source not in systems:
             raise RougeConfigError(f"--duplicate-system {source}={copy}: there is no system {source!r}")
         alike = [s for s in systems if seen_as(s) == seen_as(copy)]

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("rouge_core", "pipeline")
 # Optional heavy dependencies that may be imported inside a function (only the
 # code path that needs them pays for them).
-OPTIONAL = ("pyarrow", "apache_beam", "matplotlib", "markupsafe", "jinja2", "tqdm", "nltk", "scipy", "dask", "distributed")
+# (regex: user patterns only, pipeline.io.patterns; `score` starts without it)
+OPTIONAL = ("pyarrow", "apache_beam", "matplotlib", "markupsafe", "jinja2", "tqdm", "nltk", "scipy", "dask", "distributed",
+            "regex")
 
 
 def _modules() -> dict[str, Path]:

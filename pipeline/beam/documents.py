@@ -17,10 +17,17 @@ from pipeline.beam.batches import batched
 from pipeline.beam.progress import Progress
 from pipeline.collector import fewer_collections
 from pipeline.beam.read import BATCH_ROWS, ERRORS
-from pipeline.beam.spill import SpillFn, load
+from pipeline.beam.spill import SpillFn, iter_load, load
 from pipeline.config import Profile
-from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
-from pipeline.records import Candidate, ErrorRecord, ReferenceRow, make
+from pipeline.documents import (
+    DocumentGroup,
+    candidate_error,
+    document_key,
+    resolve_document,
+    share_references,
+    split_lookalikes,
+)
+from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SameReferences, make
 from pipeline.score import group_text_problems, score_values
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
@@ -81,11 +88,18 @@ class ResolveBucketFn(beam.DoFn):
     def process(self, element):
         _, grouped = element
         by_id: dict = {}
-        for c in load(grouped["candidates"]):  # (rows of the spill: every field, as read)
+        repeated = False
+        for c in iter_load(grouped["candidates"]):  # (rows of the spill: every field, as read)
             found = by_id.get(c[1])
             if found is None:
                 by_id[c[1]] = found = ([], [])
+            elif found[0]:
+                c = share_references(found[0][0], c)  # (a document's equal references: one copy)
+            repeated = repeated or type(c[3]) is SameReferences
             found[0].append(make(Candidate, c))
+        if repeated:
+            for candidates, _ in by_id.values():
+                _put_back_references(candidates)
         for r in load(grouped["references"]):
             by_id.setdefault(r[0], ([], []))[1].append(make(ReferenceRow, r))
         by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
@@ -127,6 +141,15 @@ class ResolveBucketFn(beam.DoFn):
             message = f"unexpected {type(err).__name__} while grouping this document: {str(err)[:300]!r}"
             for c in candidates:
                 yield beam.pvalue.TaggedOutput(ERRORS, candidate_error(c, "internal_error", message))
+
+
+def _put_back_references(candidates: list) -> None:
+    """Rows whose references the reader wrote once (`SameReferences`: the position of
+    the row of the same file and document that holds them) get that row's, shared."""
+    held = {(c.source, c.position): c.references for c in candidates if type(c.references) is not SameReferences}
+    for i, c in enumerate(candidates):
+        if type(c.references) is SameReferences:
+            candidates[i] = make(Candidate, (*c[:3], held[c.source, int(c.references)], *c[4:]))
 
 
 class GroupDocuments(beam.PTransform):

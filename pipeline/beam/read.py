@@ -6,7 +6,6 @@ join writes to spill files (pipeline.beam.spill): what it shuffles is their plac
 from __future__ import annotations
 
 import os
-import re
 
 import apache_beam as beam
 
@@ -17,9 +16,10 @@ from pipeline.collector import fewer_collections
 from pipeline.config import InputConfig
 from pipeline.documents import document_key
 from pipeline.io import files
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import FILE_LEVEL_REASONS, internal_error, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
-from pipeline.records import ErrorRecord, SourceRow
+from pipeline.records import Candidate, ErrorRecord, SameReferences, SourceRow, make
 
 ERRORS = "errors"
 COUNTS = "counts"
@@ -91,7 +91,7 @@ class ReadFileFn(beam.DoFn):
     def setup(self):
         fewer_collections()  # in every worker process (pipeline.collector)
         self.fields = used_fields(self.config)
-        self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
+        self.pattern = system_from_path(self.config.system_from_path)
         self.progress.start()
 
     def finish_bundle(self):
@@ -106,12 +106,14 @@ class ReadFileFn(beam.DoFn):
             return internal_error(item.source, item.position, "parsing", err)
 
     def process(self, path: str):
+        self.progress.flush(force=True)  # (a file begins: the stall watch sees the workers counting)
         rows = 0
         errors = ErrorFileWriter(self.errors_folder, path)
         digest: dict = {}
         pending: dict = {}
         held = chars = 0
         candidates, buckets = self.kind == "candidates", self.buckets
+        run = None  # (doc_id, references, position) of the row whose references the next rows may repeat
         try:
             for item in iter_rows(path, self.config, self.fields, digest):
                 if isinstance(item, SourceRow):
@@ -123,6 +125,11 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("bad rows")
                     errors.add(item)
                 else:
+                    if candidates and item.references is not None:  # joined form: a document's references once
+                        if run is not None and item.doc_id == run[0] and item.references == run[1]:
+                            item = make(Candidate, (*item[:3], SameReferences(run[2]), *item[4:]))
+                        else:
+                            run = (item.doc_id, item.references, item.position)
                     bucket = bucket_of(item.doc_id, buckets)
                     held_rows = pending.get(bucket)
                     if held_rows is None:

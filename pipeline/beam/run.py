@@ -3,10 +3,12 @@ result folder atomically with its run record."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import platform
+import shutil
 import sys
 import time
 import uuid
@@ -24,9 +26,10 @@ from pipeline.beam.options import choose_runner
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
-from pipeline.io.publish import OutputError, Staging, check_output, is_local
+from pipeline.io.publish import OutputError, Staging, check_output, is_local, test_pause
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
-from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
+from pipeline.io.patterns import system_from_path
+from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs, read_lines
 from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
 from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_bytes, read_fingerprints, read_json, read_system_rows
 from pipeline.progress import Progress
@@ -59,14 +62,24 @@ def resolve_inputs(config: RunConfig) -> dict:
                 "worker that may read it again (a retry). Save it to a file first, or score it with "
                 "`rouge-pipeline score`, which reads every input exactly once"
             )
+    pattern = system_from_path(config.input.system_from_path)
+    if pattern is not None:  # a pattern that backtracks on a path is refused here, not in a worker
+        pattern.check(candidates)
     return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
 def fingerprints(folder: str, paths: list[str]) -> list[dict]:
     """Each input's size and SHA-256, as its reader hashed it while reading: the bytes
-    that were scored, even if the file changed after (pipeline.io.rows.HashingReader)."""
+    that were scored, even if the file changed after (pipeline.io.rows.HashingReader);
+    a file that changed while or after it was read says so (`changed`), here and on
+    stderr."""
     read = read_fingerprints(folder)
-    return [read.get(path, {"path": path, "error": "not read"}) for path in paths]
+    found = [read.get(path, {"path": path, "error": "not read"}) for path in paths]
+    for entry in found:
+        if entry.get("changed"):
+            log.warning("input %s changed: %s (run.json records the bytes read)", shown(entry["path"]),
+                        entry["changed"])
+    return found
 
 
 def check_counts(counts: dict, strict: bool) -> None:
@@ -90,14 +103,18 @@ def check_counts(counts: dict, strict: bool) -> None:
                         + (": the input files hold no rows)" if not counts["rows_read"] else ")"))
 
 
-def check_names(counts: dict, human: Optional[str]) -> None:
+def check_names(counts: dict, human: Optional[str], baseline: str = "") -> None:
     """Systems are compared as people see them (pipeline.io.names): two that print
     alike are refused, and so is a submitted system named like the human
-    pseudo-system, which would silently take its place."""
+    pseudo-system, which would silently take its place; a significance baseline
+    must be one of the systems (else the significance table would be empty)."""
     systems = counts["documents_by_system"]
     groups = clashes(systems)
     if groups:
         raise RunFailed(describe_clashes("systems", groups))
+    if baseline and baseline not in systems:
+        raise RunFailed(f"significance.baseline {spelled(baseline)} names no system of this run, so no pair could be "
+                        f"tested; its systems: {_listed(sorted(systems))} (--baseline NAME names one of them)")
     if human:
         alike = [s for s in systems if seen_as(s) == seen_as(human) and s != human]
         submitted = systems.get(human, 0) - counts.get("human_documents", 0)
@@ -107,6 +124,12 @@ def check_names(counts: dict, human: Optional[str]) -> None:
                 f"a submitted system is named {spelled(name)}, like the human pseudo-system {spelled(human)} "
                 "(human.name): it would replace the human upper bound; rename the system or set human.name"
             )
+
+
+def _listed(names: list, limit: int = 10) -> str:
+    """The first `limit` names, spelled (pipeline.io.names.spelled), and how many more."""
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(spelled(n) for n in names[:limit]) + more
 
 
 def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool) -> str:
@@ -122,35 +145,59 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
                 + (f" and {len(by_reason) - 5} more reasons" if len(by_reason) > 5 else "")
             )
     errors = sorted(files.match(files.join(folder, "errors", "*.jsonl")))
-    first = []
-    for name in errors:
-        for line in files.read_bytes(name).decode("utf-8", "replace").splitlines():
-            if len(first) == 5:
-                break
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            where = str(row.get("source")) + (f":{row['position']}" if row.get("position") is not None else "")
-            first.append(f"  {shown(where)}: {row.get('reason')}: {shown(str(row.get('message')))[:300]}")
+    first = _first_error_rows(errors, 5)
     if first:
         lines.append("first error rows:")
         lines += first
     if counts is not None and not counts["errors"]:
         errors = []  # an empty errors table is not kept, nor pointed at
     if errors and keep and is_local(folder):
-        kept = f"{final}.failed-{run_id}"
-        os.makedirs(kept)
-        os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
-        if counts:
-            with open(os.path.join(kept, "counts.json"), "w", encoding="utf-8") as fh:
-                json.dump(counts, fh, indent=1)
-        lines.append(f"the errors table is kept in {kept}/errors/ (delete the folder when done)")
+        lines.append(_keep_errors(folder, f"{final}.failed-{run_id}", counts))
     elif errors:
         lines.append(f"the errors table is in {files.join(folder, 'errors')}/")
     else:
         lines.append("no error rows were written")
     return "\n".join(lines)
+
+
+def _first_error_rows(paths: list[str], limit: int) -> list[str]:
+    """The first `limit` rows of the errors table's files, as lines for the terminal
+    (each file read a line at a time: a table of millions of rows is not loaded)."""
+    first: list[str] = []
+    for name in paths:
+        with files.open_read(name) as fh:
+            for line in read_lines(fh, 1 << 20):
+                if len(first) == limit:
+                    return first
+                try:
+                    row = json.loads(line)
+                except (TypeError, ValueError):  # (None: a line over the bound)
+                    continue
+                where = str(row.get("source")) + (f":{row['position']}" if row.get("position") is not None else "")
+                first.append(f"  {shown(where)}: {row.get('reason')}: {shown(str(row.get('message')))[:300]}")
+    return first
+
+
+def _keep_errors(folder: str, kept: str, counts: Optional[dict]) -> str:
+    """The errors table moved out of the staging folder (which is then removed) to
+    `kept`, with the counts; a line saying where, or why it could not be kept (a
+    full disk: the staging folder is removed all the same)."""
+    try:
+        os.makedirs(kept)
+        os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
+    except OSError as err:
+        shutil.rmtree(kept, ignore_errors=True)
+        return f"the errors table could not be kept ({err}); it is removed with the staging folder"
+    line = f"the errors table is kept in {kept}/errors/ (delete the folder when done)"
+    if counts:
+        try:
+            with open(os.path.join(kept, "counts.json"), "w", encoding="utf-8") as fh:
+                json.dump(counts, fh, indent=1)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(kept, "counts.json"))
+            line += f"; its counts.json could not be written ({err})"
+    return line
 
 
 def resolve_output(path: str) -> str:
@@ -219,8 +266,10 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             remove_spills(folder)
             counts = read_json(files.join(folder, "_counts.json"))
             view.finish(counts)
+        test_pause("before_checks")  # (tests: a disk that fills up before a failed run keeps its errors)
         check_counts(counts, config.run.strict)
-        check_names(counts, config.human.name if config.human.enabled else None)
+        check_names(counts, config.human.name if config.human.enabled else None,
+                    config.significance.baseline if config.significance.enabled else "")
         facts = run_facts(config, counts)
         record = {
             "signature": profiles_signature(profiles, **facts),
@@ -264,9 +313,13 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         if staging is not None:
             staging.publish()
     except RunFailed as err:
-        explained = explain_failure(folder, final, run_id, counts, keep=staging is not None)
-        if staging is not None:
-            staging.discard()
+        try:
+            explained = explain_failure(folder, final, run_id, counts, keep=staging is not None)
+        except OSError as failure:  # the explanation itself failed (a full disk): the reason still stands
+            explained = f"the errors could not be listed ({failure})"
+        finally:
+            if staging is not None:
+                staging.discard()
         raise RunFailed(f"{err}\n{explained}") from None
     except BaseException:
         if staging is not None:

@@ -117,6 +117,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (RougeConfigError, RougeInputError) as err:
         print(f"rouge-pipeline: error: {shown(str(err))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _closed_pipe()
     except KeyboardInterrupt:
         print("rouge-pipeline: interrupted; nothing was published", file=sys.stderr)
         return 130
@@ -130,15 +132,42 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
 
 
+EXIT_PIPE = 128 + signal.SIGPIPE  # what a shell reports for a command ended by SIGPIPE
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout has gone (`score ... | head -1`): nothing more can be
+    written, and that is no error.  Later writes go nowhere; `entry` ends the
+    process by SIGPIPE, as `cat` or `seq` end, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return EXIT_PIPE
+
+
 def entry() -> None:
     """The console entry point: run, flush, and leave without the interpreter's
     teardown, where a native library's leftover thread (seen once in a while under
     load: "terminate called without an active exception") could abort a run that
-    had already published its results and turn its exit status into SIGABRT."""
+    had already published its results and turn its exit status into SIGABRT.  A
+    closed stdout ends the process by SIGPIPE (exit status 141 in a shell), with
+    no message, as other Unix tools end."""
     code = main()
     logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _closed_pipe()
+    try:
+        sys.stderr.flush()
+    except OSError:
+        pass
+    if code == EXIT_PIPE:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
     os._exit(code)
 
 
@@ -148,6 +177,7 @@ def one_line(err: BaseException) -> str:
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     causes = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b.*?:", line)]
     text = causes[-1] if causes else (lines[-1] if lines else type(err).__name__)
+    text = re.sub(r" \[while running '[^']*'\]$", "", text)  # (Beam's note of the step: the message says what)
     if not causes and not text.startswith(type(err).__name__):
         text = f"{type(err).__name__}: {text}"
     return text[:500]

@@ -120,12 +120,12 @@ def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
     differences = settings_differences(old.signature, new.signature)
     if differences:
         print("not comparable: the runs were scored with different settings:")
-        for key, before, after in differences:
+        for key, before, after in differences:  # (read from the folders: escaped, never raw on the terminal)
             print(
-                f"  {key}: {before if before is not None else '(absent)'} (old) -> "
-                f"{after if after is not None else '(absent)'} (new)"
+                f"  {shown(key)}: {shown(before) if before is not None else '(absent)'} (old) -> "
+                f"{shown(after) if after is not None else '(absent)'} (new)"
             )
-        print(f"old signature: {old.signature}\nnew signature: {new.signature}")
+        print(f"old signature: {shown(old.signature)}\nnew signature: {shown(new.signature)}")
         return EXIT_NOT_COMPARABLE
 
     progress = Progress(quiet=args.quiet)

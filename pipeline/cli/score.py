@@ -6,7 +6,6 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections import Counter
 
 from pipeline import config as run_config
 from pipeline.cli.common import (
@@ -24,7 +23,8 @@ from pipeline.coverage import (
     rejected_warning,
     text_warnings,
 )
-from pipeline.io.names import clashes, describe_clashes, shown
+from pipeline.io import files
+from pipeline.io.names import clashes, describe_clashes, id_problem, shown
 from pipeline.io.tables import csv_text
 from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
 from pipeline.io.text_files import is_text_file, line_aligned_rows
@@ -43,8 +43,8 @@ def print_errors(scores: LocalScores, limit: int = 10, file=sys.stderr) -> None:
     for error in scores.errors[:limit]:
         where = error.source + (f":{error.position}" if error.position is not None else "")
         print(f"  {shown(where)}: {error.reason}: {shown(error.message)}", file=file)
-    if len(scores.errors) > limit:
-        print(f"  ... and {len(scores.errors) - limit} more", file=file)
+    if scores.error_count > limit:
+        print(f"  ... and {scores.error_count - limit} more", file=file)
 
 
 EPILOG = f"""\
@@ -255,6 +255,9 @@ def score_command(args: argparse.Namespace) -> int:
     settings = run.settings()
     mode = _input_mode(args)
     sort = _checked_sort(args, settings)
+    problem = id_problem(args.system)
+    if problem:  # (the name of text or pyrouge input, in every table)
+        raise RougeConfigError(f"--system {args.system!r}: a system name {problem}")
     if args.score_only and args.format:
         raise RougeConfigError("--score-only prints only the scores; it takes no --format")
     # Piped, rouge155 prints the script's report; another preset's number is the mean with
@@ -264,6 +267,11 @@ def score_command(args: argparse.Namespace) -> int:
     inputs = tuple(args.input) or (() if args.candidates or mode == "pyrouge" else run.input.candidates)
     config = dataclasses.replace(run.input, candidates=inputs, references=tuple(args.references or run.input.references))
     keep = config.conflicting_references == "keep"
+    if "-" in (*inputs, args.candidates, *(args.references or ())):
+        try:  # '-' on a device or a terminal is refused now, before anything is read
+            files.stdin()
+        except OSError as err:
+            raise RougeInputError(str(err)) from None
     progress = Progress(quiet=args.quiet)
     try:
         if mode == "pyrouge":
@@ -280,7 +288,7 @@ def score_command(args: argparse.Namespace) -> int:
     except StrictStop as err:
         print(f"rouge-pipeline: error: strict mode: {err}", file=sys.stderr)
         return 1
-    if scores.errors:
+    if scores.error_count:
         print_errors(scores)
     if not scores.scored:
         print("rouge-pipeline: error: nothing was scored", file=sys.stderr)
@@ -296,7 +304,7 @@ def score_command(args: argparse.Namespace) -> int:
     ):
         print(line, file=sys.stderr)
     problems = coverage.problems(run.run.max_rejected)
-    by_reason = dict(Counter(e.reason for e in scores.errors))
+    by_reason = dict(scores.by_reason)
     warning = rejected_warning(problems, run.run.max_rejected, "The first rejected rows are listed on stderr.",
                                by_reason) if problems else ""
     if warning:  # the table a person reads starts with it; machine formats keep stdout clean

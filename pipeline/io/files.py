@@ -11,6 +11,7 @@ import glob as _glob
 import os
 import re
 import stat
+import sys
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -41,6 +42,21 @@ def open_read(path: str, pipe_ok: bool = False):
     if kind and not (pipe_ok and kind == PIPE):
         raise OSError(f"{path} is {kind}, not a regular file" + (" or a pipe" if pipe_ok else ""))
     return open(path, "rb")
+
+
+def stdin():
+    """The standard input as a binary file, read once; refused (OSError) when it is a
+    device or a terminal, as `open_read` refuses one by name: `score - < /dev/zero`
+    would never end, and on a terminal it would wait for typing."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError) as err:  # closed, or not a real file
+        raise OSError(f"stdin cannot be read ({err})") from None
+    kind = next((name for test, name in _SPECIAL if test(mode) and name != PIPE and name != _SOCKET), None)
+    if kind:
+        what = "a terminal" if os.isatty(sys.stdin.fileno()) else kind
+        raise OSError(f"stdin ('-') is {what}, not a file or a pipe: redirect a file (< file.jsonl) or pipe one in")
+    return sys.stdin.buffer
 
 
 def create(path: str):
@@ -115,8 +131,9 @@ def identity(path: str):
 
 
 PIPE = "a pipe (a FIFO, or <(...) process substitution)"
+_SOCKET = "a socket"
 _SPECIAL = ((stat.S_ISFIFO, PIPE), (stat.S_ISCHR, "a character device"),
-            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, _SOCKET))
 
 
 def special_kind(path: str):
