@@ -17,23 +17,20 @@ value that is not a score, names that print alike, an option out of range, an
 existing output, or any other failure: 1 means only "a significant drop");
 3 the runs are not comparable (signatures differ).
 
-Result folders may be local paths or gs://, s3://, hdfs:// URLs (pipeline.io.files).
+Result folders may be local paths or gs://, s3://, hdfs:// URLs, read through
+pipeline.io.result_folder (complete, as their manifests list them).
 The command line is pipeline/cli/compare.py; the Markdown, pipeline/render/compare.py.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import math
 from collections import defaultdict
 from typing import Callable
 
 from pipeline.config import DEFAULT_PROFILE, parse_profiles_signature
-from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, shown
-from pipeline.io.rows import oversized_page
-from rouge_core.errors import RougeConfigError
+from pipeline.io.result_folder import NUMBER, TEXT, ResultFolder
 from rouge_core.resampling import SCORE_UNITS, to_units
 from rouge_core.signature import Signature
 from rouge_core.significance import holm, paired_significance
@@ -52,44 +49,27 @@ class UsageError(Exception):
 # ------------------------------------------------------------------ reading
 
 
-class ResultFolder:
-    """The run record and one measure of the per-document scores of a result folder.
+class ComparedRun:
+    """The run record and one measure of the per-document scores of a result folder
+    (read through pipeline.io.result_folder: complete, as its manifest lists it, and
+    never half replaced).
 
     A result folder is untrusted input (it may be hand-edited, truncated, or not
-    this tool's): every problem is a `UsageError` (exit 2) that names the file, and
-    for a bad value its row and column.  Scores must be finite numbers >= 0; names
-    must be non-empty strings without control characters, and no two may print
-    alike (pipeline.io.names); a (system, metric, doc_id) appears once."""
+    this tool's): every problem is an exit-2 error that names the file, and for a
+    bad value its row and column.  Scores must be finite numbers >= 0; names must
+    be non-empty strings without control characters, and no two may print alike
+    (pipeline.io.names); a (system, metric, doc_id) appears once."""
 
     def __init__(self, path: str, measure: str):
-        self.path = path.rstrip("/") or path
-        if not files.exists(self.path):
-            raise UsageError(f"{path}: no such result folder")
-        run_json = files.join(self.path, "run.json")
-        if not files.exists(run_json):
-            raise UsageError(f"{path}: not a result folder (no run.json; was the run finished?)")
-        try:
-            self.record = json.loads(files.read_bytes(run_json).decode("utf-8"))
-        except OSError as err:
-            raise UsageError(f"{run_json}: cannot read it ({err})") from err
-        except ValueError as err:
-            raise UsageError(f"{run_json}: not valid JSON ({err})") from err
-        if not isinstance(self.record, dict):
-            raise UsageError(f"{run_json}: not a run record (a JSON object)")
-        self.signature = self.record.get("signature")
-        if not isinstance(self.signature, str):
-            raise UsageError(f"{run_json}: no signature")
-        try:
-            parse_profiles_signature(self.signature)
-        except RougeConfigError as err:
-            raise UsageError(f"{run_json}: {err}") from err
-        shards = files.match(files.join(self.path, "per_document", "*.parquet"))
+        self.folder = ResultFolder.open(path)
+        self.path, self.record, self.signature = self.folder.path, self.folder.record, self.folder.signature
+        shards = self.folder.names("per_document/*.parquet")
         if not shards:
             raise UsageError(f"{path}: not a result folder (no per_document/*.parquet)")
         # (system, metric) -> {doc_id: score}; a run with profiles names its metrics
         # "<profile> <metric>" (the default profile: the metric alone)
         self.scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-        for shard in sorted(shards):
+        for shard in shards:
             self._read_shard(shard, measure)
         for what, names in (("systems", {s for s, _ in self.scores}), ("metrics", {m for _, m in self.scores})):
             groups = clashes(names)
@@ -97,54 +77,31 @@ class ResultFolder:
                 raise UsageError(f"{path}: {describe_clashes(what, groups)}")
 
     def _read_shard(self, shard: str, measure: str) -> None:
-        import pyarrow as pa  # noqa: PLC0415 (result folders are Parquet)
-        import pyarrow.parquet as pq  # noqa: PLC0415
-
-        wanted = ["system", "doc_id", "metric", measure]
-        try:
-            with files.open_read(shard) as fh:
-                raw = io.BytesIO(fh.read())
-            shard_file = pq.ParquetFile(raw)
-            present = shard_file.schema_arrow.names
-            large = oversized_page(raw, shard_file.metadata, wanted + ["profile"])
-            if large:
-                raise UsageError(f"{shard}: not a per-document table as this tool writes it: {large}")
-            missing = [name for name in wanted if name not in present]
-            if missing:
-                raise UsageError(f"{shard}: not a per-document table: no column {', '.join(map(repr, missing))}")
-            table = shard_file.read(columns=wanted + ["profile"] * ("profile" in present))
-        except UsageError:
-            raise
-        except (pa.ArrowException, OSError, ValueError, KeyError) as err:  # truncated, corrupt
-            raise UsageError(f"{shard}: not a per-document table: cannot read it ({type(err).__name__}: {err})") from err
-        for name in wanted[:3] + ["profile"] * ("profile" in table.column_names):
-            kind = table.schema.field(name).type
-            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or (name == "profile" and pa.types.is_null(kind))):
-                raise UsageError(f"{shard}: column {name!r} must hold strings; it holds {kind}")
-        kind = table.schema.field(measure).type
-        if not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
-            raise UsageError(f"{shard}: column {measure!r} must hold numbers; it holds {kind}")
-        columns = [table.column(name).to_pylist() for name in wanted]
-        profiles = table.column("profile").to_pylist() if "profile" in table.column_names else [None] * len(table)
-        for number, (profile, system, doc_id, metric, value) in enumerate(zip(profiles, *columns), 1):
-            for name, text in (("system", system), ("doc_id", doc_id), ("metric", metric), ("profile", profile)):
+        where = self.folder.location(shard)
+        columns = {"system": TEXT, "doc_id": TEXT, "metric": TEXT, measure: NUMBER, "profile": TEXT + "?"}
+        for number, row in self.folder.rows(shard, columns):
+            profile = row.get("profile")
+            for name in ("system", "doc_id", "metric", "profile"):
+                text = row.get(name)
                 if text is None and name == "profile":
                     continue
                 if not text:
-                    raise UsageError(f"{shard}: row {number}, column {name!r}: empty or null")
+                    raise UsageError(f"{where}: row {number}, column {name!r}: empty or null")
                 bad = control_character(text)
                 if bad:
-                    raise UsageError(f"{shard}: row {number}, column {name!r}: holds a control character ({bad})")
+                    raise UsageError(f"{where}: row {number}, column {name!r}: holds a control character ({bad})")
+            value = row[measure]
             if value is None or not math.isfinite(value) or value < 0 or value > MAX_SCORE:
                 raise UsageError(
-                    f"{shard}: row {number}, column {measure!r}: {value!r} is not a score "
+                    f"{where}: row {number}, column {measure!r}: {value!r} is not a score "
                     f"(a finite number from 0 to {MAX_SCORE:g})"
                 )
+            system, doc_id, metric = row["system"], row["doc_id"], row["metric"]
             label = metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}"
             cell = self.scores[system, label]
             if doc_id in cell:
                 raise UsageError(
-                    f"{shard}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
+                    f"{where}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
                 )
             cell[doc_id] = value
 
@@ -189,8 +146,8 @@ def _mean(values) -> float:
 
 
 def compare_runs(
-    old: ResultFolder,
-    new: ResultFolder,
+    old: ComparedRun,
+    new: ComparedRun,
     *,
     measure: str,
     fail_on_drop: float,

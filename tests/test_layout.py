@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("rouge_core", "pipeline")
 # Optional heavy dependencies that may be imported inside a function (only the
 # code path that needs them pays for them).
-OPTIONAL = ("pyarrow", "apache_beam", "matplotlib", "markupsafe", "jinja2", "tqdm", "nltk", "scipy", "dask", "distributed")
+OPTIONAL = ("pyarrow", "apache_beam", "matplotlib", "markupsafe", "jinja2", "tqdm", "nltk", "scipy", "dask", "distributed",
+            "google")  # google: the GCS client's errors, for gs:// URLs only (pipeline.io.stores)
 
 
 def _modules() -> dict[str, Path]:

@@ -85,7 +85,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
             print(f"profile {profile.name}:")
         for settings in profile.settings:
             print_signature(settings, sys.stdout)
-    inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
+    inputs = resolve_inputs(config, beam_args)  # every glob must match: checked before Beam starts
     if args.dry_run:
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
