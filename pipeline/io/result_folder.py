@@ -41,6 +41,7 @@ from pipeline.config import InputConfig, parse_profiles_signature
 from pipeline.io import files
 from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, ManifestError
 from pipeline.io.rows import parquet_file_rows
+from pipeline.io.stores import object_store
 from pipeline.records import ErrorRecord
 from rouge_core import RougeConfigError, RougeInputError
 
@@ -74,11 +75,11 @@ class ResultFolder:
     def open(cls, path: str) -> "ResultFolder":
         """The result folder at `path` (local or URL), or ResultFolderError."""
         path = path.rstrip("/") or path
-        manifest = _read_manifest(path)
         try:
             present = files.list_tree(path)
-        except OSError as err:
-            raise ResultFolderError(f"{path}: cannot list it ({err})") from err
+        except Exception as err:  # (a store's own error: no such bucket, no access)
+            raise ResultFolderError(f"{path}: cannot list it ({type(err).__name__}: {err})") from err
+        manifest = _read_manifest(path, present)
         for name, entry in sorted(manifest.files.items()):
             size = present.get(name)
             if size is None and not files.is_url(path) and os.path.lexists(os.path.join(path, *name.split("/"))):
@@ -159,18 +160,24 @@ class ResultFolder:
         SHA-256) against the manifest: FolderChanged when they differ."""
         entry = self._entry(name)
         location = self.location(name)
+        gone = FolderChanged(f"{location}: listed in its folder's {SUCCESS} but gone: the folder is being "
+                             "replaced (read it again once no run is writing it)")
         try:
             if files.is_url(location):
-                copy = tempfile.TemporaryFile(prefix="rouge-pipeline-")  # (no name: gone when closed)
-                with files.open_read(location) as source:
-                    size, sha256 = _copy_hashing(source, copy)
-                fh = copy
+                fh = tempfile.TemporaryFile(prefix="rouge-pipeline-")  # (no name: gone when closed)
+                try:
+                    with files.open_read(location) as source:
+                        size, sha256 = _copy_hashing(source, fh)
+                except Exception as err:  # a store's own error: gone, or another failure
+                    fh.close()
+                    if name not in files.list_tree(self.path):
+                        raise gone from err
+                    raise ResultFolderError(f"{location}: cannot read it ({type(err).__name__}: {err})") from err
             else:
                 fh = files.open_read(location)  # (a pipe or a device is refused)
                 size, sha256 = _copy_hashing(fh, None)
         except FileNotFoundError as err:
-            raise FolderChanged(f"{location}: listed in its folder's {SUCCESS} but gone: the folder is being "
-                                "replaced (read it again once no run is writing it)") from err
+            raise gone from err
         except OSError as err:
             raise ResultFolderError(f"{location}: cannot read it ({err})") from err
         if (entry.size is not None and size != entry.size) or sha256 != entry.sha256:
@@ -206,24 +213,33 @@ class ResultFolder:
         return record
 
 
-def _read_manifest(path: str) -> Manifest:
+def _read_manifest(path: str, present: dict[str, int]) -> Manifest:
     """The manifest in `path`/_SUCCESS (or, in a local folder of an older version,
-    the file list of its `_ROUGE_PIPELINE`); ResultFolderError saying why not."""
+    the file list of its `_ROUGE_PIPELINE`), `present` being what the folder holds;
+    ResultFolderError saying why not."""
     marker = files.join(path, SUCCESS)
+    data = None
     try:
-        with files.open_read(marker) as fh:
-            data = fh.read(MAX_BYTES + 1)
+        if files.is_url(path):  # (one version of the object: a GCS generation)
+            if present.get(SUCCESS, 0) > MAX_BYTES:
+                raise ResultFolderError(f"{marker}: over {MAX_BYTES} bytes; not a manifest of this tool")
+            got = object_store(marker).read(marker) if SUCCESS in present else None
+            data = None if got is None else got[0]
+        else:
+            with files.open_read(marker) as fh:
+                data = fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        data = None
+        pass
     except OSError as err:
-        if not files.is_url(path) and not os.path.isdir(path):
+        if not os.path.isdir(path):
             raise ResultFolderError(f"{path}: no such result folder") from err
         raise ResultFolderError(f"{marker}: cannot read it ({err})") from err
-    except Exception as err:  # a store's own error (no bucket, no access): its words
+    except ResultFolderError:
+        raise
+    except Exception as err:  # a store's own error (no access): its words
         raise ResultFolderError(f"{marker}: cannot read it ({type(err).__name__}: {err})") from err
     if data is None:
-        exists = files.list_tree(path) if files.is_url(path) else os.path.isdir(path)
-        if not exists:
+        if not (present if files.is_url(path) else os.path.isdir(path)):
             raise ResultFolderError(f"{path}: no such result folder")
         raise ResultFolderError(f"{path}: not a complete result folder (no {SUCCESS}: a run is writing it, was "
                                 "killed, or it is not a result folder of this tool)")

@@ -231,8 +231,9 @@ class _Gcs(ObjectStore):
         blob = self.client.bucket(bucket).get_blob(key)
         if blob is None:
             return None
+        generation = blob.generation  # (a download may reset the blob's properties)
         try:
-            return blob.download_as_bytes(if_generation_match=blob.generation), blob.generation
+            return blob.download_as_bytes(if_generation_match=generation), generation
         except self.refused:
             return self.read(url)  # replaced or deleted between the two calls
 
