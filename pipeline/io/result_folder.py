@@ -6,6 +6,7 @@ every command reads one (`compare`, `meta-eval --run`, `history`, `run --reuse`)
     folder.names("per_document/*.parquet")                    # what the manifest lists
     for number, row in folder.rows(name, {"system": TEXT, "f_measure": NUMBER}): ...
     folder.read_bytes("system_scores.md")
+    folder.copy_to("per_document/part-00000-of-00001.parquet", "gs://bucket/next/...")
 
 `open` reads the completion marker, `_SUCCESS`, once: its manifest
 (pipeline.io.manifest) lists every file of the run with its size and SHA-256.  A
@@ -63,8 +64,10 @@ class FolderChanged(ResultFolderError):
 class ResultFolder:
     """A complete result folder, opened once (`ResultFolder.open`).
 
-    Attributes: `path` (as given, without a trailing '/'), `manifest`, `run_id`,
-    `record` (run.json as a dict) and `signature` (its profiles signature)."""
+    Attributes: `path` (as given, without a trailing '/'), `manifest` (its `files`:
+    {relative path: Entry(size, sha256)}), `run_id`, `record` (run.json as a dict)
+    and `signature` (its profiles signature).  It holds no open file: it pickles, so
+    Beam workers can read through it."""
 
     def __init__(self, path: str, manifest: Manifest, record: dict):
         self.path, self.manifest, self.record = path, manifest, record
@@ -114,6 +117,21 @@ class ResultFolder:
         if len(data) > limit:
             raise ResultFolderError(f"{self.location(name)}: over the {limit}-byte bound of this reader")
         return data
+
+    def copy_to(self, name: str, target: str) -> int:
+        """Copy a listed file to `target` (a path or URL), checked against the manifest
+        as it is copied (a copy that does not match is deleted again: FolderChanged);
+        returns its size.  For reusing a previous run's files."""
+        entry = self._entry(name)
+        with self._verified(name) as fh, files.create(target) as out:
+            size = 0
+            while chunk := fh.read(1 << 20):
+                out.write(chunk)
+                size += len(chunk)
+        if size != entry.size and entry.size is not None:  # (changed after the check: a local file edited in place)
+            files.delete([target])
+            raise FolderChanged(f"{self.location(name)}: changed while it was copied")
+        return size
 
     def rows(self, name: str, columns: dict[str, str]) -> Iterator[tuple[int, dict]]:
         """(row number from 1, {column: value}) of a listed Parquet table, only

@@ -18,10 +18,13 @@ environment variables:
   connects anonymously, which an emulator (STORAGE_EMULATOR_HOST) or a public bucket
   needs.  Beam 2.77's `--no_auth` alone affects only Dataflow's API client.
 
-Worker processes: Beam gives them the pipeline's options (so `--s3_endpoint_url`
-travels with the job), and `pipeline.io.files` calls `configure_here()` before its
-first URL, which applies the anonymous setting there too (from the options, or
-from the environment variable, which `configure` exports to local workers).
+Worker processes: `pipeline.io.files` calls `configure_here()` before its first URL.
+A worker of a remote runner has the pipeline's options from Beam (so
+`--s3_endpoint_url` travels with the job); the local runner's worker processes get
+none (Beam 2.77's FnApiRunner starts them without PIPELINE_OPTIONS), so `configure`
+also exports the filesystem options to the processes this one starts
+(ROUGE_PIPELINE_STORE_OPTIONS, with ROUGE_PIPELINE_GCS_ANONYMOUS), and
+`configure_here` fills in from there what Beam's options leave unset.
 
 Conditional writes (`object_store(url)`): create an object only if absent, replace
 or delete it only if unchanged since read: GCS preconditions (ifGenerationMatch,
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -42,6 +46,7 @@ from typing import Optional, Sequence
 log = logging.getLogger("rouge-pipeline")
 
 ANONYMOUS_ENV = "ROUGE_PIPELINE_GCS_ANONYMOUS"
+INHERITED_ENV = "ROUGE_PIPELINE_STORE_OPTIONS"  # the driver's filesystem options, for its worker processes
 _TRUE = ("1", "true", "yes", "on")
 # Environment variables -> Beam's S3 option, first found wins (never credentials:
 # those stay in the environment, read by boto3 in each process).
@@ -118,6 +123,7 @@ def configure(args: Sequence[str] = ()) -> list[str]:
         _options = options
         _made.clear()  # clients made with earlier options
         FileSystems.set_options(options)
+    os.environ[INHERITED_ENV] = json.dumps(store_args + added)  # (local worker processes inherit it)
     if options.view_as(GoogleCloudOptions).no_auth or _anonymous_from_env():
         os.environ[ANONYMOUS_ENV] = "1"  # local worker processes inherit it
         _skip_google_credentials()
@@ -134,16 +140,32 @@ def configure_here() -> None:
     from apache_beam.io.filesystems import FileSystems  # noqa: PLC0415
     from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions  # noqa: PLC0415
 
+    try:
+        inherited = [str(a) for a in json.loads(os.environ.get(INHERITED_ENV) or "[]")]
+    except (ValueError, TypeError):
+        inherited = []
     with _lock:
         if _options is not None:
             return
         given = getattr(FileSystems, "_pipeline_options", None)  # set by Beam in a worker
         if given is None:
-            given = PipelineOptions(environment_args(()))
+            given = PipelineOptions(inherited + environment_args(inherited))
             FileSystems.set_options(given)
+        else:
+            _fill_unset(given, PipelineOptions(inherited + environment_args(inherited)))
         _options = given
     if given.view_as(GoogleCloudOptions).no_auth or _anonymous_from_env():
         _skip_google_credentials()
+
+
+def _fill_unset(target, source) -> None:
+    """Set in `target` (Beam's options in a worker) the filesystem options that
+    `source` sets and `target` leaves unset."""
+    for cls in _option_classes():
+        mine, theirs = target.view_as(cls), source.view_as(cls)
+        for name, value in theirs.get_all_options(drop_default=True).items():
+            if hasattr(mine, name) and getattr(mine, name) in (None, False) and value not in (None, False):
+                setattr(mine, name, value)
 
 
 def options():

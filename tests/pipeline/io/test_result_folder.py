@@ -199,3 +199,16 @@ def test_a_small_shard_whose_ids_decode_to_hundreds_of_megabytes_is_refused_in_b
     status, err, peak_mb = json.loads(done.stdout)
     assert status == 2 and str(shard) in err and "column 'doc_id'" in err, err
     assert peak_mb < 250  # decoding the column alone takes 300 MB
+
+
+def test_copy_to_copies_a_listed_file_checked_and_leaves_nothing_of_a_changed_one(runs, tmp_path):
+    folder = tmp_path / "f"
+    shutil.copytree(runs / "a", folder)
+    opened = ResultFolder.open(str(folder))
+    name = "per_document/part-00001-of-00004.parquet"
+    assert opened.copy_to(name, str(tmp_path / "copy.parquet")) == (folder / name).stat().st_size
+    assert (tmp_path / "copy.parquet").read_bytes() == (runs / "a" / name).read_bytes()
+    (folder / name).write_bytes((runs / "b" / name).read_bytes())
+    with pytest.raises(FolderChanged):
+        opened.copy_to(name, str(tmp_path / "other.parquet"))
+    assert not (tmp_path / "other.parquet").exists()
