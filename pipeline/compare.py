@@ -1,6 +1,8 @@
 """`rouge-pipeline compare OLD_RUN NEW_RUN`: what changed between two result folders.
 
-For every (system, metric) of either run: the old and new mean of a measure,
+For every (system, metric) of either run: the old and new value of a measure as
+each run's table shows it (ROUGE-1.5.5's printed average where the run has one,
+else the mean; `average` says which) and the means over each run's documents,
 and on the documents both runs scored a paired test of new against old
 (`rouge_core.significance`: the sign-flip test, exact up to 20 documents and by
 Student's t beyond, with the t interval of the change; Holm-adjusted across all
@@ -50,9 +52,9 @@ class UsageError(Exception):
 
 
 class ComparedRun:
-    """The run record and one measure of the per-document scores of a result folder
-    (read through pipeline.io.result_folder: complete, as its manifest lists it, and
-    never half replaced).
+    """The run record and one measure of the per-document scores of a result folder,
+    and its own per-system table (read through pipeline.io.result_folder: complete, as
+    its manifest lists it, and never half replaced).
 
     A result folder is untrusted input (it may be hand-edited, truncated, or not
     this tool's): every problem is an exit-2 error that names the file, and for a
@@ -71,39 +73,79 @@ class ComparedRun:
         self.scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
         for shard in shards:
             self._read_shard(shard, measure)
+        self._read_system_table(measure)
         for what, names in (("systems", {s for s, _ in self.scores}), ("metrics", {m for _, m in self.scores})):
             groups = clashes(names)
             if groups:
                 raise UsageError(f"{path}: {describe_clashes(what, groups)}")
 
-    def _read_shard(self, shard: str, measure: str) -> None:
-        where = self.folder.location(shard)
-        columns = {"system": TEXT, "doc_id": TEXT, "metric": TEXT, measure: NUMBER, "profile": TEXT + "?"}
-        for number, row in self.folder.rows(shard, columns):
-            profile = row.get("profile")
-            for name in ("system", "doc_id", "metric", "profile"):
-                text = row.get(name)
-                if text is None and name == "profile":
+    def _rows(self, name: str, columns: dict[str, str]):
+        """(row number, label, row) per row of the listed table `name` (its `columns`,
+        and `profile` when it has one): the names among them checked (non-empty, no
+        control character), the metric labelled as "<profile> <metric>" in a run with
+        profiles (the default profile: the metric)."""
+        where = self.folder.location(name)
+        names = [n for n in ("system", "doc_id", "metric", "profile") if n in columns or n == "profile"]
+        for number, row in self.folder.rows(name, {**columns, "profile": TEXT + "?"}):
+            for key in names:
+                text = row.get(key)
+                if text is None and key == "profile":
                     continue
                 if not text:
-                    raise UsageError(f"{where}: row {number}, column {name!r}: empty or null")
+                    raise UsageError(f"{where}: row {number}, column {key!r}: empty or null")
                 bad = control_character(text)
                 if bad:
-                    raise UsageError(f"{where}: row {number}, column {name!r}: holds a control character ({bad})")
-            value = row[measure]
-            if value is None or not math.isfinite(value) or value < 0 or value > MAX_SCORE:
-                raise UsageError(
-                    f"{where}: row {number}, column {measure!r}: {value!r} is not a score "
-                    f"(a finite number from 0 to {MAX_SCORE:g})"
-                )
-            system, doc_id, metric = row["system"], row["doc_id"], row["metric"]
-            label = metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}"
+                    raise UsageError(f"{where}: row {number}, column {key!r}: holds a control character ({bad})")
+            profile, metric = row.get("profile"), row["metric"]
+            yield number, metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}", row
+
+    def _read_shard(self, shard: str, measure: str) -> None:
+        where = self.folder.location(shard)
+        columns = {"system": TEXT, "doc_id": TEXT, "metric": TEXT, measure: NUMBER}
+        for number, label, row in self._rows(shard, columns):
+            system, doc_id, value = row["system"], row["doc_id"], row[measure]
+            self._check_score(where, number, measure, value)
             cell = self.scores[system, label]
             if doc_id in cell:
                 raise UsageError(
                     f"{where}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
                 )
             cell[doc_id] = value
+
+    def _read_system_table(self, measure: str) -> None:
+        """`table`: (system, metric label) -> (the run's own table value of `measure`,
+        which average it is): ROUGE-1.5.5's printed average ("rouge155") where the
+        run has one, else the mean over its documents ("mean"), from system_scores."""
+        name = "system_scores.parquet"
+        if name not in self.folder.manifest.files:
+            raise UsageError(f"{self.path}: not a result folder (no system_scores.parquet)")
+        where = self.folder.location(name)
+        columns = {"system": TEXT, "metric": TEXT, measure: NUMBER, f"rouge155_{measure}": NUMBER}
+        self.table: dict[tuple[str, str], tuple[float, str]] = {}
+        for number, label, row in self._rows(name, columns):
+            system, mean, printed = row["system"], row[measure], row[f"rouge155_{measure}"]
+            value, average = (mean, "mean") if printed is None else (printed, "rouge155")
+            self._check_score(where, number, measure if printed is None else f"rouge155_{measure}", value)
+            if (system, label) in self.table:
+                raise UsageError(f"{where}: row {number}: ({shown(system)}, {shown(label)}) appears twice")
+            self.table[system, label] = (value, average)
+
+    @staticmethod
+    def _check_score(path: str, number: int, column: str, value) -> None:
+        if value is None or not math.isfinite(value) or value < 0 or value > MAX_SCORE:
+            raise UsageError(
+                f"{path}: row {number}, column {column!r}: {value!r} is not a score "
+                f"(a finite number from 0 to {MAX_SCORE:g})"
+            )
+
+    def table_value(self, system: str, metric: str) -> tuple[float, str]:
+        """The run's own table value of (system, metric) and which average it is."""
+        if (system, metric) not in self.table:
+            raise UsageError(
+                f"{self.folder.location('system_scores.parquet')}: no row for ({shown(system)}, {shown(metric)}), "
+                "which the per-document table has"
+            )
+        return self.table[system, metric]
 
 
 def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str | None]]:
@@ -155,20 +197,31 @@ def compare_runs(
     on_pair: Callable[[], None] = lambda: None,
 ) -> tuple[list[dict], list[dict]]:
     """(comparison rows, most-moved document rows), sorted by system and metric;
-    `on_pair` is called after each (system, metric) pair (for progress)."""
+    `on_pair` is called after each (system, metric) pair (for progress).
+
+    A row's `old` and `new` are each run's own table value (`average` says which:
+    ROUGE-1.5.5's printed average, "rouge155", or the mean over documents, "mean"),
+    so a run compared with itself shows its table's numbers; `old_mean` and
+    `new_mean` are the means over each run's documents; the change, its interval
+    and p are of the mean over the documents both runs scored."""
     rows, moved = [], []
     for system, metric in sorted(old.scores.keys() | new.scores.keys()):
         before, after = old.scores.get((system, metric), {}), new.scores.get((system, metric), {})
+        old_value, old_average = old.table_value(system, metric) if before else (None, None)
+        new_value, new_average = new.table_value(system, metric) if after else (None, None)
         row = {
             "system": system,
             "metric": metric,
             "measure": measure,
+            "average": new_average or old_average,
             "status": "both" if before and after else "removed" if before else "added",
             "old_documents": len(before),
             "new_documents": len(after),
             "documents": 0,
-            "old": _mean(before.values()) if before else None,
-            "new": _mean(after.values()) if after else None,
+            "old": old_value,
+            "new": new_value,
+            "old_mean": _mean(before.values()) if before else None,
+            "new_mean": _mean(after.values()) if after else None,
         }
         row.update(
             dict.fromkeys(

@@ -304,7 +304,7 @@ def _check_kind(where: str, column: str, kind: str, arrow_type, pa) -> None:
     if pa.types.is_dictionary(arrow_type):  # (as Arrow recorded it: the values' type is what is read)
         arrow_type = arrow_type.value_type
     text = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_null(arrow_type)
-    number = pa.types.is_floating(arrow_type) or pa.types.is_integer(arrow_type)
+    number = pa.types.is_floating(arrow_type) or pa.types.is_integer(arrow_type) or pa.types.is_null(arrow_type)
     if kind == TEXT and not text:
         raise ResultFolderError(f"{where}: column {column!r} must hold strings; it holds {arrow_type}")
     if kind == NUMBER and not number:
