@@ -195,6 +195,11 @@ class OutputConfig:
     per_document_formats: tuple[str, ...] = key(
         ("parquet",), "formats of the per-document table: parquet, csv, jsonl", choices=("parquet", "csv", "jsonl")
     )
+    lock_lease_seconds: float = key(
+        60.0, "an output on an object store (gs://, s3://): the run's lock object (OUT.lock) is renewed every "
+        "quarter of this; a lock not renewed this long is a killed run's, and the next run takes it over "
+        "(docs/object-stores.md)", low=1, high=86_400,
+    )
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ one machine (human judgments are thousands of rows, not millions).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -23,6 +22,7 @@ import numpy as np
 from pipeline.io import files
 from pipeline.config import InputConfig
 from pipeline.io.names import clashes, describe_clashes, id_problem, seen_as, shown
+from pipeline.io.result_folder import NUMBER, TEXT, ResultFolder
 from pipeline.io.rows import HugeInteger, iter_rows
 from pipeline.records import ErrorRecord
 from rouge_core import RougeConfigError, RougeInputError, names
@@ -40,6 +40,10 @@ COLUMNS = (
     + ["resample", "replicates", "confidence", "alpha"]
     + [f"{m}_replicates" for m in corr.METHODS]
 )
+
+# The columns a result folder's per-document table gives meta-eval (pipeline.io.result_folder).
+RUN_COLUMNS = {"system": TEXT, "doc_id": TEXT, "metric": TEXT, "profile": TEXT + "?",
+               "recall": NUMBER + "?", "precision": NUMBER + "?", "f_measure": NUMBER + "?"}
 
 COMPARISON_COLUMNS = [
     "profile", "level", "measure", "judgment", "metric_x", "metric_y", "method",
@@ -227,24 +231,20 @@ def load_metric_scores(
 ) -> tuple[dict, dict]:
     """The metric series and a description of where they came from."""
     if run:
-        parts = sorted(glob(os.path.join(glob_escape(run), "per_document", "*.parquet")))
+        folder = ResultFolder.open(run)  # complete, as its manifest lists it, never half replaced
+        parts = folder.names("per_document/*.parquet")
         if not parts:
             raise RougeInputError(f"{run}: no per_document/*.parquet (is it a rouge-pipeline result folder?)")
         scores: dict = {}
         for part in parts:
-            _scores_from_rows(read_table(_regular(part)), part, None, scores)
-        source = {"run": os.path.abspath(run), "parts": len(parts)}
-        record = os.path.join(run, "run.json")
-        if os.path.exists(record):
-            try:
-                run_record = json.loads(files.read_bytes(record).decode("utf-8"))  # (a pipe or device: refused)
-                human = (run_record.get("config") or {}).get("human") or {}
-                signature = run_record.get("signature")
-            except (OSError, ValueError, AttributeError) as err:
-                raise RougeInputError(f"{record}: not a run record ({type(err).__name__}: {err})") from err
-            source["signature"] = signature
-            if isinstance(human, dict) and human.get("enabled"):
-                source["human"] = human.get("name")
+            rows = [row for _, row in folder.rows(part, RUN_COLUMNS)]
+            _scores_from_rows(rows, folder.location(part), None, scores)
+        source = {"run": run if files.is_url(run) else os.path.abspath(run), "parts": len(parts),
+                  "signature": folder.signature}
+        config = folder.record.get("config")
+        human = config.get("human") if isinstance(config, dict) else None
+        if isinstance(human, dict) and human.get("enabled"):
+            source["human"] = human.get("name")
         _check_names("metrics", {k[1] for k in scores}, run)
         return scores, source
     rows = read_table(metric_scores)

@@ -18,8 +18,9 @@ PACKAGES = ("rouge_core", "pipeline")
 # Optional heavy dependencies that may be imported inside a function (only the
 # code path that needs them pays for them).
 # (regex: user patterns only, pipeline.io.patterns; `score` starts without it)
+# (google: the GCS client's errors, for gs:// URLs only, pipeline.io.stores)
 OPTIONAL = ("pyarrow", "apache_beam", "matplotlib", "markupsafe", "jinja2", "tqdm", "nltk", "scipy", "dask", "distributed",
-            "regex")
+            "regex", "google")
 
 
 def _modules() -> dict[str, Path]:

@@ -11,7 +11,6 @@ import platform
 import shutil
 import sys
 import time
-import uuid
 from importlib.metadata import PackageNotFoundError, version
 from typing import Optional, Sequence
 
@@ -25,8 +24,9 @@ from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
-from pipeline.io import files
+from pipeline.io import files, stores
 from pipeline.io.publish import OutputError, Staging, check_output, is_local, test_pause
+from pipeline.io.publish_url import UrlStaging
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
 from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs, read_lines
@@ -47,9 +47,17 @@ class RunFailed(Exception):
     """The run finished but must not be published (strict mode, nothing scored, counts off)."""
 
 
-def resolve_inputs(config: RunConfig) -> dict:
+def configure_stores(config: RunConfig, beam_args: Sequence[str] = ()) -> list[str]:
+    """Beam's filesystem options (`--s3_*`, `--no_auth`, ... and the environment's:
+    pipeline.io.stores) applied before any file is listed or opened; returns the
+    options the environment added, which the pipeline carries to its workers."""
+    return stores.configure(list(config.run.beam_args) + list(beam_args))
+
+
+def resolve_inputs(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
     """The input files; a glob that matches nothing stops the run here, before Beam
     starts, naming the glob."""
+    configure_stores(config, beam_args)
     candidates, missing, size = expand_globs(config.input.candidates)
     references, missing_refs, reference_size = expand_globs(config.input.references)
     if missing + missing_refs:
@@ -151,7 +159,7 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
         lines += first
     if counts is not None and not counts["errors"]:
         errors = []  # an empty errors table is not kept, nor pointed at
-    if errors and keep and is_local(folder):
+    if errors and keep:
         lines.append(_keep_errors(folder, f"{final}.failed-{run_id}", counts))
     elif errors:
         lines.append(f"the errors table is in {files.join(folder, 'errors')}/")
@@ -179,23 +187,27 @@ def _first_error_rows(paths: list[str], limit: int) -> list[str]:
 
 
 def _keep_errors(folder: str, kept: str, counts: Optional[dict]) -> str:
-    """The errors table moved out of the staging folder (which is then removed) to
-    `kept`, with the counts; a line saying where, or why it could not be kept (a
-    full disk: the staging folder is removed all the same)."""
+    """The errors table moved (a URL: copied) out of the staging folder, which is then
+    removed, to `kept`, with the counts; a line saying where, or why it could not be
+    kept (a full disk: the staging folder is removed all the same)."""
     try:
-        os.makedirs(kept)
-        os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
+        if is_local(folder):
+            os.makedirs(kept)
+            os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
+        else:  # (the staging prefix goes with the failed run)
+            parts = sorted(files.list_tree(files.join(folder, "errors")))
+            files.copy([files.join(folder, "errors", p) for p in parts], [files.join(kept, "errors", p) for p in parts])
     except OSError as err:
-        shutil.rmtree(kept, ignore_errors=True)
+        if is_local(folder):
+            shutil.rmtree(kept, ignore_errors=True)
         return f"the errors table could not be kept ({err}); it is removed with the staging folder"
     line = f"the errors table is kept in {kept}/errors/ (delete the folder when done)"
     if counts:
         try:
-            with open(os.path.join(kept, "counts.json"), "w", encoding="utf-8") as fh:
-                json.dump(counts, fh, indent=1)
+            _write_text(files.join(kept, "counts.json"), json.dumps(counts, indent=1))
         except OSError as err:
             with contextlib.suppress(OSError):
-                os.remove(os.path.join(kept, "counts.json"))
+                files.delete([files.join(kept, "counts.json")])
             line += f"; its counts.json could not be written ({err})"
     return line
 
@@ -228,18 +240,17 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
-    inputs = inputs or resolve_inputs(config)
-    staging = None
+    store_args = configure_stores(config, beam_args)
+    inputs = inputs or resolve_inputs(config, beam_args)
+    paths = inputs["candidates"] + inputs["references"]
     if is_local(final):
         final = resolve_output(final)
-        replaces = check_output(final, config.output.overwrite, inputs["candidates"] + inputs["references"])
-        staging = Staging(final, replaces).create()
-        folder, run_id = staging.path, staging.run_id
-    else:
-        if files.exists(files.join(final, "_SUCCESS")) and not config.output.overwrite:
-            raise OutputError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
-        folder, run_id = final, uuid.uuid4().hex[:12]
-    args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), inputs["bytes"])
+        staging = Staging(final, check_output(final, config.output.overwrite, paths)).create()
+    else:  # an object store: a lock, a staging prefix, the manifest (pipeline.io.publish_url)
+        staging = UrlStaging(final, config.output.overwrite, paths, lease_seconds=config.output.lock_lease_seconds)
+        final = staging.create().final
+    folder, run_id = staging.path, staging.run_id
+    args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args) + store_args, inputs["bytes"])
     log.warning(
         "reading %d candidate file(s) and %d reference file(s); %s",
         len(inputs["candidates"]),
@@ -261,7 +272,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
                 with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
                     build_pipeline(p, config, inputs, folder)
             except BaseException:
-                _remove_spills_after_failure(folder)  # (an output URL has no staging folder to discard)
+                _remove_spills_after_failure(folder)
                 raise
             remove_spills(folder)
             counts = read_json(files.join(folder, "_counts.json"))
@@ -309,21 +320,17 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         with progress.stage("report", 1, "pages", always_end=True) as stage:
             write_run_report(folder, record)
             stage.update(1)
-        _write_text(files.join(folder, "_SUCCESS"), "")
-        if staging is not None:
-            staging.publish()
+        staging.publish()  # the manifest, _SUCCESS, written last
     except RunFailed as err:
         try:
-            explained = explain_failure(folder, final, run_id, counts, keep=staging is not None)
+            explained = explain_failure(folder, final, run_id, counts, keep=True)
         except OSError as failure:  # the explanation itself failed (a full disk): the reason still stands
             explained = f"the errors could not be listed ({failure})"
         finally:
-            if staging is not None:
-                staging.discard()
+            staging.discard()
         raise RunFailed(f"{err}\n{explained}") from None
     except BaseException:
-        if staging is not None:
-            staging.discard()
+        staging.discard()
         raise
     return record
 

@@ -23,6 +23,7 @@ from typing import Optional, Sequence
 
 from pipeline.collector import fewer_collections
 from pipeline.io.names import shown
+from pipeline.io.stores import split_filesystem_args
 from rouge_core import RougeConfigError, RougeInputError, __version__
 
 
@@ -102,6 +103,19 @@ def _unknown_options(sub: argparse.ArgumentParser, command: str, extra: list[str
         raise RougeConfigError(f"unknown option or argument {arg!r} for {command}{hint}")
 
 
+def _store_options(sub: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> list[str]:
+    """A command that reads result folders takes Beam's filesystem options (`--s3_*`,
+    `--no_auth`, ...: pipeline.io.stores), returned for it to apply; anything else is
+    refused, with the closest option named."""
+    if getattr(args, "store_options", False):
+        store_args, extra = split_filesystem_args(extra)
+    else:
+        store_args = []
+    if extra:
+        _unknown_options(sub, args.command, extra)
+    return store_args
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     fewer_collections()  # (pipeline.collector: millions of rows, no reference cycles)
@@ -112,7 +126,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if extra and args.command != "run":
-            _unknown_options(sub, args.command, extra)
+            extra = _store_options(sub, args, extra)
         return args.handler(args, extra)
     except (RougeConfigError, RougeInputError) as err:
         print(f"rouge-pipeline: error: {shown(str(err))}", file=sys.stderr)

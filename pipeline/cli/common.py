@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import textwrap
 
 from pipeline.config import make_settings
+from pipeline.io import files, stores
 from rouge_core import RougeConfigError, RougeSettings
 
 PYROUGE_DEFAULTS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -103,3 +106,32 @@ def rouge_overrides(args: argparse.Namespace) -> dict:
         rouge_sentence_split=args.sentence_split,
         rouge_eval_ids=args.eval_ids,
     )
+
+
+STORE_OPTIONS_HELP = textwrap.fill(
+    "folders may be local or URLs of any Beam filesystem (gs://, s3://, hdfs://).  Beam's filesystem "
+    "options are accepted (--s3_endpoint_url, --s3_region_name, --no_auth (GCS without credentials), "
+    "--project, --hdfs_host, ...), and S3 also reads AWS_ENDPOINT_URL, AWS_REGION and the AWS_* "
+    "credentials from the environment: docs/object-stores.md.", 88
+)
+
+
+def takes_store_options(parser: argparse.ArgumentParser) -> None:
+    """The command accepts Beam's filesystem options (pipeline.cli.main hands them to
+    its handler as its extra arguments; `apply_store_options` applies them)."""
+    parser.set_defaults(store_options=True)
+
+
+def apply_store_options(store_args: list[str]) -> None:
+    """Apply the filesystem options given (before the command lists or opens a
+    file); without any, the environment's are applied at the first URL."""
+    if store_args:
+        stores.configure(store_args)
+
+
+def output_is_empty(path: str) -> bool:
+    """An --output that may be written: absent, or an empty folder (a URL: no object
+    under it)."""
+    if files.is_url(path):
+        return not files.list_tree(path)
+    return not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path))

@@ -80,7 +80,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
     profiles = config.profile_list()
-    inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
+    inputs = resolve_inputs(config, beam_args)  # every glob must match: checked before Beam starts
     if args.dry_run:  # the signature as far as the config says it (the references per document: once read)
         print_signatures(profiles, config.facts())
         for kind in ("candidates", "references"):

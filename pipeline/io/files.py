@@ -13,6 +13,8 @@ import re
 import stat
 import sys
 
+from pipeline.io.stores import configure_here, object_store
+
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -24,6 +26,7 @@ def is_url(path: str) -> bool:
 def _beam():
     from apache_beam.io.filesystems import FileSystems  # noqa: PLC0415 (optional, for URLs only)
 
+    configure_here()  # Beam's filesystem options before the first URL (pipeline.io.stores)
     return FileSystems
 
 
@@ -88,6 +91,37 @@ def delete(paths: list[str]) -> None:
     urls = [p for p in paths if is_url(p)]
     if urls:
         _beam().delete(urls)
+
+
+def copy(sources: list[str], targets: list[str]) -> None:
+    """Copy files (URLs: on the store's side, without downloading them)."""
+    for source, target in zip(sources, targets):
+        if is_url(source) or is_url(target):
+            _beam().copy([source], [target])
+        else:
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            with open(source, "rb") as src, open(target, "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+
+
+def list_tree(folder: str) -> dict[str, int]:
+    """{path relative to `folder` ('/'-separated): size} of every file under it, at
+    any depth: a local folder's regular files (symlinks not followed), or every
+    object whose name starts with `folder`/ on a store (exactly that prefix, with
+    no glob character of the name taken for a pattern)."""
+    if is_url(folder):
+        prefix = folder.rstrip("/") + "/"
+        return {url[len(prefix):]: size for url, size in object_store(prefix).list(prefix).items()
+                if not url.endswith("/")}  # (a "folder" placeholder some tools make)
+    found = {}
+    for root, _, names in os.walk(folder, followlinks=False):
+        for name in names:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                found[os.path.relpath(path, folder).replace(os.sep, "/")] = st.st_size
+    return found
 
 
 def match(pattern: str) -> dict[str, int]:

@@ -320,6 +320,13 @@ def iter_rows(path: str, config: InputConfig, fields: Optional[frozenset[str]], 
         )
 
 
+def parquet_file_rows(raw_file, source: str, config: InputConfig, fields: frozenset[str]):
+    """The rows of a Parquet file already open (a result folder's table, checked
+    against its manifest: pipeline.io.result_folder), with every bound `iter_rows`
+    reads Parquet with: a `SourceRow` or an `ErrorRecord` each."""
+    return _parquet_rows(raw_file, source, config, fields)
+
+
 def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
     # Python's gzip, unlike Beam's decompressor, raises EOFError on a truncated
     # file instead of silently ending it early.

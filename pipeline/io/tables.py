@@ -206,7 +206,7 @@ def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
             rows = [dict(zip(columns, row)) for row in cells]
             if "csv" in formats:
                 files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
-            if "jsonl" in formats:
+            if "jsonl" in formats and rows:  # (no rows, no file: JSON Lines of nothing is empty, see errors_writer)
                 files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
         return name
 
@@ -360,14 +360,16 @@ def read_fingerprints(staging: str) -> dict[str, dict]:
 
 def errors_writer(staging: str):
     """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: the rows that failed after reading
-    (grouping, scoring), sorted by source and position within each shard.  (Rows that
-    failed while being read are in errors/file-*, written by their reader.)"""
+    (grouping, scoring), sorted by source and position within each shard; a shard
+    with no rows has its .parquet (a schema) and no .jsonl.  (Rows that failed while
+    being read are in errors/file-*, written by their reader.)"""
 
     def write(shard: int, shards: int, errors: list):
         rows = [dict(zip(ERROR_COLUMNS, e)) for e in sorted(errors, key=_sort_key)]
         name = files.join(staging, "errors", f"part-{shard:05d}-of-{shards:05d}")
         files.write_bytes(name + ".parquet", parquet_bytes(rows, ERROR_TABLE_COLUMNS))
-        files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+        if rows:  # an empty JSON Lines file is 0 bytes, which Beam's S3 writer cannot create: not written
+            files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
         return name
 
     return write
