@@ -41,9 +41,9 @@ in tests/pipeline/beam/test_dask_runner.py that fails on the stock runner:
   the side inputs are taken as built and the whole graph is optimised once, by
   `client.compute`: each task once.
 * OPTIONS_NOT_ON_WORKERS: the workers never get the pipeline's options, so Beam's
-  filesystems there ignore what configures them (`--no_auth`, `--s3_endpoint_url`,
-  credentials): each worker process of a run with a gs:// output spent about 28 s
-  looking for Google credentials.  Here each bundle sets the run's options first.
+  filesystems there ignore what configures them (`--s3_endpoint_url`, `--s3_region_name`,
+  `--no_auth`): only the driver's own file calls used them.  Here each bundle gives
+  Beam's FileSystems the run's options first, as Beam's own workers have them.
 * COMBINE_NOT_LIFTED: CombinePerKey runs as GroupByKey + CombineValues, every value
   shuffled.  Here it is Beam's LiftedCombinePerKey (what the DirectRunner runs): each
   bundle combines its values per key first, and only accumulators are shuffled.

@@ -388,3 +388,20 @@ def test_the_workers_progress_reaches_the_driver(dask_cluster, tmp_path, monkeyp
         assert time.monotonic() < deadline, read_counts(str(folder))
         time.sleep(0.1)
     assert read_counts(str(folder))["reading_candidates"] == {"rows": len(CASES)}
+
+
+class _SeenOptions(beam.DoFn):
+    def process(self, element):
+        from apache_beam.io.filesystems import FileSystems
+
+        yield (FileSystems._pipeline_options or PipelineOptions([])).get_all_options().get("s3_endpoint_url")
+
+
+def test_the_workers_file_calls_use_the_runs_options(dask_cluster, tmp_path):
+    """OPTIONS_NOT_ON_WORKERS: a worker process's Beam filesystems are configured by
+    the run's options (an S3 endpoint given to the driver reaches every worker)."""
+    options = PipelineOptions([f"--runner={FIXED}", f"--dask_client_address={dask_cluster}",
+                               "--s3_endpoint_url=http://store.example:9000"])
+    with beam.Pipeline(options=options) as p:
+        p | beam.Create(range(4)) | beam.ParDo(_SeenOptions()) | beam.Map(_sink(tmp_path, "seen"))
+    assert _lines(tmp_path, "seen") == ["http://store.example:9000"] * 4
