@@ -462,7 +462,10 @@ class DaskRunner(beam_dask.DaskRunner):
         try:
             client = ddist.Client(**dask_options)
         except OSError as err:
-            raise ClusterLost(f"no Dask scheduler answered at {address}: {err}") from None
+            raise ClusterLost(
+                f"no Dask scheduler answered at {address} (run.cluster_wait_seconds = {self.cluster_wait_seconds:g}): "
+                f"start it, or correct --dask_client_address ({err})"
+            ) from None
         topic = ""
         if self.progress_folder:
             topic = f"rouge-progress-{uuid.uuid4().hex}"
