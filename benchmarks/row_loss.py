@@ -1,6 +1,6 @@
 """Where Beam 2.77's worker-process runner loses rows of one large file
 (docs/many_systems.md: a race in the runner's data plane, fixed by
-pipeline/beam/fn_runner_fixes.py; --fixed applies the fix, as every run does).
+pipeline/beam/fn_runner_fixes.py; --fixed applies the fix, as every run with worker processes does).
 
     python benchmarks/make_scale_corpus.py --out /tmp/s1m --systems 10 --documents 100000 --shards 1
     (for f in /tmp/s1m/*.gz; do zcat $f; done) > /tmp/one1m.jsonl
@@ -39,10 +39,8 @@ def main() -> None:
     ap.add_argument("--log", help="Beam's log (INFO) goes here (default: a temporary file)")
     ap.add_argument("--fixed", action="store_true", help="apply pipeline.beam.fn_runner_fixes first")
     args = ap.parse_args()
-    if args.fixed:
-        from pipeline.beam import fn_runner_fixes
 
-        fn_runner_fixes.apply()
+    import contextlib
 
     import apache_beam as beam
     from apache_beam.metrics import Metrics
@@ -82,8 +80,11 @@ def main() -> None:
     keyed = rows | "Key" >> beam.Map(lambda c: (c[1], c)) | "Emitted" >> beam.Map(emitted)
     references = read["references"] | "ReferenceRows" >> beam.FlatMap(lambda batch: batch[1]) | "KeyReferences" >> beam.Map(lambda r: (r[0], r))
     {"candidates": keyed, "references": references} | beam.CoGroupByKey() | "Grouped" >> beam.Map(grouped)
-    result = p.run()
-    result.wait_until_finish()
+    from pipeline.beam import fn_runner_fixes
+
+    with fn_runner_fixes.fixed(options) if args.fixed else contextlib.nullcontext():
+        result = p.run()
+        result.wait_until_finish()
     counters = {m.key.metric.name: m.committed for m in result.metrics().query(MetricsFilter())["counters"]}
     print(
         f"rows read {counters.get('reading_rows', 0):,}; emitted by the reading stage {counters.get('emitted', 0):,}; "

@@ -309,8 +309,9 @@ def test_combiners_are_lifted(dask_cluster, tmp_path):
          | beam.CombinePerKey(_CountCompacts(str(tmp_path))) | beam.MapTuple(lambda k, v: f"{k}:{v}")
          | beam.Map(_sink(tmp_path, "sums")))
     assert _lines(tmp_path, "sums") == ["0:19800", "1:19800"]  # 4 x (0 + ... + 99) per key
-    # one accumulator per bundle and key: a bundle per element of the Create (ONE_PARTITION_OF_FILES), one key each
-    assert len(_lines(tmp_path, "compacted")) == 8
+    # one accumulator per bundle and key: two bundles (a partition per worker thread: ONE_PARTITION_OF_FILES),
+    # [0..3] and [4..7], each with both keys
+    assert len(_lines(tmp_path, "compacted")) == 4
 
 
 def _run_cli(tmp_path: Path, address: str, *extra: str) -> subprocess.Popen:
