@@ -12,7 +12,7 @@ Stages and their totals:
 
 The report, written by the driver after Beam finishes, is a stage of its own
 (pipeline/beam/run.py).  Dask's workers hand the same counters to the driver through
-the scheduler, which writes them to the same folder (pipeline/beam/dask_runner.py).
+the scheduler, which writes them to the same folder (pipeline/beam/runners/dask_runner.py).
 On a runner whose workers cannot reach the driver the view shows nothing:
 Dataflow, Spark and Flink show the same counters as live metrics.
 """

@@ -9,7 +9,7 @@ there with its cumulative counts at most four times a second; the driver sums th
 and draws the stages with their totals (pipeline/progress.py).  A runner whose
 workers are other machines that can reach the driver installs a publisher on each
 worker (`publish_to`; Dask: an event to the scheduler, which the driver writes to
-that folder: pipeline/beam/dask_runner.py).  Without either (Dataflow, Spark,
+that folder: pipeline/beam/runners/dask_runner.py).  Without either (Dataflow, Spark,
 Flink) each worker prints a line to its log every `every_seconds`, and the same
 counts are the job's live Beam metrics ("rouge" namespace, `<stage>_<what>`).
 

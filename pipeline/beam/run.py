@@ -18,7 +18,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipeline.beam.spill import remove_spills
 from pipeline.beam.graph import build_pipeline
-from pipeline.beam.options import choose_runner
+from pipeline.beam.runners.options import choose_runner
 from pipeline.beam.runners.locality import reachable_inputs, refuse_unreachable, runner_name
 from pipeline.beam.runners.portable import check_job_service
 from pipeline.beam.runners.session import runner_session, shows_progress

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from pipeline import config as run_config
-from pipeline.beam.options import check_beam_args
+from pipeline.beam.runners.options import check_beam_args
 from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run, runner_options
 from pipeline.cli.common import (
     add_conflicting_references,

@@ -4,9 +4,9 @@ pipeline/beam/run.py says only "run the graph on this runner":
 * the runner object: Beam's own (None: Beam makes it from the options), or the
   Dask runner with the run's cluster bound and progress folder;
 * the FnApiRunner's data-plane fixes, for the modes that have a data plane, undone
-  after the run (pipeline.beam.fn_runner_fixes);
+  after the run (pipeline.beam.runners.fn_runner_fixes);
 * the local workers watched: a dead or wedged worker process ends the run
-  (pipeline.beam.faults);
+  (pipeline.beam.runners.faults);
 * a Flink or Spark job server that could not be fetched or started, said in one
   sentence naming how to supply its jar (pipeline.beam.runners.portable).
 """
@@ -16,9 +16,9 @@ from __future__ import annotations
 import importlib
 from contextlib import contextmanager
 
-from pipeline.beam import fn_runner_fixes
-from pipeline.beam.faults import watch_workers
-from pipeline.beam.options import runner_path
+from pipeline.beam.runners import fn_runner_fixes
+from pipeline.beam.runners.faults import watch_workers
+from pipeline.beam.runners.options import runner_path
 from pipeline.beam.runners.locality import LOCAL_RUNNERS, runner_name
 from pipeline.beam.runners.portable import explain_job_server_failure
 from pipeline.config import RunOptions

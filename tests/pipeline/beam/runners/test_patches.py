@@ -11,7 +11,7 @@ import pytest
 from apache_beam import version as beam_version
 from apache_beam.runners.portability.fn_api_runner import fn_runner
 
-from pipeline.beam import dask_runner, fn_runner_fixes
+from pipeline.beam.runners import dask_runner, fn_runner_fixes
 from pipeline.beam.runners.patches import TESTED_BEAM, Internals
 from rouge_core import RougeConfigError
 

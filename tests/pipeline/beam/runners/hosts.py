@@ -50,7 +50,7 @@ exec "$@"
 
 def _kept() -> str:
     """The folders a host must still see that a private /tmp would hide."""
-    here = Path(__file__).resolve().parents[3]
+    here = Path(__file__).resolve().parents[4]
     folders = {str(here), sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent)}
     return " ".join(sorted(f for f in folders if f.startswith(("/tmp/", "/dev/shm/"))))
 

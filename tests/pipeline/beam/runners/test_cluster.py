@@ -1,7 +1,7 @@
 """The pipeline on a multi-host Dask cluster, simulated on this machine (issue 30): a
 GCS API emulator (gcp-storage-emulator: the only storage the hosts share), a Dask
 scheduler, two workers and the driver, each on a host of its own: its own network
-namespace, its own private /tmp (tests/pipeline/beam/hosts.py).  Started and
+namespace, its own private /tmp (tests/pipeline/beam/runners/hosts.py).  Started and
 removed by the tests.
 
 * the tables are byte for byte those of the in-process run on the same rows;
@@ -26,14 +26,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipeline.beam import hosts as hosts_module
-from tests.pipeline.beam.hosts import Hosts, cpu_ticks, descendants
+from tests.pipeline.beam.runners import hosts as hosts_module
+from tests.pipeline.beam.runners.hosts import Hosts, cpu_ticks, descendants
 from tests.pipeline.runs import TABLES, run_pipeline, write_jsonl
 
 pytest.importorskip("dask.distributed", reason="needs dask[distributed] (the test extra)")
 pytest.importorskip("gcp_storage_emulator", reason="needs gcp-storage-emulator (the test extra)")
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 PYTHON = sys.executable
 FLAGS = "-c 95 -r 1000 -n 2 -m"
 GCS_PORT, SCHEDULER_PORT = 9023, 8786

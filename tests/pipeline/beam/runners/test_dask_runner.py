@@ -1,4 +1,4 @@
-"""Dask as an engine: the fixes of pipeline.beam.dask_runner, each on a small
+"""Dask as an engine: the fixes of pipeline.beam.runners.dask_runner, each on a small
 pipeline that Beam 2.77's own DaskRunner gets wrong, and the whole pipeline on a
 dask.distributed cluster (a scheduler and two worker processes on loopback) giving
 the same tables as the DirectRunner."""
@@ -29,8 +29,8 @@ from tests.pipeline.runs import run_pipeline, table_bytes, write_jsonl
 
 pytest.importorskip("dask.distributed", reason="needs dask[distributed] (the test extra)")
 
-REPO = Path(__file__).resolve().parents[3]
-FIXED = "pipeline.beam.dask_runner.DaskRunner"
+REPO = Path(__file__).resolve().parents[4]
+FIXED = "pipeline.beam.runners.dask_runner.DaskRunner"
 STOCK = "apache_beam.runners.dask.dask_runner.DaskRunner"
 
 
@@ -125,7 +125,7 @@ def _lines(folder: Path, name: str) -> list[str]:
 def _defects_pipeline(runner: str, address: str, out: Path) -> None:
     """A main and a tagged output, four sinks, a side input read by a ParDo, and
     output from finish_bundle."""
-    import pipeline.beam.dask_runner  # noqa: F401 (registers DaskOptions)
+    import pipeline.beam.runners.dask_runner  # noqa: F401 (registers DaskOptions)
 
     options = PipelineOptions([f"--runner={runner}", f"--dask_client_address={address}"])
     with beam.Pipeline(options=options) as p:
@@ -371,7 +371,7 @@ def test_a_lost_cluster_fails_the_run_with_a_sentence_and_publishes_nothing(tmp_
 def test_the_workers_progress_reaches_the_driver(dask_cluster, tmp_path, monkeypatch):
     """The workers' counters come back as events, into the run's progress folder, as
     local workers' files do."""
-    from pipeline.beam.dask_runner import DaskRunner
+    from pipeline.beam.runners.dask_runner import DaskRunner
     from pipeline.progress import read_counts
 
     data = [write_jsonl(tmp_path / "in" / f"{i}.jsonl", CASES[i::2]) for i in range(2)]

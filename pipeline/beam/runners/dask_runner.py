@@ -1,11 +1,11 @@
 """Beam's DaskRunner (apache-beam 2.77) with the fixes this pipeline needs, each
 named after the Beam defect it works around.  `--runner DaskRunner` runs this class
-(pipeline.beam.options maps the name here).
+(pipeline.beam.runners.options maps the name here).
 
 Beam translates a pipeline into dask bags: Create -> a bag, ParDo -> map_partitions
 (one partition is one bundle), GroupByKey -> bag.groupby, Flatten -> concat.  Its
 defects, found in its source (apache_beam/runners/dask) and each covered by a test
-in tests/pipeline/beam/test_dask_runner.py that fails on the stock runner:
+in tests/pipeline/beam/runners/test_dask_runner.py that fails on the stock runner:
 
 * TAGGED_OUTPUTS_MIXED: a multi-output ParDo returns one bag holding every output
   with its tag dropped, and every consumer reads that bag, whatever tag it asked
@@ -109,7 +109,7 @@ def _used():
     ]
 
 
-INTERNALS = Internals("the Dask runner's fixes (pipeline/beam/dask_runner.py)", uses=_used)
+INTERNALS = Internals("the Dask runner's fixes (pipeline/beam/runners/dask_runner.py)", uses=_used)
 
 
 class ClusterLost(Exception):

@@ -1,5 +1,5 @@
 """The row loss of Beam's worker-process runner (issue 18), in small: the data-plane
-stream race that pipeline.beam.fn_runner_fixes works around, shown on the stream
+stream race that pipeline.beam.runners.fn_runner_fixes works around, shown on the stream
 itself (deterministic) and in a whole run with the runner's flushing forced."""
 
 import random
@@ -12,7 +12,7 @@ from apache_beam.coders.stream import OutputStream
 from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_handlers
 from apache_beam.runners.worker import data_plane
 
-from pipeline.beam import fn_runner_fixes
+from pipeline.beam.runners import fn_runner_fixes
 from tests.pipeline.runs import TWO_PROCESSES, TWO_THREADS, run_pipeline, write_jsonl
 
 NEVER_MS = 10**9  # the stream's own timer never fires: the tests flush by hand

@@ -16,7 +16,7 @@ from tests.pipeline.runs import run_pipeline, table_bytes, write_jsonl
 
 CASES = read_jsonl(GOLDEN / "cases.jsonl")[:48]
 FLAGS = "-n 2 -w 1.2 -2 4 -u -m -r 200"
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def _free_port() -> int:
@@ -193,7 +193,7 @@ def test_a_local_input_or_temp_folder_with_remote_workers_is_refused(tmp_path, c
 def _placement(*args: str):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.beam.options import choose_runner
+    from pipeline.beam.runners.options import choose_runner
     from pipeline.beam.runners.locality import placement
 
     return placement(PipelineOptions(choose_runner(list(args), 0)[0]))

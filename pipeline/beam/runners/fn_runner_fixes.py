@@ -33,7 +33,7 @@ workers are threads of the runner's process and get the same timed streams
 for their outputs, written element by element by Beam's encoders: the same race
 loses elements, and a timer flush can also cut an element in two (the next stage
 then fails to decode it).  The fix: their streams flush by size only, between
-elements, as worker processes' streams do (data_buffer_time_limit_ms = 0).  tests/pipeline/beam/test_fn_runner_fixes.py shows the race on
+elements, as worker processes' streams do (data_buffer_time_limit_ms = 0).  tests/pipeline/beam/runners/test_fn_runner_fixes.py shows the race on
 the stream itself and the loss in a small pipeline with the runner's flushing
 forced (every millisecond, into a one-element send queue), both failing without
 the fix.
@@ -93,7 +93,7 @@ def _stream_probe():
 
 
 FIXES = Internals(
-    "RUNNER_INPUT_WRITE_RACE + EMBEDDED_WORKER_TIMED_FLUSH (pipeline/beam/fn_runner_fixes.py)",
+    "RUNNER_INPUT_WRITE_RACE + EMBEDDED_WORKER_TIMED_FLUSH (pipeline/beam/runners/fn_runner_fixes.py)",
     uses=lambda: [
         (_stream_probe(), "_flush_lock"),
         (_START_EMBEDDED.__code__, "_data_buffer_time_limit_ms"),
