@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.beam.runners.faults import descendants
 from tests.pipeline.beam.runners import hosts as hosts_module
-from tests.pipeline.beam.runners.hosts import Hosts, cpu_ticks, descendants
+from tests.pipeline.beam.runners.hosts import Hosts, cpu_ticks
 from tests.pipeline.runs import TABLES, run_pipeline, write_jsonl
 
 pytest.importorskip("dask.distributed", reason="needs dask[distributed] (the test extra)")

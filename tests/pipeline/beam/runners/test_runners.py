@@ -299,27 +299,27 @@ def test_without_its_jar_a_flink_or_spark_run_says_how_to_supply_it(tmp_path, of
     assert not (tmp_path / "out").exists()
 
 
-def test_a_given_job_server_jar_reaches_beam(tmp_path, offline):
+def _start_with_jar(tmp_path, offline, jar: Path, *runner_args: str) -> tuple[str, list[str]]:
+    """A run whose job-server jar is `jar` (an empty file: it does not start): its
+    stderr, and the arguments Beam started `java` with."""
     data = write_jsonl(tmp_path / "in.jsonl", CASES[:4])
-    jar = tmp_path / "my-flink-job-server.jar"
+    jar.parent.mkdir(exist_ok=True)
     jar.write_bytes(b"")
-    done = _run_cli(tmp_path, "--input", str(data), "--output", str(tmp_path / "out"), "--runner", "FlinkRunner",
-                    f"--flink_job_server_jar={jar}", env=offline["env"])
+    done = _run_cli(tmp_path, "--input", str(data), "--output", str(tmp_path / "out"), *runner_args, env=offline["env"])
     assert done.returncode == 2, done.stderr
-    assert f"error: FlinkRunner's job server did not start from {jar} (given by --flink_job_server_jar)" in done.stderr
-    args = offline["java_args"].read_text().split("\n")
-    assert args[args.index("-jar") + 1] == str(jar)  # Beam started its job server from the jar given
+    return done.stderr, offline["java_args"].read_text().split("\n")
+
+
+def test_a_given_job_server_jar_reaches_beam(tmp_path, offline):
+    jar = tmp_path / "my-flink-job-server.jar"
+    err, java = _start_with_jar(tmp_path, offline, jar, "--runner", "FlinkRunner", f"--flink_job_server_jar={jar}")
+    assert f"error: FlinkRunner's job server did not start from {jar} (given by --flink_job_server_jar)" in err
+    assert java[java.index("-jar") + 1] == str(jar)  # Beam started its job server from the jar given
 
 
 def test_a_jar_staged_in_beams_jar_cache_is_used(tmp_path, offline):
-    data = write_jsonl(tmp_path / "in.jsonl", CASES[:4])
     staged = offline["cache"] / "beam-runners-spark-3-job-server-2.77.0.jar"
-    staged.parent.mkdir()
-    staged.write_bytes(b"")
-    done = _run_cli(tmp_path, "--input", str(data), "--output", str(tmp_path / "out"), "--runner", "SparkRunner",
-                    f"--jar_cache_dir={offline['cache']}", env=offline["env"])
-    assert done.returncode == 2, done.stderr
-    assert f"error: SparkRunner's job server did not start from {staged} (from Beam's jar cache)" in done.stderr
-    args = offline["java_args"].read_text().split("\n")
-    assert args[args.index("-jar") + 1] == str(staged)
-    assert "--spark-master-url" in args  # (Beam's command for its Spark job server)
+    err, java = _start_with_jar(tmp_path, offline, staged, "--runner", "SparkRunner", f"--jar_cache_dir={offline['cache']}")
+    assert f"error: SparkRunner's job server did not start from {staged} (from Beam's jar cache)" in err
+    assert java[java.index("-jar") + 1] == str(staged)
+    assert "--spark-master-url" in java  # (Beam's command for its Spark job server)
