@@ -4,8 +4,9 @@ named after the Beam defect it works around.  `--runner DaskRunner` runs this cl
 
 Beam translates a pipeline into dask bags: Create -> a bag, ParDo -> map_partitions
 (one partition is one bundle), GroupByKey -> bag.groupby, Flatten -> concat.  Its
-defects, found in its source (apache_beam/runners/dask) and each covered by a test
-in tests/pipeline/beam/runners/test_dask_runner.py that fails on the stock runner:
+defects, found in its source (apache_beam/runners/dask) or in runs of this
+pipeline, each covered by a test in tests/pipeline/beam/runners/test_dask_runner.py
+that fails without its fix:
 
 * TAGGED_OUTPUTS_MIXED: a multi-output ParDo returns one bag holding every output
   with its tag dropped, and every consumer reads that bag, whatever tag it asked
@@ -69,14 +70,16 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import logging
 import math
 import re
 import time
 import uuid
 
-from apache_beam import pvalue
+from apache_beam import DoFn, pvalue
+from apache_beam.internal import pickler
 from apache_beam.pipeline import PipelineVisitor, PTransformOverride
+from apache_beam.runners import common
+from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, _OutputHandler
 from apache_beam.runners.dask import dask_runner as beam_dask
 from apache_beam.runners.dask import transform_evaluator as te
 from apache_beam.runners.dask.overrides import dask_overrides
@@ -90,7 +93,6 @@ from pipeline.beam.runners.patches import Internals
 from pipeline.progress import write_counts
 
 DaskOptions = beam_dask.DaskOptions  # registers --dask_client_address etc.
-log = logging.getLogger("rouge-pipeline")
 
 LOOK_SECONDS = 0.5  # between two looks at the run's tasks (in this process)
 WORKERS_SECONDS = 2.0  # between two questions to the scheduler: how many workers?
@@ -98,13 +100,11 @@ PARTITIONS_PER_THREAD = 1  # a Create's partitions (so every later stage's), per
 
 
 def _used():
-    from apache_beam.runners import common
-
-    return [
-        (te, "Receiver"), (te, "get_windowed_value"), (te, "DaskBagOp"), (te, "TRANSLATIONS"), (te, "ParDo"),
-        (te, "NoOp"), (te, "Flatten"), (te, "Create"), (te, "GroupByKey"), (te, "defenestrate"), (common, "_OutputHandler"), (common, "DoFnInvoker"),
-        (common, "DoFnSignature"), (common, "DoFnContext"), (beam_dask, "DaskRunnerResult"),
-        (DaskOptions, "_extract_bag_kwargs"), (pvalue.AsSideInput, "_view_options"),
+    translations = ("Receiver", "get_windowed_value", "defenestrate", "DaskBagOp", "TRANSLATIONS", "ParDo", "NoOp",
+                    "Flatten", "Create", "GroupByKey")
+    return [(te, name) for name in translations] + [
+        (common, "_OutputHandler"), (common, "DoFnInvoker"), (common, "DoFnSignature"), (common, "DoFnContext"),
+        (beam_dask, "DaskRunnerResult"), (DaskOptions, "_extract_bag_kwargs"), (pvalue.AsSideInput, "_view_options"),
         (pvalue.AsSideInput.__init__.__code__, "_window_mapping_fn"),
     ]
 
@@ -185,10 +185,6 @@ class _Run:
 def _bundle(items, pickled_fn, label, args, kwargs, window_fn, run, side_specs, *side_values):
     """One partition through one ParDo (SIDE_INPUT_RECOMPUTED, FINISH_BUNDLE_OUTPUT_DROPPED,
     DOFN_SHARED_BY_BUNDLES)."""
-    from apache_beam import DoFn
-    from apache_beam.internal import pickler
-    from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, _OutputHandler
-
     run.enter()
     fn = pickler.loads(pickled_fn)
     collect = _Collect()
@@ -242,8 +238,6 @@ class ParDo(te.DaskBagOp):
             specs.append((type(view), view._view_options(), view._window_mapping_fn))
             # GRAPH_REOPTIMISED: the side input's own tasks, not an optimised copy of them
             values.append(dask.delayed(_concat)(*bag.to_delayed(optimize_graph=False)))
-        from apache_beam.internal import pickler
-
         args, kwargs = self.transform.raw_side_inputs
         fn, label = pickler.dumps(self.transform.fn), self.transform.label  # DOFN_SHARED_BY_BUNDLES
         return input_bag.map_partitions(_bundle, fn, label, list(args), kwargs, window_fn, self.run, specs, *values)

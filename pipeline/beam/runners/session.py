@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 from pipeline.beam.runners import fn_runner_fixes
 from pipeline.beam.runners.faults import watch_workers
-from pipeline.beam.runners.options import runner_path
 from pipeline.beam.runners.locality import LOCAL_RUNNERS, runner_name
+from pipeline.beam.runners.options import runner_path
 from pipeline.beam.runners.portable import explain_job_server_failure
 from pipeline.config import RunOptions
 
