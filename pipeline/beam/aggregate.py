@@ -32,6 +32,7 @@ from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
 from pipeline.render import tables as views
 from pipeline.summaries import report_block, table_rows
 from rouge_core.resampling import stable_hash
+from rouge_core.signature import nrefs_range
 
 PARTS = "_rouge155"  # the report's part files, under the staging folder (removed once joined)
 
@@ -51,31 +52,33 @@ def system_report(element, profiles: dict[str, Profile], staging: str) -> tuple:
     return (name, system), averages
 
 
-def system_rows(element, profiles: dict[str, Profile]) -> list:
+def system_rows(element, profiles: dict[str, Profile], facts: dict) -> list:
     """((profile, system), {"stats": [SystemStats per metric], "averages": [printed
-    averages per metric]}) -> per metric (profile, system, metric, table row)."""
+    averages per metric]}) -> per metric (profile, system, metric, table row);
+    `facts`: what the run adds to the signature (`RunConfig.facts`)."""
     (name, system), joined = element
     (metrics,) = joined["stats"]
     (averages,) = joined["averages"] or [[None] * len(profiles[name].tags)]  # a profile without the report
-    out = table_rows(name, system, metrics, profiles[name], averages)
+    out = table_rows(name, system, metrics, profiles[name], averages, facts)
     if not profiles[name].reports_rouge155:  # (a reported system was counted by its report)
         tally("aggregating", "systems")
     return out
 
 
-def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) -> None:
+def write_system_tables(summaries: list, staging: str, profiles: list[Profile], facts: dict) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
     and metric order; the ROUGE-1.5.5 report of a run with one profile as
     rouge155.txt, else one rouge155-<profile>.txt per profile that has one
     (`Profile.reports_rouge155`), joined from the systems' part files in system
     order (streamed: the report is never held whole)."""
-    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
+    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.metric_order)}
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     rows = [s[3] for s in summaries]
-    metadata = {"signature": profiles_signature(profiles)}
+    metadata = {"signature": profiles_signature(profiles, **facts)}
     files.write_bytes(files.join(staging, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
     files.write_bytes(files.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    files.write_bytes(files.join(staging, "system_scores.md"), views.profiles_markdown(rows, profiles).encode("utf-8"))
+    table = views.profiles_markdown(rows, profiles, facts)
+    files.write_bytes(files.join(staging, "system_scores.md"), table.encode("utf-8"))
     parts = []
     reported = [p for p in profiles if p.reports_rouge155]
     for profile in reported:
@@ -161,11 +164,23 @@ def numbered(element):
 
 class AggregatePerSystem(beam.PTransform):
     """Scored batches in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
-    report(s) written to `staging`."""
+    report(s) written to `staging`.  The tables' signature takes the run's `facts`
+    (`RunConfig.facts`) and, from `references` (a singleton PCollection: the fewest
+    and the most references of a scored document, `ScoreDocuments`), the
+    references per document."""
 
-    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str):
+    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str,
+                 facts: dict | None = None, references=None):
         super().__init__()
         self.profiles, self.statistics, self.eval_ids, self.staging = profiles, statistics, eval_ids, staging
+        self.facts, self.references = facts or {}, references
+
+    def _facts(self, pipeline):
+        """The run's facts with its references per document, as a singleton PCollection."""
+        references = self.references or (pipeline | "NoReferenceCounts" >> beam.Create([None]))
+        return references | "SignatureFacts" >> beam.Map(
+            lambda counts, facts: {**facts, "nrefs": None if counts is None else nrefs_range(*counts)}, self.facts
+        )
 
     def expand(self, documents):
         stats = self.statistics
@@ -186,10 +201,11 @@ class AggregatePerSystem(beam.PTransform):
         averages = evaluated | "Rouge155Report" >> SpilledGroupByKey(
             staging, "report", then=lambda documents: system_report(documents, by_name, staging)
         )
+        facts = beam.pvalue.AsSingleton(self._facts(documents.pipeline))
         return (
             {"stats": aggregates, "averages": averages}
             | "JoinPerSystem" >> beam.CoGroupByKey()
-            | "SystemRows" >> beam.FlatMap(system_rows, by_name)
+            | "SystemRows" >> beam.FlatMap(system_rows, by_name, facts)
             | "GatherSummaries" >> beam.combiners.ToList()
-            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles)
+            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, facts)
         )

@@ -34,7 +34,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
     scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
-        profiles, config.statistics, config.rouge.eval_ids, staging
+        profiles, config.statistics, config.rouge.eval_ids, staging, config.facts(), scored["references"]
     )
     if config.significance.enabled:
         scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
@@ -47,4 +47,5 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "documents": scored["documents"],
         "errors": errors,
         "text_checks": scored["text_checks"],
+        "references_per_document": scored["references"],
     } | "CountRows" >> CountRows(staging, profiles[0].name)
