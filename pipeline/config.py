@@ -218,6 +218,15 @@ class RunOptions:
         "while a process is busy (once the workers count) or while none uses or waits for a CPU: the run is "
         "stopped (0: never); a slow or starved run is not", low=1, high=86_400, zero=True,
     )
+    shared_filesystem: bool = key(
+        False, "every worker of a cluster runner (Dask with an address, PortableRunner, Flink, Spark, Dataflow) "
+        "sees this machine's local paths at the same names (a shared filesystem, or workers on this machine): "
+        "without it a local input, output, temp or staging path is refused with such a runner, before any work",
+    )
+    cluster_wait_seconds: float = key(
+        60.0, "a Dask scheduler with no worker connected this long, or a job service (--job_endpoint) that does "
+        "not answer this long: the run fails, saying so (0: wait for ever)", low=1, high=86_400, zero=True,
+    )
     beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
 
 

@@ -17,11 +17,12 @@ from typing import Optional, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from pipeline.beam import fn_runner_fixes
-from pipeline.beam.faults import watch_workers
 from pipeline.beam.spill import remove_spills
 from pipeline.beam.graph import build_pipeline
-from pipeline.beam.options import choose_runner
+from pipeline.beam.runners.options import choose_runner
+from pipeline.beam.runners.locality import reachable_inputs, refuse_unreachable, runner_name
+from pipeline.beam.runners.portable import check_job_service
+from pipeline.beam.runners.session import runner_session, shows_progress
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files, stores
@@ -35,7 +36,7 @@ from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_b
 from pipeline.progress import Progress
 from pipeline.render import tables as views
 from pipeline.render.html import write_run_report
-from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
+from pipeline.run_progress import RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
 
 log = logging.getLogger("rouge-pipeline")
@@ -212,6 +213,16 @@ def _keep_errors(folder: str, kept: str, counts: Optional[dict]) -> str:
     return line
 
 
+def runner_options(config: RunConfig, beam_args: Sequence[str], input_bytes: int = 0) -> tuple[PipelineOptions, str]:
+    """The Beam options to run with and the line saying which runner and why; a local
+    path that workers on other machines cannot reach is refused here, before any work
+    (pipeline.beam.runners.locality)."""
+    args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), input_bytes)
+    options = PipelineOptions(args)
+    refuse_unreachable(options, config)
+    return options, runner_note
+
+
 def resolve_output(path: str) -> str:
     """The output folder as the system resolves it, never simplified as text:
     `dl/../out` with `dl` a symlink is the folder beside dl's target, as a shell's
@@ -240,8 +251,13 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
-    store_args = configure_stores(config, beam_args)
-    inputs = inputs or resolve_inputs(config, beam_args)
+    beam_args = list(beam_args) + configure_stores(config, beam_args)  # (the environment's store options go to the workers too)
+    if inputs is None:
+        runner_options(config, beam_args)  # what cannot work is refused before anything is listed
+        inputs = resolve_inputs(config, beam_args)
+    options, runner_note = runner_options(config, beam_args, inputs["bytes"])
+    inputs = reachable_inputs(options, inputs)
+    check_job_service(options, runner_name(options), config.run.cluster_wait_seconds)
     paths = inputs["candidates"] + inputs["references"]
     if is_local(final):
         final = resolve_output(final)
@@ -250,26 +266,23 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         staging = UrlStaging(final, config.output.overwrite, paths, lease_seconds=config.output.lock_lease_seconds)
         final = staging.create().final
     folder, run_id = staging.path, staging.run_id
-    args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args) + store_args, inputs["bytes"])
     log.warning(
         "reading %d candidate file(s) and %d reference file(s); %s",
         len(inputs["candidates"]),
         len(inputs["references"]),
         runner_note,
     )
-    options = PipelineOptions(args)
     view = RunProgress(
         progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,
         significance=config.significance.enabled, human=config.human.name if config.human.enabled else "",
-        local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
+        live=shows_progress(options),
     )
     counts = None
-    fn_runner_fixes.apply()  # worker processes: no chunk lost between stages
     try:
         with view:
-            stall = config.run.worker_stall_seconds
             try:
-                with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
+                with runner_session(options, config.run, os.environ.get(PROGRESS_FOLDER_ENV)) as runner, \
+                        beam.Pipeline(runner=runner, options=options) as p:
                     build_pipeline(p, config, inputs, folder)
             except BaseException:
                 _remove_spills_after_failure(folder)

@@ -83,9 +83,11 @@ def settings_from_args(args: argparse.Namespace) -> RougeSettings:
                          args.multi_ref, args.sentence_split)
 
 
-def print_signature(settings: RougeSettings, file=sys.stderr, facts: dict | None = None) -> None:
+def print_signature(settings: RougeSettings, file=None, facts: dict | None = None) -> None:
     """The signature (with what the run adds, `facts`: `RunConfig.facts`) and the
-    equivalent ROUGE-1.5.5 command, once per run."""
+    equivalent ROUGE-1.5.5 command, once per run, to `file` (default: stderr as it is
+    now, not as it was when this module was imported)."""
+    file = file or sys.stderr
     print(f"signature: {settings.signature(**(facts or {}))}", file=file)
     try:
         print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml", file=file)

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from pipeline import config as run_config
-from pipeline.beam.options import check_beam_args
-from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run, run_facts
+from pipeline.beam.runners.options import check_beam_args
+from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run, run_facts, runner_options
 from pipeline.cli.common import (
     add_conflicting_references,
     add_rouge_options,
@@ -74,11 +74,13 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         output_overwrite=True if args.overwrite else None,
         **rouge_overrides(args),
         run_strict=True if args.strict else None,
+        run_shared_filesystem=True if args.shared_filesystem else None,
         run_max_rejected=args.max_rejected,
         significance_baseline=args.baseline,
         output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
+    runner_options(config, beam_args)  # a local path that the runner's workers cannot reach: refused
     profiles = config.profile_list()
     inputs = resolve_inputs(config, beam_args)  # every glob must match: checked before Beam starts
     if args.dry_run:  # the signature as far as the config says it (the references per document: once read)
@@ -159,6 +161,12 @@ def register(commands) -> argparse.ArgumentParser:
     run.set_defaults(rouge_args=None, eval_ids=None)
     control = run.add_argument_group("run control")
     control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
+    control.add_argument(
+        "--shared-filesystem", action="store_true",
+        help="every worker of a cluster runner (Dask, PortableRunner, Flink, Spark, Dataflow) sees this machine's "
+        "paths (a shared filesystem, or workers on this machine); without it, a local --input, --output, "
+        "--temp_location or --staging_location is refused with such a runner (run.shared_filesystem)",
+    )
     add_conflicting_references(control)
     control.add_argument(
         "--max-rejected", type=float, metavar="SHARE",

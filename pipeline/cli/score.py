@@ -37,8 +37,10 @@ from rouge_core import RougeConfigError, RougeInputError, names
 from rouge_core.report import evaluation_ids
 
 
-def print_errors(scores: LocalScores, limit: int = 10, file=sys.stderr) -> None:
-    """The counts, then the first bad rows with where they are and why."""
+def print_errors(scores: LocalScores, limit: int = 10, file=None) -> None:
+    """The counts, then the first bad rows with where they are and why (default:
+    to stderr as it is now)."""
+    file = file or sys.stderr
     print(scores.summary(), file=file)
     for error in scores.errors[:limit]:
         where = error.source + (f":{error.position}" if error.position is not None else "")

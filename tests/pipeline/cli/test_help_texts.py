@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.beam.options import choose_runner
+from pipeline.beam.runners.options import choose_runner
 
 ROOT = Path(__file__).resolve().parents[3]
 

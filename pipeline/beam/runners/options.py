@@ -23,16 +23,16 @@ from rouge_core import RougeConfigError
 # (`--direct_running_mode=multi_processing`) is opt-in: on this 2-core machine it
 # was slower than one process.  In Beam 2.77 it also lost rows of one large input
 # file (1,000,000 rows in one JSONL file: 12,023 to 256,355 missing in 5 of 7 runs),
-# a race in the runner's data plane that pipeline.beam.fn_runner_fixes now closes
+# a race in the runner's data plane that pipeline.beam.runners.fn_runner_fixes now closes
 # (docs/many_systems.md).  A run that loses rows is still refused by the count
 # check (`rows read = scored + errors`), on every runner.
 IN_PROCESS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 
 # Runners Beam ships but does not list in StandardOptions.ALL_KNOWN_RUNNERS (so
 # Beam itself would not find them by their short name).  DaskRunner runs with the
-# fixes of pipeline.beam.dask_runner (Beam 2.77's own mixes tagged outputs and
+# fixes of pipeline.beam.runners.dask_runner (Beam 2.77's own mixes tagged outputs and
 # computes only the last sink).
-EXTRA_RUNNERS = {"daskrunner": "pipeline.beam.dask_runner.DaskRunner"}
+EXTRA_RUNNERS = {"daskrunner": "pipeline.beam.runners.dask_runner.DaskRunner"}
 # What to install when a runner's module cannot be imported.
 EXTRAS = {"dask": "apache-beam[dask]", "dataflow": "apache-beam[gcp]", "interactive": "apache-beam[interactive]"}
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from pipeline.beam.faults import WORKING_SHARE, StallWatch
+from pipeline.beam.runners.faults import WORKING_SHARE, StallWatch
 
 BOUND_SECONDS = 60  # from the kill to the run's exit
 
