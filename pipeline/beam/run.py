@@ -19,6 +19,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 from pipeline.beam import fn_runner_fixes
 from pipeline.beam.faults import watch_workers
 from pipeline.beam.spill import remove_spills
+from pipeline.collector import fewer_collections
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.options import choose_runner
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
@@ -176,8 +177,14 @@ def resolve_output(path: str) -> str:
 def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None,
         progress: Optional[Progress] = None) -> dict:
     """Run the whole job and publish its result folder; returns the run record.
-    `progress` shows the stages while it works (default: nothing)."""
-    progress = progress or Progress(quiet=True)
+    `progress` shows the stages while it works (default: nothing).  The garbage
+    collector works as `pipeline.collector` says while the pipeline runs in this
+    process, and is left as the caller had it."""
+    with fewer_collections():
+        return _run(config, beam_args, inputs, progress or Progress(quiet=True))
+
+
+def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], progress: Progress) -> dict:
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
@@ -193,12 +200,13 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             raise OutputError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
         folder, run_id = final, uuid.uuid4().hex[:12]
     args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), inputs["bytes"])
-    log.warning(
-        "reading %d candidate file(s) and %d reference file(s); %s",
-        len(inputs["candidates"]),
-        len(inputs["references"]),
-        runner_note,
-    )
+    if not progress.quiet:  # (--quiet: nothing but results, warnings and errors)
+        log.warning(
+            "reading %d candidate file(s) and %d reference file(s); %s",
+            len(inputs["candidates"]),
+            len(inputs["references"]),
+            runner_note,
+        )
     options = PipelineOptions(args)
     view = RunProgress(
         progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,

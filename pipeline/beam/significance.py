@@ -84,7 +84,6 @@ class MetricSums:
 
     def flush(self) -> MetricSums:
         if self.pending:
-            one_blas_thread()
             systems = sorted({s for block in self.pending for s in block.systems})
             x = np.zeros((self.documents, len(systems), len(MEASURES)), dtype=np.int64)
             present = np.zeros(x.shape[:2], dtype=bool)
@@ -97,8 +96,9 @@ class MetricSums:
                 ids += block.doc_ids
                 start = rows.stop
             self.pending, self.documents = [], 0
-            for k, sums in enumerate(self.sums):
-                sums.add(ids, systems, x[:, :, k], present)
+            with one_blas_thread():
+                for k, sums in enumerate(self.sums):
+                    sums.add(ids, systems, x[:, :, k], present)
         return self
 
     def merge(self, other: MetricSums) -> MetricSums:

@@ -136,7 +136,7 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         duplicate_systems(series, copies)
     if not scores:
         raise RougeInputError("no metric scores to correlate")
-    if not args.output:
+    if not args.output and not args.quiet:
         print("rouge-pipeline: meta-eval without --output: every correlation and interval is printed, nothing is "
               "saved (--output DIR writes correlations.csv and report.html)", file=sys.stderr)
     progress = Progress(quiet=args.quiet)

@@ -15,7 +15,7 @@ from pipeline.cli.common import (
     print_signature,
     rouge_overrides,
 )
-from pipeline.coverage import EXIT_REJECTED, Coverage, document_sets_warning, text_warnings
+from pipeline.coverage import EXIT_REJECTED, document_sets_warning, text_warnings
 from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
 from pipeline.progress import Progress
@@ -80,18 +80,15 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
     profiles = config.profile_list()
-    for profile in profiles:
-        if len(profiles) > 1:
-            print(f"profile {profile.name}:")
-        for settings in profile.settings:
-            print_signature(settings, sys.stdout)
     inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
     if args.dry_run:
+        folder = config.output.folder
+        output = resolve_output(folder) if "://" not in folder else folder
+        print_signatures(profiles)
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
                 print(f"{kind[:-1]}: {shown(path)}")
-        folder = config.output.folder
-        print(f"output: {resolve_output(folder) if '://' not in folder else folder}")
+        print(f"output: {output}")
         return 0
     progress = Progress(quiet=args.quiet, interval=config.run.progress_seconds)
     try:
@@ -99,15 +96,15 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     except RunFailed as err:
         print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
         return 1
+    # stdout gets only results: nothing before the run has published (a refused run prints nothing there)
     folder = record.get("output") or config.output.folder  # the output as the system resolved it
     counts = record["counts"]
-    coverage = Coverage.from_counts(counts)
     rejected = record["rejected"]
+    print_signatures(profiles)
     print()
     if rejected["warning"]:  # the table a person reads starts with it
         print(rejected["warning"] + "\n")
-    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    print(views.profiles_text(rows, profiles))
+    print(views.profiles_text(read_system_rows(folder), profiles))
     print(
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
         + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
@@ -119,6 +116,15 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     print(f"report: {folder}/report.html")
     return rejected["exit_status"]
+
+
+def print_signatures(profiles) -> None:
+    """Each profile's settings' signatures and ROUGE-1.5.5 equivalents, on stdout."""
+    for profile in profiles:
+        if len(profiles) > 1:
+            print(f"profile {profile.name}:")
+        for settings in profile.settings:
+            print_signature(settings, sys.stdout)
 
 
 def register(commands) -> argparse.ArgumentParser:

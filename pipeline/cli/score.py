@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections import Counter
 
@@ -24,6 +25,7 @@ from pipeline.coverage import (
     rejected_warning,
     text_warnings,
 )
+from pipeline.io import files
 from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.tables import csv_text
 from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
@@ -203,6 +205,7 @@ def _input_mode(args: argparse.Namespace) -> str:
             )
         check_patterns(args.system_pattern, args.model_pattern)
         return "pyrouge"
+    _check_exist([*args.input, *([args.candidates] if args.candidates else []), *(args.references or [])])
     if args.candidates and args.input:
         raise RougeConfigError("give either INPUT files or --candidates with --references, not both")
     if args.candidates:
@@ -234,6 +237,14 @@ def _input_mode(args: argparse.Namespace) -> str:
     if args.sentence_sep:
         raise RougeConfigError("--sentence-sep applies to text files; JSONL input gives sentences as lists")
     return "tables"
+
+
+def _check_exist(paths: list[str]) -> None:
+    """A local file named (not a glob, not '-' for stdin) that does not exist is
+    named as missing, before its name says anything about its format."""
+    for path in paths:
+        if path != "-" and not files.is_url(path) and not any(c in path for c in "*?[") and not os.path.lexists(path):
+            raise RougeConfigError(f"{path}: no such file")
 
 
 def _checked_sort(args: argparse.Namespace, settings) -> str | None:
