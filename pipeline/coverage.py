@@ -104,6 +104,19 @@ def rejected_warning(problems: list[str], max_rejected: float, errors_hint: str,
     )
 
 
+def run_rejected(counts: dict, max_rejected: float) -> dict:
+    """A run's rejected share against `max_rejected`, as run.json records it (and the
+    warning that heads system_scores.md when it is past)."""
+    problems = Coverage.from_counts(counts).problems(max_rejected)
+    warning = (
+        rejected_warning(problems, max_rejected, "The rejected rows are in errors/.", counts["errors_by_reason"])
+        if problems
+        else None
+    )
+    return {"max_rejected": max_rejected, "problems": problems, "warning": warning,
+            "exit_status": EXIT_REJECTED if problems else 0}
+
+
 def document_sets_warning(missing: dict[str, int], documents: int) -> list[str]:
     return [f"warning: {system} has no score for {n:,} of the {documents:,} documents" for system, n in missing.items()]
 

@@ -33,13 +33,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
-    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
-        profiles, config.statistics, config.rouge.eval_ids, staging
-    )
-    if config.significance.enabled:
-        scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
-    (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
-    {
+    counts = {
         "read_counts": read["counts"],
         "references": read["references"],
         "unused": grouped["unused"],
@@ -48,3 +42,9 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "errors": errors,
         "text_checks": scored["text_checks"],
     } | "CountRows" >> CountRows(staging, profiles[0].name)
+    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
+        profiles, config.statistics, config.rouge.eval_ids, staging, counts, config.run.max_rejected
+    )
+    if config.significance.enabled:
+        scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
+    (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)

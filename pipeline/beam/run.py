@@ -28,10 +28,9 @@ from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
-from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
-from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_bytes, read_fingerprints, read_json, read_system_rows
+from pipeline.coverage import run_rejected
+from pipeline.io.tables import FINGERPRINTS, read_fingerprints, read_json
 from pipeline.progress import Progress
-from pipeline.render import tables as views
 from pipeline.render.html import write_run_report
 from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
@@ -257,7 +256,7 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
             "seconds": round(time.time() - started, 3),
             "output": final,
         }
-        record["rejected"] = _coverage(folder, counts, config, profiles)
+        record["rejected"] = run_rejected(counts, config.run.max_rejected)
         files.delete([files.join(folder, "_counts.json")] + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
         if is_local(folder):
             os.rmdir(os.path.join(folder, FINGERPRINTS))
@@ -289,27 +288,6 @@ def _remove_spills_after_failure(folder: str) -> None:
         remove_spills(folder)
     except Exception as err:  # noqa: BLE001
         log.warning("could not remove the spill files under %s: %s", folder, err)
-
-
-def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
-    """The rejected share against run.max_rejected (pipeline.coverage), for run.json;
-    system_scores.{parquet,csv,md} written again with `documents_had` (the .md headed
-    by the warning when the share is past the threshold: the run still publishes)."""
-    coverage = Coverage.from_counts(counts)
-    problems = coverage.problems(config.run.max_rejected)
-    warning = (
-        rejected_warning(problems, config.run.max_rejected, "The rejected rows are in errors/.", counts["errors_by_reason"])
-        if problems
-        else None
-    )
-    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    metadata = {"signature": profiles_signature(profiles)}
-    files.write_bytes(files.join(folder, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
-    files.write_bytes(files.join(folder, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    table = views.profiles_markdown(rows, profiles)
-    _write_text(files.join(folder, "system_scores.md"), (f"**{warning}**\n\n" if warning else "") + table)
-    return {"max_rejected": config.run.max_rejected, "problems": problems, "warning": warning,
-            "exit_status": EXIT_REJECTED if problems else 0}
 
 
 def _flags_or_none(settings):

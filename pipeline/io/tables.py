@@ -370,9 +370,8 @@ def errors_writer(staging: str):
     return write
 
 
-def write_counts(
+def run_counts(
     _,
-    staging: str,
     read_counts: tuple,
     scored: int,
     errors_by_reason: list,
@@ -383,9 +382,10 @@ def write_counts(
     documents_by_system: list,
     errors_by_system: list = (),
     text_checks: list = (),
-) -> None:
-    """The run's counts, for run.json.  Systems that scored fewer than all documents
-    are listed: their averages are over different document sets."""
+) -> dict:
+    """The run's counts, for run.json and the per-system table.  Systems that scored
+    fewer than all documents are listed: their averages are over different document
+    sets."""
     by_system = dict(sorted(documents_by_system))
     rows_read, read_errors = read_counts
     by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
@@ -404,6 +404,11 @@ def write_counts(
         # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
         "text_checks": _text_checks(text_checks),
     }
+    return counts
+
+
+def write_counts(counts: dict, staging: str) -> None:
+    """`_counts.json`, which the driver reads after the pipeline."""
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
 
