@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pipeline.io.names import shown
+
 from rouge_core.textcheck import FIXES, ONE_SENTENCE, UNREADABLE
 
 EXIT_REJECTED = 3  # results written, but more rows were rejected than the threshold allows
@@ -115,6 +117,36 @@ def run_rejected(counts: dict, max_rejected: float) -> dict:
     )
     return {"max_rejected": max_rejected, "problems": problems, "warning": warning,
             "exit_status": EXIT_REJECTED if problems else 0}
+
+
+def error_lines(errors, limit: int, hint=None) -> list[str]:
+    """The first of `errors` (ErrorRecords, or what has their source, position,
+    reason and message) as lines for a terminal: rows of one file with the same
+    reason and message as one line with their count, at most `limit` lines, then
+    for each file whose rows miss a field `hint(source)` once (what the file's
+    rows hold and how to map them; None: nothing)."""
+    groups: dict = {}
+    total = 0
+    for error in errors:
+        total += 1
+        key = (error.source, error.reason, error.message)
+        if key in groups:
+            groups[key][1] += 1
+        elif len(groups) < limit:
+            groups[key] = [error.position, 1]
+    lines = []
+    for (source, reason, message), (position, n) in groups.items():
+        where = source + (f":{position}" if position is not None else "")
+        more = f" (and {n - 1:,} more row{'s' if n > 2 else ''} like it)" if n > 1 else ""
+        lines.append(f"  {shown(where)}{more}: {reason}: {shown(message)}")
+    rest = total - sum(n for _, n in groups.values())
+    if rest:
+        lines.append(f"  ... and {rest:,} more")
+    for source in dict.fromkeys(s for s, reason, _ in groups if reason == "missing_field"):
+        line = hint(source) if hint else None
+        if line:
+            lines.append(f"  {shown(line)}")
+    return lines
 
 
 def document_sets_warning(missing: dict[str, int], documents: int) -> list[str]:

@@ -27,10 +27,12 @@ from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
 from pipeline.io.publish import OutputError, Staging, check_output, is_local
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
+from pipeline.io.fields import mapping_hint
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
-from pipeline.coverage import run_rejected
+from pipeline.coverage import error_lines, run_rejected
 from pipeline.io.tables import FINGERPRINTS, read_fingerprints, read_json
 from pipeline.progress import Progress
+from pipeline.records import ErrorRecord
 from pipeline.render.html import write_run_report
 from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
@@ -109,10 +111,16 @@ def check_names(counts: dict, human: Optional[str]) -> None:
             )
 
 
-def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool) -> str:
+# Error rows read back to show the first of them (alike rows as one line): a bound on the reading.
+_ERROR_ROWS_SHOWN_FROM = 10_000
+
+
+def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool,
+                    config: Optional[RunConfig] = None) -> str:
     """The first reasons, with their counts, and the first error rows, for the
-    terminal; the errors table is kept (moved to `<output>.failed-<run id>/errors`
-    for a local output) and named."""
+    terminal (alike rows of a file as one line, and for a file whose rows miss a
+    field, how to map its fields); the errors table is kept (moved to
+    `<output>.failed-<run id>/errors` for a local output) and named."""
     lines = []
     if counts:
         by_reason = sorted(counts["errors_by_reason"].items(), key=lambda kv: (-kv[1], kv[0]))
@@ -122,17 +130,19 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
                 + (f" and {len(by_reason) - 5} more reasons" if len(by_reason) > 5 else "")
             )
     errors = sorted(files.match(files.join(folder, "errors", "*.jsonl")))
-    first = []
+    rows = []
     for name in errors:
         for line in files.read_bytes(name).decode("utf-8", "replace").splitlines():
-            if len(first) == 5:
+            if len(rows) == _ERROR_ROWS_SHOWN_FROM:
                 break
             try:
                 row = json.loads(line)
             except ValueError:
                 continue
-            where = str(row.get("source")) + (f":{row['position']}" if row.get("position") is not None else "")
-            first.append(f"  {shown(where)}: {row.get('reason')}: {shown(str(row.get('message')))[:300]}")
+            rows.append(ErrorRecord(None, None, str(row.get("source")), row.get("position"), str(row.get("reason")),
+                                    str(row.get("message"))[:300]))
+    hint = (lambda source: mapping_hint(source, config.input)) if config is not None else None
+    first = error_lines(rows, 5, hint)
     if first:
         lines.append("first error rows:")
         lines += first
@@ -270,7 +280,7 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
         if staging is not None:
             staging.publish()
     except RunFailed as err:
-        explained = explain_failure(folder, final, run_id, counts, keep=staging is not None)
+        explained = explain_failure(folder, final, run_id, counts, keep=staging is not None, config=config)
         if staging is not None:
             staging.discard()
         raise RunFailed(f"{err}\n{explained}") from None

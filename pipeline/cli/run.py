@@ -10,8 +10,10 @@ from pipeline.beam.options import check_beam_args
 from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
 from pipeline.cli.common import (
     add_conflicting_references,
+    add_field_options,
     add_rouge_options,
-    conflicting_references_policy,
+    config_option,
+    input_overrides,
     print_signature,
     rouge_overrides,
 )
@@ -69,14 +71,15 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         config,
         input_candidates=tuple(args.input) if args.input else None,
         input_references=tuple(args.references) if args.references else None,
-        input_conflicting_references=conflicting_references_policy(args),
+        **input_overrides(args),
         output_folder=args.output,
         output_overwrite=True if args.overwrite else None,
         **rouge_overrides(args),
         run_strict=True if args.strict else None,
         run_max_rejected=args.max_rejected,
         significance_baseline=args.baseline,
-        output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
+        output_per_document_formats=(tuple(dict.fromkeys(("parquet", *args.per_document_format)))
+                                     if args.per_document_format else None),
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
     profiles = config.profile_list()
@@ -150,10 +153,12 @@ def register(commands) -> argparse.ArgumentParser:
     io_group.add_argument(
         "--overwrite", action="store_true", help="replace a previous result folder of this tool (nothing else)"
     )
-    io_group.add_argument(
-        "--per-document-format", action="append", choices=["csv", "jsonl"],
-        help="also write per-document scores as CSV or JSON Lines next to the Parquet shards (repeatable)",
+    config_option(
+        io_group, "--per-document-format", "output", "per_document_formats", action="append",
+        help="also write per-document scores as CSV or JSON Lines next to the Parquet shards (always written; "
+        "repeatable)",
     )
+    add_field_options(io_group)
     add_rouge_options(run)
     run.set_defaults(rouge_args=None, eval_ids=None)
     control = run.add_argument_group("run control")

@@ -42,7 +42,8 @@ def _allowed(metadata) -> str:
     if metadata["low"] is not None:
         return ("0 (never) or " if metadata["zero"] else "") + f"{metadata['low']:,} to {metadata['high']:,}"
     if metadata["choices"] is not None:
-        return ", ".join(f"`{json.dumps(c)}`" for c in metadata["choices"])
+        old = "".join(f" (and `{json.dumps(o)}`, the old spelling of `{json.dumps(c)}`)" for o, c in metadata["old"].items())
+        return ", ".join(f"`{json.dumps(c)}`" for c in metadata["choices"]) + old
     return ""
 
 

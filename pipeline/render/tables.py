@@ -19,7 +19,6 @@ from tabulate import tabulate
 from pipeline.io.names import shown
 from rouge_core import sentence_split
 
-MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
 
 
