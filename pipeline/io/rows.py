@@ -748,7 +748,7 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
                 "(or its system group is empty)", doc_id=doc_id,
             )
     # Joined form: a row's references (a list), or without them its one reference (a text), as in the split form.
-    one_reference = joined and c.references_field not in row and c.reference_field in row
+    one_reference = joined and one_reference_a_row(row, c)
     fields = [c.doc_id_field, c.candidate_field] + ([c.reference_field if one_reference else c.references_field]
                                                      if joined else [])
     if not from_path:
@@ -763,6 +763,13 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
             return row_error(source, position, *problem, doc_id=doc_id)
     references = ([row[c.reference_field]] if one_reference else row[c.references_field]) if joined else None
     return Candidate(system, doc_id, row[c.candidate_field], references, source, position)
+
+
+def one_reference_a_row(row: dict, c: InputConfig) -> bool:
+    """Whether a row gives one reference (input.reference_field: a text) rather than a
+    list of them (input.references_field): it has no list field, or both name one
+    column (`--fields reference=COLUMN` says the column holds one text)."""
+    return c.reference_field in row and (c.references_field not in row or c.references_field == c.reference_field)
 
 
 def _integer_ids(row: dict, c: InputConfig, keys):
@@ -813,7 +820,7 @@ def parse_reference(item: SourceRow, c: InputConfig):
         if problem:
             return row_error(source, position, *problem)
     doc_id = row.get(c.doc_id_field)
-    one_per_row = c.references_field not in row and c.reference_field in row
+    one_per_row = one_reference_a_row(row, c)
     field = c.reference_field if one_per_row else c.references_field
     for name in (c.doc_id_field, field):
         problem = _check_field(row, name, c, list_of_texts=not one_per_row and name == field)
