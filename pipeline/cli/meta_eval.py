@@ -64,6 +64,10 @@ with their intervals.  Without --output every correlation, with its interval, an
 comparison is printed as Markdown, and nothing is saved.  While it works, stderr shows
 each stage (correlations with bootstrap, permutation tests, report) with its total, rate
 and time left (--quiet: nothing).
+
+exit status: 0 done; 2 refused before any work (a usage error, an unreadable or
+empty input, --output not empty: one line on stderr, nothing on stdout); 1 any
+other failure.
 """
 
 

@@ -35,6 +35,9 @@ examples:
       any option the command does not know goes to Beam unchanged.
   rouge-pipeline run --config configs/pyrouge.toml --dry-run
       check the config, list the inputs, print the signature; run nothing.
+  rouge-pipeline run --input 'preds/*.jsonl' --fields system=model,doc_id=id,candidate=prediction \\
+      --integer-ids doc_id --output out/preds
+      rows of {"model": ..., "id": 7, "prediction": ..., "reference": ...}: no config needed.
 
 runners: without --runner, Beam's local FnApiRunner in this process, whatever the
 input's size (its worker-process mode, --direct_running_mode=multi_processing, lost
@@ -52,7 +55,9 @@ intervals, significance, errors) and _SUCCESS.  It appears only when the run
 succeeded.
 
 exit status: 0 when the run published; 1 when it failed (nothing published);
-3 when it published but more rows were rejected than --max-rejected allows
+2 when it was refused before any work (a usage error, a bad config, an input glob
+that matches nothing, an output folder in the way: one line on stderr, nothing on
+stdout); 3 when it published but more rows were rejected than --max-rejected allows
 (run.max_rejected, default 1% of all rows or of any one system's documents):
 the printed table, system_scores.md and report.html are headed by a warning.
 """

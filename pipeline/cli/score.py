@@ -11,6 +11,7 @@ from collections import Counter
 
 from pipeline import config as run_config
 from pipeline.cli.common import (
+    FIELDS_EXAMPLE,
     PYROUGE_DEFAULTS,
     add_conflicting_references,
     add_field_options,
@@ -78,8 +79,9 @@ examples:
       just the number (x 100), as sacreBLEU's -b: one line per system.
 
 exit status: 0 when every row was scored or few were rejected; 1 for an error
-(nothing scored, a usage error, --strict on a bad row); 3 when more rows were
-rejected than --max-rejected allows (default 1% of all rows, or of any one
+(nothing scored, --strict on a bad row); 2 when refused before any work (a usage
+error, a missing file: one line on stderr, nothing on stdout); 3 when more rows
+were rejected than --max-rejected allows (default 1% of all rows, or of any one
 system's documents): everything that could be scored is still printed, headed
 by a warning.  The table's docs column reads scored/had per system.
 
@@ -101,6 +103,9 @@ input: JSON Lines (.jsonl, .jsonl.gz), Parquet, or '-' for JSON Lines on stdin,
 one object per (system, document):
   {{"system": "lead3", "doc_id": "d1", "candidate": "First sentence.\\nSecond.",
    "references": ["A reference.", ["Another", "as a list of sentences."]]}}
+or with one reference a row, "reference": "A reference.".  Other column names:
+  rouge-pipeline score preds.jsonl --fields {FIELDS_EXAMPLE} --integer-ids doc_id
+      a file of {{"model": ..., "id": 7, "prediction": ..., "reference": ...}} rows.
 """
 
 
