@@ -273,7 +273,7 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
-        with progress.stage("report", 1, "pages") as stage:
+        with progress.stage("report", 1, "pages", always_end=True) as stage:
             write_run_report(folder, record)
             stage.update(1)
         _write_text(files.join(folder, "_SUCCESS"), "")
