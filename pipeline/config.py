@@ -290,6 +290,12 @@ class RunConfig:
 
         if not self.input.candidates:
             fail("input.candidates", list(self.input.candidates), "at least one file or glob")
+        columns: dict[str, str] = {}
+        for key in ("system", "doc_id", "candidate", "references", "reference"):
+            column = getattr(self.input, f"{key}_field")
+            other = columns.setdefault(column, key)
+            if other != key and {other, key} != {"references", "reference"}:  # (those two may: one text a row)
+                fail(f"input.{key}_field", column, f"a column other than input.{other}_field's")
         if self.input.system_from_path:
             try:
                 pattern = re.compile(self.input.system_from_path)
