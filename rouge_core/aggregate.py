@@ -46,8 +46,10 @@ _SMALL = float(1 << 31)  # whole counts below this are summed as int64
 class _OneBlasThread:
     """BLAS on one thread while any caller is inside (a runner may score in several
     threads of one process): the first to enter sets the limit, the last to leave
-    restores what the process had.  The thread pools are found once (a search of
-    the loaded libraries costs 0.2 ms; a limit set through them, 8 us)."""
+    restores what the process had.  The thread pools are found once, at the first
+    use (a search of the loaded libraries costs 0.2 ms; a limit set through them,
+    8 us): numpy's BLAS, which the products use, is loaded by then; a BLAS loaded
+    later (another package's) is neither limited nor touched."""
 
     def __init__(self):
         self.lock = threading.Lock()

@@ -114,31 +114,32 @@ def test_a_worker_fault_leaves_the_thread_hook_and_signals_as_they_were(tmp_path
     assert seen["after"] == seen["before"]
 
 
-def test_one_blas_thread_limits_inside_and_restores_after_even_across_threads():
-    import threading
+def test_one_blas_thread_limits_inside_and_restores_after_even_across_threads(tmp_path):
+    """Two threads inside at once: the limit holds until the last leaves, then the
+    process's own limits are back (in a fresh process: the BLAS numpy loaded)."""
+    seen = probe("""
+        import threading
+        from rouge_core.aggregate import one_blas_thread
 
-    import numpy  # noqa: F401  (loads BLAS)
-    import threadpoolctl
+        def threads():
+            return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
 
-    from rouge_core.aggregate import one_blas_thread
+        outside = threads()  # (more than 1 where there are cores: test_blas_can_use_more_than_one_thread_here)
+        inside, release = threading.Event(), threading.Event()
 
-    def threads():
-        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        def hold():
+            with one_blas_thread():
+                inside.set()
+                release.wait(10)
 
-    before = threads()
-    inside, release = threading.Event(), threading.Event()
-
-    def hold():
-        with one_blas_thread():
-            inside.set()
-            release.wait(10)
-
-    other = threading.Thread(target=hold)
-    other.start()
-    inside.wait(10)
-    with one_blas_thread():  # entered while the other thread is inside, left before it leaves
-        assert threads() == [1] * len(before)
-    assert threads() == [1] * len(before)  # the other thread is still inside
-    release.set()
-    other.join()
-    assert threads() == before
+        other = threading.Thread(target=hold)
+        other.start()
+        inside.wait(10)
+        with one_blas_thread():  # entered while the other thread is inside, left before it leaves
+            assert threads() == [1] * len(outside)
+        assert threads() == [1] * len(outside)  # the other thread is still inside
+        release.set()
+        other.join()
+        assert threads() == outside
+    """, tmp_path)
+    assert seen["after"] == seen["before"]
