@@ -26,7 +26,7 @@ from pipeline.beam.combiners import SystemCombineFn
 from pipeline.beam.documents import scored_documents
 from pipeline.beam.progress import tally
 from pipeline.beam.spill import SpilledGroupByKey
-from pipeline.config import Profile, profiles_signature
+from pipeline.config import Profile, RunConfig, profiles_signature
 from pipeline.coverage import Coverage, run_rejected
 from pipeline.io import files
 from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
@@ -52,36 +52,38 @@ def system_report(element, profiles: dict[str, Profile], staging: str) -> tuple:
     return (name, system), averages
 
 
-def system_rows(element, profiles: dict[str, Profile]) -> list:
+def system_rows(element, profiles: dict[str, Profile], facts: dict) -> list:
     """((profile, system), {"stats": [SystemStats per metric], "averages": [printed
-    averages per metric]}) -> per metric (profile, system, metric, table row)."""
+    averages per metric]}) -> per metric (profile, system, metric, table row);
+    `facts`: what the run adds to the signature (`RunConfig.facts`)."""
     (name, system), joined = element
     (metrics,) = joined["stats"]
     (averages,) = joined["averages"] or [[None] * len(profiles[name].tags)]  # a profile without the report
-    out = table_rows(name, system, metrics, profiles[name], averages)
+    out = table_rows(name, system, metrics, profiles[name], averages, facts)
     if not profiles[name].reports_rouge155:  # (a reported system was counted by its report)
         tally("aggregating", "systems")
     return out
 
 
-def write_system_tables(summaries: list, staging: str, profiles: list[Profile], counts: dict,
+def write_system_tables(summaries: list, staging: str, profiles: list[Profile], facts: dict, counts: dict,
                         max_rejected: float) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
     and metric order, each system's documents had from the run's `counts`
     (`pipeline.io.tables.run_counts`), the .md headed by the rejected-rows warning
-    when the rejected share is past `max_rejected`; the ROUGE-1.5.5 report of a run
-    with one profile as rouge155.txt, else one rouge155-<profile>.txt per profile
-    that has one (`Profile.reports_rouge155`), joined from the systems' part files
-    in system order (streamed: the report is never held whole)."""
-    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
+    when the rejected share is past `max_rejected`, the signature with the run's
+    `facts`; the ROUGE-1.5.5 report of a run with one profile as rouge155.txt, else
+    one rouge155-<profile>.txt per profile that has one (`Profile.reports_rouge155`),
+    joined from the systems' part files in system order (streamed: the report is
+    never held whole)."""
+    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.metric_order)}
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     coverage = Coverage.from_counts(counts)
     rows = [table_row(s[3], coverage.had(s[1])) for s in summaries]
     warning = run_rejected(counts, max_rejected)["warning"]
-    metadata = {"signature": profiles_signature(profiles)}
+    metadata = {"signature": profiles_signature(profiles, **facts)}
     files.write_bytes(files.join(staging, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
     files.write_bytes(files.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    table = views.profiles_markdown(rows, profiles)
+    table = views.profiles_markdown(rows, profiles, facts)
     files.write_bytes(files.join(staging, "system_scores.md"),
                       ((f"**{warning}**\n\n" if warning else "") + table).encode("utf-8"))
     parts = []
@@ -179,14 +181,14 @@ def numbered(element):
 
 class AggregatePerSystem(beam.PTransform):
     """Scored batches in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
-    report(s) written to `staging`, once the run's `counts` (a PCollection of one
-    dict, `CountRows`) are known."""
+    report(s) written to `staging`, once the run's `counts` (a singleton PCollection,
+    `CountRows`) are known: each system's documents had, the rejected share and,
+    for the signature, the references per document (`RunConfig.counted_facts`)."""
 
-    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str, counts,
-                 max_rejected: float):
+    def __init__(self, config: RunConfig, staging: str, counts):
         super().__init__()
-        self.profiles, self.statistics, self.eval_ids, self.staging = profiles, statistics, eval_ids, staging
-        self.counts, self.max_rejected = counts, max_rejected
+        self.config, self.staging, self.counts = config, staging, counts
+        self.profiles, self.statistics, self.eval_ids = config.profile_list(), config.statistics, config.rouge.eval_ids
 
     def expand(self, documents):
         stats = self.statistics
@@ -207,11 +209,13 @@ class AggregatePerSystem(beam.PTransform):
         averages = evaluated | "Rouge155Report" >> SpilledGroupByKey(
             staging, "report", then=lambda documents: system_report(documents, by_name, staging)
         )
+        config = self.config
+        facts = beam.pvalue.AsSingleton(self.counts | "SignatureFacts" >> beam.Map(config.counted_facts))
         return (
             {"stats": aggregates, "averages": averages}
             | "JoinPerSystem" >> beam.CoGroupByKey()
-            | "SystemRows" >> beam.FlatMap(system_rows, by_name)
+            | "SystemRows" >> beam.FlatMap(system_rows, by_name, facts)
             | "GatherSummaries" >> beam.combiners.ToList()
-            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles,
-                                               beam.pvalue.AsSingleton(self.counts), self.max_rejected)
+            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, facts,
+                                               beam.pvalue.AsSingleton(self.counts), config.run.max_rejected)
         )

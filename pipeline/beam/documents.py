@@ -29,6 +29,7 @@ from rouge_core.textcheck import TextCheck
 UNUSED = "unused_references"
 HUMAN = "human"
 TEXT_CHECKS = "text_checks"  # (owner, kind, doc_id) of texts the settings read badly
+REFERENCE_COUNTS = "reference_counts"  # per list of groups: the fewest and the most references a scored candidate had
 
 
 class ScoredDocument(NamedTuple):
@@ -211,17 +212,18 @@ class ScoreDocumentFn(beam.DoFn):
                     elif i not in failed:
                         values[k][i] += result  # (the scorer's tags, in Profile.tags order)
         rows = [[] for _ in self.profiles]
-        humans, i, scored, systems = 0, 0, 0, set()
+        humans, i, scored, systems, reference_counts = 0, 0, 0, set(), set()
         for group in groups:
             for problem in group_text_problems(group, self.check):
                 yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
-            for c, _ in group.candidates:
+            for c, references in group.candidates:
                 if i in failed:
                     self.progress.add("failed")
                     yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
                 else:
                     scored += 1
                     systems.add(c.system)
+                    reference_counts.add(len(references))
                     for out, per_candidate in zip(rows, values):
                         out.append((c.system, c.doc_id, per_candidate[i]))
                 i += 1
@@ -237,6 +239,8 @@ class ScoreDocumentFn(beam.DoFn):
                 yield profile.name, out
         if humans:
             yield beam.pvalue.TaggedOutput(HUMAN, humans)
+        if reference_counts:
+            yield beam.pvalue.TaggedOutput(REFERENCE_COUNTS, (min(reference_counts), max(reference_counts)))
 
     def _error(self, c, profile: str, error: Exception) -> ErrorRecord:
         where = f" (profile {profile})" if len(self.profiles) > 1 else ""
@@ -249,8 +253,10 @@ class ScoreDocuments(beam.PTransform):
     """Lists of DocumentGroups in; out a dict: "documents" (scored batches: per
     profile, (profile, [(system, doc_id, values), ...]), Lin 2004's human
     pseudo-system among them when `human` names it: what every table shows),
-    "human" (per batch, the number of human pseudo-documents), "errors" and
-    "text_checks" ((kind, owner, doc_id) per text rouge_core.textcheck flags).
+    "human" (per batch, the number of human pseudo-documents), "errors",
+    "text_checks" ((kind, owner, doc_id) per text rouge_core.textcheck flags) and
+    "references" (one element: the fewest and the most references a scored
+    candidate had, or None when none was scored; the signature's nrefs).
 
     A scored batch is plain tuples: the stages after it spill them (the report, the
     per-document table: pipeline.beam.spill) or combine them where they are made
@@ -263,6 +269,16 @@ class ScoreDocuments(beam.PTransform):
 
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
-        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="documents")
+        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(
+            ERRORS, HUMAN, TEXT_CHECKS, REFERENCE_COUNTS, main="documents"
+        )
+        references = scored[REFERENCE_COUNTS] | "FewestAndMostReferences" >> beam.CombineGlobally(fewest_and_most)
         return {"human": scored[HUMAN], "documents": batched(scored.documents), "errors": scored[ERRORS],
-                "text_checks": scored[TEXT_CHECKS]}
+                "text_checks": scored[TEXT_CHECKS], "references": references}
+
+
+def fewest_and_most(pairs) -> tuple[int, int] | None:
+    """The fewest and the most of (fewest, most) pairs (None for none): the references
+    per document that the signature names (`rouge_core.signature.nrefs_range`)."""
+    pairs = [pair for pair in pairs if pair is not None]
+    return (min(p[0] for p in pairs), max(p[1] for p in pairs)) if pairs else None

@@ -41,10 +41,9 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "documents": scored["documents"],
         "errors": errors,
         "text_checks": scored["text_checks"],
+        "references_per_document": scored["references"],
     } | "CountRows" >> CountRows(staging, profiles[0].name)
-    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
-        profiles, config.statistics, config.rouge.eval_ids, staging, counts, config.run.max_rejected
-    )
+    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(config, staging, counts)
     if config.significance.enabled:
         scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
     (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)

@@ -238,14 +238,15 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
             view.finish(counts)
         check_counts(counts, config.run.strict)
         check_names(counts, config.human.name if config.human.enabled else None)
+        facts = config.counted_facts(counts)
         record = {
-            "signature": profiles_signature(profiles),
+            "signature": profiles_signature(profiles, **facts),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,
             "rouge155_flags": _flags_or_none(profiles[0].settings[0]) if len(profiles) == 1 else None,
             "profiles": [
                 {
                     "name": p.name,
-                    "signatures": [s.signature() for s in p.settings],
+                    "signatures": [s.signature(**facts) for s in p.settings],
                     "rouge155_flags": [_flags_or_none(s) for s in p.settings],
                     "metrics": p.tags,
                 }

@@ -89,10 +89,10 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
     profiles = config.profile_list()
     inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
-    if args.dry_run:
+    if args.dry_run:  # the signature as far as the config says it (the references per document: once read)
         folder = config.output.folder
         output = resolve_output(folder) if "://" not in folder else folder
-        print_signatures(profiles)
+        print_signatures(profiles, config.facts())
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
                 print(f"{kind[:-1]}: {shown(path)}")
@@ -108,11 +108,11 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     folder = record.get("output") or config.output.folder  # the output as the system resolved it
     counts = record["counts"]
     rejected = record["rejected"]
-    print_signatures(profiles)
     print()
     if rejected["warning"]:  # the table a person reads starts with it
         print(rejected["warning"] + "\n")
-    print(views.profiles_text(read_system_rows(folder), profiles))
+    facts = config.counted_facts(counts)
+    print(views.profiles_text(read_system_rows(folder), profiles, facts))
     print(
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
         + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
@@ -121,18 +121,19 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         print(line)
     for line in text_warnings(counts.get("text_checks", {})):
         print(line)
+    print_signatures(profiles, facts)  # once, whole: with the references per document the run found
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     print(f"report: {folder}/report.html")
     return rejected["exit_status"]
 
 
-def print_signatures(profiles) -> None:
-    """Each profile's settings' signatures and ROUGE-1.5.5 equivalents, on stdout."""
+def print_signatures(profiles, facts: dict) -> None:
+    """Each setting's signature (with the run's `facts`) and its ROUGE-1.5.5 command, on stdout."""
     for profile in profiles:
         if len(profiles) > 1:
             print(f"profile {profile.name}:")
         for settings in profile.settings:
-            print_signature(settings, sys.stdout)
+            print_signature(settings, sys.stdout, facts)
 
 
 def register(commands) -> argparse.ArgumentParser:
