@@ -18,6 +18,7 @@ from pipeline.io.names import shown
 from pipeline.render.numbers import points
 from rouge_core import names, sentence_split
 
+MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
 
 
