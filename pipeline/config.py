@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import logging
 import os
 import re
 import tomllib
@@ -31,14 +32,31 @@ from pipeline.io.patterns import SystemFromPath
 from rouge_core import RougeConfigError, RougeSettings, names
 from rouge_core.signature import Signature, nrefs_range
 
+log = logging.getLogger("rouge-pipeline")
 
-def key(default, doc: str, *, low=None, high=None, choices=None, zero=False):
+
+def key(default, doc: str, *, low=None, high=None, choices=None, zero=False, old=None):
     """A config key's declaration: its default (whose type is the key's type), what it
     does, and the values allowed: `low` to `high` (numbers; `zero`: 0 too, for "off")
-    or `choices` (text; for a list, of each item)."""
+    or `choices` (text; for a list, of each item).  `old`: {old spelling: choice}
+    of values an earlier version took, still read (with a note, `canonical`); the
+    command line's options take the same choices and old spellings."""
     if isinstance(default, list):
         default = tuple(default)
-    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices, "zero": zero})
+    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices, "zero": zero,
+                                            "old": old or {}})
+
+
+def canonical(section: str, name: str, value, where: str = "", option: str = ""):
+    """`value` of key section.name in its one spelling: an old spelling becomes the
+    choice it meant, with a one-line note naming the key (or the command line's
+    `option`) and `where` it was given."""
+    old = declared_key(section, name).metadata["old"]
+    if isinstance(value, str) and value in old:
+        given = f"{option} {value}" if option else f'{section}.{name} = "{value}"' + (f" in {where}" if where else "")
+        log.warning('note: %s is read as "%s", its spelling now', given, old[value])
+        return old[value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -49,14 +67,18 @@ class InputConfig:
     doc_id_field: str = key("doc_id", "the column of the document ID")
     candidate_field: str = key("candidate", "the column of the candidate summary")
     references_field: str = key("references", "the column of a row's references (a list of texts)")
-    reference_field: str = key("reference", "or one reference per row (split form only)")
+    reference_field: str = key("reference", "or a row's one reference (a text), when it has no references field")
+    integer_ids: tuple[str, ...] = key(
+        (), 'id fields whose values are integers, read as their decimal digits: "system", "doc_id" (a text or '
+        "1.0 there is an error row: never coerced, so 1 and \"1\" never merge)", choices=("system", "doc_id"),
+    )
     system_from_path: str = key(
         "", "a regex with a (?P<system>...) group, applied to the file path: the system's name"
     )
     max_text_bytes: int = key(1_000_000, "longer texts go to the errors table", low=1, high=256 << 20)
     conflicting_references: str = key(
-        "error", 'joined form: documents whose rows give different references are an "error", or each row '
-        'scores against its own ("keep")', choices=("error", "keep"),
+        "reject", 'joined form: documents whose rows give different references: "reject" their rows (error '
+        'rows), or each row scores against its own ("keep")', choices=("reject", "keep"), old={"error": "reject"},
     )
     invalid_utf8: str = key(
         "reject", 'a line that is not UTF-8: "reject" it (an error row), or "replace" the bad bytes',
@@ -291,6 +313,12 @@ class RunConfig:
             "resampling": (s.bootstrap_replicates, s.bootstrap_seed, s.jackknife_buckets),
         }
 
+    def counted_facts(self, counts: dict) -> dict:
+        """`facts` with the references per document a run's counts found
+        (`pipeline.io.tables.run_counts`): the tables' and run.json's signature."""
+        references = counts.get("references_per_document")
+        return self.facts(tuple(references) if references else None)
+
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data.pop("source")
@@ -304,6 +332,12 @@ class RunConfig:
 
         if not self.input.candidates:
             fail("input.candidates", list(self.input.candidates), "at least one file or glob")
+        columns: dict[str, str] = {}
+        for key in ("system", "doc_id", "candidate", "references", "reference"):
+            column = getattr(self.input, f"{key}_field")
+            other = columns.setdefault(column, key)
+            if other != key and {other, key} != {"references", "reference"}:  # (those two may: one text a row)
+                fail(f"input.{key}_field", column, f"a column other than input.{other}_field's")
         if self.input.system_from_path:
             try:
                 SystemFromPath(self.input.system_from_path)
@@ -446,8 +480,14 @@ def declarations():
     return [(name, declared) for name, cls in _SECTIONS.items() for declared in dataclasses.fields(cls)]
 
 
+def declared_key(section: str, name: str) -> dataclasses.Field:
+    """The declaration of key section.name."""
+    return next(f for f in dataclasses.fields(_SECTIONS[section]) if f.name == name)
+
+
 def _section(cls, values: dict, name: str, source: str):
     known = {f.name: f for f in dataclasses.fields(cls)}
+    section = next(s for s, c in _SECTIONS.items() if c is cls)
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise RougeConfigError(
@@ -470,7 +510,8 @@ def _section(cls, values: dict, name: str, source: str):
             raise RougeConfigError(
                 f"{name}.{key} must be a {type(default).__name__}; got {value!r} (from {source})"
             )
-        converted[key] = value
+        converted[key] = (tuple(canonical(section, key, v, source) for v in value) if isinstance(value, tuple)
+                          else canonical(section, key, value, source))
     return cls(**converted)
 
 
@@ -531,7 +572,7 @@ def with_overrides(config: RunConfig, **overrides: Any) -> RunConfig:
         if value is None:
             continue
         section, key = name.split("_", 1)
-        changes.setdefault(section, {})[key] = value
+        changes.setdefault(section, {})[key] = canonical(section, key, value)
     replaced = {
         section: dataclasses.replace(getattr(config, section), **values)
         for section, values in changes.items()

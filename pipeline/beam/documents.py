@@ -15,7 +15,7 @@ import numpy as np
 from rouge_core.aggregate import stats_array, stats_bytes
 from pipeline.beam.batches import batched
 from pipeline.beam.progress import Progress
-from pipeline.collector import fewer_collections
+from pipeline.collector import in_worker, this_process
 from pipeline.beam.read import BATCH_ROWS, ERRORS
 from pipeline.beam.spill import SpillFn, iter_load, load
 from pipeline.config import Profile
@@ -191,9 +191,10 @@ class ScoreDocumentFn(beam.DoFn):
         self.profiles = profiles
         self.progress = Progress("scoring", progress_seconds)
         self.human = human
+        self.driver = this_process()
 
     def setup(self):
-        fewer_collections()  # in every worker process (pipeline.collector)
+        in_worker(self.driver)  # gc thresholds in a worker process (pipeline.collector)
         self.scorers = [[RougeScorer(s) for s in p.settings] for p in self.profiles]
         self.tags = [[s.metric_tags() for s in p.settings] for p in self.profiles]
         self.check = TextCheck(self.profiles[0].settings[0])  # the first setting's reading

@@ -33,13 +33,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
-    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
-        profiles, config.statistics, config.rouge.eval_ids, staging, config.facts(), scored["references"]
-    )
-    if config.significance.enabled:
-        scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
-    (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
-    {
+    counts = {
         "read_counts": read["counts"],
         "references": read["references"],
         "unused": grouped["unused"],
@@ -49,3 +43,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "text_checks": scored["text_checks"],
         "references_per_document": scored["references"],
     } | "CountRows" >> CountRows(staging, profiles[0].name)
+    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(config, staging, counts)
+    if config.significance.enabled:
+        scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
+    (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)

@@ -12,7 +12,7 @@ import apache_beam as beam
 from pipeline.beam.batches import batched
 from pipeline.beam.progress import Progress
 from pipeline.beam.spill import place_hash
-from pipeline.collector import fewer_collections
+from pipeline.collector import in_worker, this_process
 from pipeline.config import InputConfig
 from pipeline.documents import document_key
 from pipeline.io import files
@@ -87,9 +87,10 @@ class ReadFileFn(beam.DoFn):
         self.joined = joined
         self.errors_folder = errors_folder
         self.progress = Progress(f"reading_{kind}", progress_seconds)
+        self.driver = this_process()
 
     def setup(self):
-        fewer_collections()  # in every worker process (pipeline.collector)
+        in_worker(self.driver)  # gc thresholds in a worker process (pipeline.collector)
         self.fields = used_fields(self.config)
         self.pattern = system_from_path(self.config.system_from_path)
         self.progress.start()

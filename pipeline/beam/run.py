@@ -18,6 +18,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from pipeline.beam.spill import remove_spills
+from pipeline.collector import fewer_collections
 from pipeline.beam.graph import build_pipeline
 from pipeline.beam.runners.options import choose_runner
 from pipeline.beam.runners.locality import reachable_inputs, refuse_unreachable, runner_name
@@ -29,12 +30,13 @@ from pipeline.io import files, stores
 from pipeline.io.publish import OutputError, Staging, check_output, is_local, test_pause
 from pipeline.io.publish_url import UrlStaging
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
+from pipeline.io.fields import mapping_hint
 from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs, read_lines
-from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
-from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_bytes, read_fingerprints, read_json, read_system_rows
+from pipeline.coverage import error_lines, run_rejected
+from pipeline.io.tables import FINGERPRINTS, read_fingerprints, read_json
 from pipeline.progress import Progress
-from pipeline.render import tables as views
+from pipeline.records import ErrorRecord
 from pipeline.render.html import write_run_report
 from pipeline.run_progress import RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
@@ -141,10 +143,16 @@ def _listed(names: list, limit: int = 10) -> str:
     return ", ".join(spelled(n) for n in names[:limit]) + more
 
 
-def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool) -> str:
+# Error rows read back to show the first of them (alike rows as one line): a bound on the reading.
+_ERROR_ROWS_SHOWN_FROM = 10_000
+
+
+def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool,
+                    config: Optional[RunConfig] = None) -> str:
     """The first reasons, with their counts, and the first error rows, for the
-    terminal; the errors table is kept (moved to `<output>.failed-<run id>/errors`
-    for a local output) and named."""
+    terminal (alike rows of a file as one line, and for a file whose rows miss a
+    field, how to map its fields); the errors table is kept (moved to
+    `<output>.failed-<run id>/errors` for a local output) and named."""
     lines = []
     if counts:
         by_reason = sorted(counts["errors_by_reason"].items(), key=lambda kv: (-kv[1], kv[0]))
@@ -154,7 +162,8 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
                 + (f" and {len(by_reason) - 5} more reasons" if len(by_reason) > 5 else "")
             )
     errors = sorted(files.match(files.join(folder, "errors", "*.jsonl")))
-    first = _first_error_rows(errors, 5)
+    hint = (lambda source: mapping_hint(source, config.input)) if config is not None else None
+    first = error_lines(_first_error_rows(errors, _ERROR_ROWS_SHOWN_FROM), 5, hint)
     if first:
         lines.append("first error rows:")
         lines += first
@@ -169,22 +178,22 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
     return "\n".join(lines)
 
 
-def _first_error_rows(paths: list[str], limit: int) -> list[str]:
-    """The first `limit` rows of the errors table's files, as lines for the terminal
-    (each file read a line at a time: a table of millions of rows is not loaded)."""
-    first: list[str] = []
+def _first_error_rows(paths: list[str], limit: int) -> list[ErrorRecord]:
+    """The first `limit` rows of the errors table's files, as records (each file read
+    a line at a time: a table of millions of rows is not loaded)."""
+    rows: list[ErrorRecord] = []
     for name in paths:
         with files.open_read(name) as fh:
             for line in read_lines(fh, 1 << 20):
-                if len(first) == limit:
-                    return first
+                if len(rows) == limit:
+                    return rows
                 try:
                     row = json.loads(line)
                 except (TypeError, ValueError):  # (None: a line over the bound)
                     continue
-                where = str(row.get("source")) + (f":{row['position']}" if row.get("position") is not None else "")
-                first.append(f"  {shown(where)}: {row.get('reason')}: {shown(str(row.get('message')))[:300]}")
-    return first
+                rows.append(ErrorRecord(None, None, str(row.get("source")), row.get("position"), str(row.get("reason")),
+                                        str(row.get("message"))[:300]))
+    return rows
 
 
 def _keep_errors(folder: str, kept: str, counts: Optional[dict]) -> str:
@@ -246,8 +255,14 @@ def resolve_output(path: str) -> str:
 def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None,
         progress: Optional[Progress] = None) -> dict:
     """Run the whole job and publish its result folder; returns the run record.
-    `progress` shows the stages while it works (default: nothing)."""
-    progress = progress or Progress(quiet=True)
+    `progress` shows the stages while it works (default: nothing).  The garbage
+    collector works as `pipeline.collector` says while the pipeline runs in this
+    process, and is left as the caller had it."""
+    with fewer_collections():
+        return _run(config, beam_args, inputs, progress or Progress(quiet=True))
+
+
+def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], progress: Progress) -> dict:
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
@@ -266,12 +281,13 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         staging = UrlStaging(final, config.output.overwrite, paths, lease_seconds=config.output.lock_lease_seconds)
         final = staging.create().final
     folder, run_id = staging.path, staging.run_id
-    log.warning(
-        "reading %d candidate file(s) and %d reference file(s); %s",
-        len(inputs["candidates"]),
-        len(inputs["references"]),
-        runner_note,
-    )
+    if not progress.quiet:  # (--quiet: nothing but results, warnings and errors)
+        log.warning(
+            "reading %d candidate file(s) and %d reference file(s); %s",
+            len(inputs["candidates"]),
+            len(inputs["references"]),
+            runner_note,
+        )
     view = RunProgress(
         progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,
         significance=config.significance.enabled, human=config.human.name if config.human.enabled else "",
@@ -294,7 +310,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         check_counts(counts, config.run.strict)
         check_names(counts, config.human.name if config.human.enabled else None,
                     config.significance.baseline if config.significance.enabled else "")
-        facts = run_facts(config, counts)
+        facts = config.counted_facts(counts)
         record = {
             "signature": profiles_signature(profiles, **facts),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,
@@ -323,7 +339,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "seconds": round(time.time() - started, 3),
             "output": final,
         }
-        record["rejected"] = _coverage(folder, counts, config, profiles, facts)
+        record["rejected"] = run_rejected(counts, config.run.max_rejected)
         files.delete([files.join(folder, "_counts.json")] + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
         if is_local(folder):
             os.rmdir(os.path.join(folder, FINGERPRINTS))
@@ -336,7 +352,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         staging.publish()  # the manifest, _SUCCESS, written last
     except RunFailed as err:
         try:
-            explained = explain_failure(folder, final, run_id, counts, keep=True)
+            explained = explain_failure(folder, final, run_id, counts, keep=True, config=config)
         except OSError as failure:  # the explanation itself failed (a full disk): the reason still stands
             explained = f"the errors could not be listed ({failure})"
         finally:
@@ -355,34 +371,6 @@ def _remove_spills_after_failure(folder: str) -> None:
         remove_spills(folder)
     except Exception as err:  # noqa: BLE001
         log.warning("could not remove the spill files under %s: %s", folder, err)
-
-
-def run_facts(config: RunConfig, counts: dict) -> dict:
-    """What the run adds to its settings' signature (`RunConfig.facts`), with the
-    references per document its counts found."""
-    references = counts.get("references_per_document")
-    return config.facts(tuple(references) if references else None)
-
-
-def _coverage(folder: str, counts: dict, config: RunConfig, profiles, facts: dict) -> dict:
-    """The rejected share against run.max_rejected (pipeline.coverage), for run.json;
-    system_scores.{parquet,csv,md} written again with `documents_had` (the .md headed
-    by the warning when the share is past the threshold: the run still publishes)."""
-    coverage = Coverage.from_counts(counts)
-    problems = coverage.problems(config.run.max_rejected)
-    warning = (
-        rejected_warning(problems, config.run.max_rejected, "The rejected rows are in errors/.", counts["errors_by_reason"])
-        if problems
-        else None
-    )
-    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    metadata = {"signature": profiles_signature(profiles, **facts)}
-    files.write_bytes(files.join(folder, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
-    files.write_bytes(files.join(folder, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    table = views.profiles_markdown(rows, profiles, facts)
-    _write_text(files.join(folder, "system_scores.md"), (f"**{warning}**\n\n" if warning else "") + table)
-    return {"max_rejected": config.run.max_rejected, "problems": problems, "warning": warning,
-            "exit_status": EXIT_REJECTED if problems else 0}
 
 
 def _flags_or_none(settings):

@@ -104,7 +104,6 @@ class MetricSums:
 
     def flush(self) -> MetricSums:
         if self.pending:
-            one_blas_thread()
             systems = sorted({s for block in self.pending for s in block.systems})
             if self.against is None:  # (before any matrix of every pair grows past the bound)
                 _check_all_pairs(len(set(systems).union(self.sums[0].systems)))
@@ -119,8 +118,9 @@ class MetricSums:
                 ids += block.doc_ids
                 start = rows.stop
             self.pending, self.documents = [], 0
-            for k, sums in enumerate(self.sums):
-                sums.add(ids, systems, x[:, :, k], present)
+            with one_blas_thread():
+                for k, sums in enumerate(self.sums):
+                    sums.add(ids, systems, x[:, :, k], present)
         return self
 
     def merge(self, other: MetricSums) -> MetricSums:

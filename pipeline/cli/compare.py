@@ -9,14 +9,13 @@ import sys
 
 from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE, ComparedRun, UsageError, compare_runs, settings_differences
 from pipeline.cli import one_line
-from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, output_is_empty, takes_store_options
+from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, measure_name, output_is_empty, takes_store_options
 from pipeline.io import files
 from pipeline.io.document_texts import find_texts, input_files
 from pipeline.io.names import clashes, describe_clashes, shown
 from pipeline.io.publish_url import publish_files
 from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, table_files
 from pipeline.progress import Progress
-from rouge_core.types import MEASURES
 from pipeline.render.compare import markdown_report, moved_markdown, page_context, terminal_text, verdict
 from pipeline.render.html import render_comparison_page
 from rouge_core.errors import RougeConfigError, RougeInputError
@@ -186,7 +185,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="exit 1 when a score drops significantly by more than this many points "
         "(x 100 scale; default 0: any significant drop)",
     )
-    parser.add_argument("--measure", choices=MEASURES, default="f_measure", help="default: f_measure")
+    parser.add_argument("--measure", type=measure_name, default="f_measure", metavar="{F,R,P}",
+                        help="F (f_measure, the default), R (recall) or P (precision), any case")
     parser.add_argument(
         "--confidence", type=float, default=95.0, help="of the interval, percent (default 95)"
     )

@@ -69,6 +69,10 @@ comparison is printed as Markdown, and nothing is saved.  While it works, stderr
 each stage (correlations with bootstrap, permutation tests, report) with its total, rate
 and time left (--quiet: nothing).
 
+exit status: 0 done; 2 refused before any work (a usage error, an unreadable or
+empty input, --output not empty: one line on stderr, nothing on stdout); 1 any
+other failure.
+
 """ + STORE_OPTIONS_HELP + "\n"
 
 
@@ -146,7 +150,7 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         duplicate_systems(series, copies)
     if not scores:
         raise RougeInputError("no metric scores to correlate")
-    if not args.output:
+    if not args.output and not args.quiet:
         print("rouge-pipeline: meta-eval without --output: every correlation and interval is printed, nothing is "
               "saved (--output DIR writes correlations.csv and report.html)", file=sys.stderr)
     progress = Progress(quiet=args.quiet)

@@ -840,9 +840,13 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
     """A `SourceRow` of a candidate file -> a `Candidate`, or an `ErrorRecord`.
     `system_pattern`: input.system_from_path as a `pipeline.io.patterns.SystemFromPath`, or None."""
     source, position, row = item
+    if c.integer_ids:
+        row, problem = _integer_ids(row, c, c.integer_ids)
+        if problem:
+            return row_error(source, position, *problem)
     system = row.get(c.system_field)
     doc_id = row.get(c.doc_id_field)
-    if system_pattern is None:  # the common row, checked in a few C calls
+    if system_pattern is None and not c.integer_ids:  # the common row, checked in a few C calls
         text = row.get(c.candidate_field)
         references = row.get(c.references_field) if joined else None
         limit = c.max_text_bytes
@@ -860,19 +864,50 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
                 f"input.system_from_path {c.system_from_path!r} does not match {source!r} "
                 "(or its system group is empty)", doc_id=doc_id,
             )
-    fields = [c.doc_id_field, c.candidate_field] + ([c.references_field] if joined else [])
+    # Joined form: a row's references (a list), or without them its one reference (a text), as in the split form.
+    one_reference = joined and one_reference_a_row(row, c)
+    fields = [c.doc_id_field, c.candidate_field] + ([c.reference_field if one_reference else c.references_field]
+                                                     if joined else [])
     if not from_path:
         fields.insert(0, c.system_field)
     for name in fields:
-        problem = _check_field(row, name, c, list_of_texts=name == c.references_field)
+        problem = _check_field(row, name, c, list_of_texts=joined and not one_reference and name == c.references_field)
         if problem:
             return row_error(source, position, *problem, system=system, doc_id=doc_id)
     if from_path:
         problem = _check_id("system (from the path)", system)
         if problem:
             return row_error(source, position, *problem, doc_id=doc_id)
-    references = row[c.references_field] if joined else None
+    references = ([row[c.reference_field]] if one_reference else row[c.references_field]) if joined else None
     return Candidate(system, doc_id, row[c.candidate_field], references, source, position)
+
+
+def one_reference_a_row(row: dict, c: InputConfig) -> bool:
+    """Whether a row gives one reference (input.reference_field: a text) rather than a
+    list of them (input.references_field): it has no list field, or both name one
+    column (`--fields reference=COLUMN` says the column holds one text)."""
+    return c.reference_field in row and (c.references_field not in row or c.references_field == c.reference_field)
+
+
+def _integer_ids(row: dict, c: InputConfig, keys):
+    """(row, None) with the id fields `keys` (of input.integer_ids) turned from integers
+    into their decimal digits, or (None, (reason, message)) when one holds anything
+    but an integer (a text "1" beside an integer 1 would merge two documents; 1.0
+    is not read as 1)."""
+    out = row
+    for key in keys:
+        name = getattr(c, f"{key}_field")
+        value = row.get(name)
+        if value is None:
+            continue  # (a missing or null field is reported by _check_field)
+        if type(value) is not int:
+            kind = "an integer of over 4000 digits" if isinstance(value, HugeInteger) else type(value).__name__
+            return None, ("wrong_type", f"field {name!r} must be an integer (input.integer_ids, --integer-ids "
+                                        f"{key}); got {kind}")
+        if out is row:
+            out = dict(row)
+        out[name] = str(value)
+    return out, None
 
 
 def _plain_id(value) -> bool:
@@ -900,8 +935,12 @@ def _plain_texts(values: list, limit: int) -> bool:
 def parse_reference(item: SourceRow, c: InputConfig):
     """A `SourceRow` of a reference file -> a `ReferenceRow`, or an `ErrorRecord`."""
     source, position, row = item
+    if "doc_id" in c.integer_ids:
+        row, problem = _integer_ids(row, c, ("doc_id",))
+        if problem:
+            return row_error(source, position, *problem)
     doc_id = row.get(c.doc_id_field)
-    one_per_row = c.references_field not in row and c.reference_field in row
+    one_per_row = one_reference_a_row(row, c)
     field = c.reference_field if one_per_row else c.references_field
     for name in (c.doc_id_field, field):
         problem = _check_field(row, name, c, list_of_texts=not one_per_row and name == field)
@@ -953,12 +992,16 @@ def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bo
         return "wrong_type", f"field {name!r} holds an integer of over 4000 digits, not a text"
     if name in (config.system_field, config.doc_id_field):
         if not isinstance(value, str) or not value:
-            return "wrong_type", f"field {name!r} must be a non-empty string; got {type(value).__name__}"
+            key = "system" if name == config.system_field else "doc_id"
+            hint = f" (integers: --integer-ids {key}, input.integer_ids)" if type(value) is int else ""
+            return "wrong_type", f"field {name!r} must be a non-empty string; got {type(value).__name__}{hint}"
         return _check_id(f"field {name!r}", value)
     texts = value if list_of_texts else [value]
     if list_of_texts and (not isinstance(value, list) or not value):
         kind = "an empty list" if isinstance(value, list) else type(value).__name__
-        return "wrong_type", f"field {name!r} must be a non-empty list of texts; got {kind}"
+        hint = (f" (one text a row: --fields reference={name}, input.reference_field)"
+                if isinstance(value, str) else "")
+        return "wrong_type", f"field {name!r} must be a non-empty list of texts; got {kind}{hint}"
     for text in texts:
         if text is None:
             return "null_value", f"field {name!r} holds a null text"

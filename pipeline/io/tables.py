@@ -375,9 +375,8 @@ def errors_writer(staging: str):
     return write
 
 
-def write_counts(
+def run_counts(
     _,
-    staging: str,
     read_counts: tuple,
     scored: int,
     errors_by_reason: list,
@@ -389,9 +388,10 @@ def write_counts(
     errors_by_system: list = (),
     text_checks: list = (),
     references_per_document: tuple | None = None,
-) -> None:
-    """The run's counts, for run.json.  Systems that scored fewer than all documents
-    are listed: their averages are over different document sets."""
+) -> dict:
+    """The run's counts, for run.json and the per-system table.  Systems that scored
+    fewer than all documents are listed: their averages are over different document
+    sets."""
     by_system = dict(sorted(documents_by_system))
     rows_read, read_errors = read_counts
     by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
@@ -412,6 +412,11 @@ def write_counts(
         # [fewest, most] references of a scored document: the signature's nrefs
         "references_per_document": None if references_per_document is None else list(references_per_document),
     }
+    return counts
+
+
+def write_counts(counts: dict, staging: str) -> None:
+    """`_counts.json`, which the driver reads after the pipeline."""
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
 

@@ -317,10 +317,9 @@ def watch_workers(stall_seconds: float = 0, progress_folder: str | None = None):
         with lock:
             done.set()
         signal.signal(signal.SIGUSR1, previous_handler)
-        if not fault:
-            threading.excepthook = previous_hook
-        else:
+        if fault:
             kill_descendants()
+        threading.excepthook = previous_hook  # (the runner's threads failing later: the CLI's own hook)
 
 
 def describe(message: str) -> str:

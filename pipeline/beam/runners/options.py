@@ -183,5 +183,5 @@ def choose_runner(args: Sequence[str], input_bytes: int) -> tuple[list[str], str
         return args, "runner: as given"
     return IN_PROCESS + args, (
         f"runner: in this process (the input, {input_bytes / (1 << 20):.1f} MiB; "
-        "--runner or --direct_running_mode=multi_processing overrides)"
+        "--runner chooses another: run --help)"
     )
