@@ -7,9 +7,11 @@ a run into a URL are the local run's, byte for byte; `compare` of two bucket fol
 is the local compare; `--overwrite` with other systems and shards leaves exactly the
 new run's files, while a poller never sees the completion marker beside files of two
 runs and a reader that opened the old folder is refused, not misled; two runs into
-one URL: the second fails before writing anything; a run SIGKILLed (holding the lock,
-or halfway through publishing an --overwrite) leaves nothing a reader takes for a
-result, and a rerun without --overwrite succeeds and equals a clean run."""
+one URL: the second fails before writing anything and the first publishes a clean
+run's tables; a run SIGKILLed halfway through publishing an --overwrite leaves
+nothing a reader takes for a result, and a rerun without --overwrite succeeds and
+equals a clean run.  Then: `meta-eval --run` and `compare --output` on a store, Beam's
+local worker processes given the store by an option alone, a failed run's errors."""
 
 from __future__ import annotations
 
@@ -204,32 +206,30 @@ def test_tables_compare_and_overwrite_on_a_store_are_the_local_ones(store, local
 def test_one_writer_at_a_time_and_killed_runs_leave_no_result(store, local, paused):
     a = ["run", "--config", local / "a.toml", "--input", local / "a.jsonl", "--output", store.url("out"), *FLAGS]
     b = ["run", "--config", local / "b.toml", "--input", local / "b.jsonl", "--output", store.url("out"), *FLAGS]
-    # Run A holds the lock (paused before publishing); B fails at once, writing nothing.
-    first, _ = paused(a, "before_publish")
+    # Two runs into one URL: A holds the lock (paused before publishing); B fails at
+    # once, writing nothing; A goes on and publishes the tables of a clean run.
+    first, resume = paused(a, "before_publish")
     before = set(store.list())
     done = cli(*b)
     assert done.returncode == 2 and "another run is writing" in done.stderr and "wrote nothing" in done.stderr
     assert set(store.list()) == before
-    # A is SIGKILLed: nothing in out/, and a rerun without --overwrite takes the dead
-    # run's lock over (its process is gone), cleans its staging and succeeds.
-    kill(first)
-    assert not store.list("out/")
-    done = cli(*a)
-    assert done.returncode == 0, done.stderr
-    assert "taking over the lock" in done.stderr and "removed the staging files of run" in done.stderr
+    finish(first, resume)
     assert tables(store.folder("out")) == local_tables(local / "A")
 
-    # B --overwrite killed halfway through publishing: the old marker gone, files of
-    # both runs in the folder; nothing there is taken for a result ...
+    # B --overwrite SIGKILLed halfway through publishing: the old marker gone, files of
+    # both runs in the folder, the dead run's lock and staging left; nothing there is
+    # taken for a result ...
     second, _ = paused(b + ["--overwrite"], "publishing")
     kill(second)
-    assert store.get("out/_SUCCESS") is None and store.list("out/")
+    assert store.get("out/_SUCCESS") is None and store.list("out/") and store.get("out.lock")
     with pytest.raises(ResultFolderError, match="not a complete result folder"):
         ResultFolder.open(store.url("out"))
-    # ... and a rerun without --overwrite removes what the journal names, and succeeds.
+    # ... and a rerun without --overwrite takes the dead run's lock over at once (its
+    # process is gone), removes what its journal names and its staging, and succeeds.
     done = cli(*b)
     assert done.returncode == 0, done.stderr
-    assert "was killed while publishing" in done.stderr
+    assert "taking over the lock" in done.stderr and "on this machine is gone" in done.stderr
+    assert "was killed while publishing" in done.stderr and "removed the staging files of run" in done.stderr
     published = store.folder("out")
     assert set(published) == set(json.loads(published["_SUCCESS"])["files"]) | {"_SUCCESS"}
     assert tables(published) == local_tables(local / "B")
