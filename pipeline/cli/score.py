@@ -33,7 +33,7 @@ from pipeline.io.fields import mapping_hint
 from pipeline.io.names import clashes, describe_clashes, id_problem
 from pipeline.io.tables import csv_text
 from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
-from pipeline.io.text_files import is_text_file, line_aligned_rows
+from pipeline.io.text_files import expand_text_globs, is_text_file, line_aligned_rows
 from pipeline.progress import Progress
 from pipeline.render import tables as views
 from pipeline.render.numbers import points, points_value
@@ -224,6 +224,7 @@ def _input_mode(args: argparse.Namespace) -> str:
             return "tables"
         raise RougeConfigError("nothing to score: give INPUT files, '-' for stdin, text files CAND REF, "
                                "or pyrouge's --system-dir and --model-dir")
+    args.input = expand_text_globs(args.input)  # ('refs/*.txt' quoted: the text files, as a shell gives them)
     text = [path for path in args.input if is_text_file(path)]
     if text:
         if args.references:
@@ -238,6 +239,8 @@ def _input_mode(args: argparse.Namespace) -> str:
             )
         tables = [path for path in args.input if path != "-" and not is_text_file(path)]
         if tables:
+            if not files.is_url(tables[0]) and not os.path.lexists(tables[0]) and not files.match(tables[0]):
+                raise RougeConfigError(f"no file matches {tables[0]!r}")
             raise RougeConfigError(f"mixed inputs: {text[0]} is a text file but {tables[0]} is JSONL or Parquet")
         _tables_only(args, "text files")
         return "text"

@@ -30,11 +30,36 @@ from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow, ma
 log = logging.getLogger("rouge-pipeline")
 
 
+# Names of row tables (JSON Lines, Parquet).  A file or glob named by the user is read
+# whatever its name; in a folder, only these and names without an extension (Beam's and
+# Hadoop's `part-00000`) are rows, and the rest (a README, _SUCCESS, .crc files) is skipped.
+TABLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".parquet")
+
+
+def _in_folder_is_table(path: str) -> bool:
+    name = os.path.basename(path)
+    if name.startswith((".", "_")):  # hidden, or Hadoop's and Spark's markers (_SUCCESS, _metadata)
+        return False
+    return name.lower().endswith(TABLE_SUFFIXES) or "." not in name
+
+
+def _tables_in_folder(folder: str, matched: dict[str, int]) -> dict[str, int]:
+    """The row tables among a folder's files; the others named in one warning."""
+    kept = {path: size for path, size in matched.items() if _in_folder_is_table(path)}
+    skipped = sorted(os.path.basename(p) for p in matched if p not in kept)
+    if skipped:
+        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        log.warning("%s: skipped %d file(s) not named as JSON Lines or Parquet (%s): %s%s", shown(folder),
+                    len(skipped), ", ".join(TABLE_SUFFIXES), ", ".join(shown(n) for n in skipped[:3]), more)
+    return kept
+
+
 def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord], int]:
     """Resolve globs to sorted file paths; a glob that matches nothing is an error
-    row.  Also returns the files' total size in bytes.  A file named twice (by two
-    globs, or through a link) is read once, under its first name in sorted order:
-    read twice, every row of it would be a duplicate."""
+    row.  Also returns the files' total size in bytes.  A folder names the row tables
+    in it (TABLE_SUFFIXES; the other files skipped, with a warning).  A file named
+    twice (by two globs, or through a link) is read once, under its first name in
+    sorted order: read twice, every row of it would be a duplicate."""
     found: dict[str, int] = {}
     errors: list[ErrorRecord] = []
     for pattern in patterns:
@@ -46,6 +71,9 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord],
         else:
             folder = not files.is_url(pattern) and os.path.isdir(pattern)
             reason = f"the folder {pattern!r} holds no file" if folder else f"no file matches {pattern!r}"
+            if folder and matched:
+                matched = _tables_in_folder(pattern, matched)
+                reason = f"the folder {pattern!r} holds no JSON Lines or Parquet file ({', '.join(TABLE_SUFFIXES)})"
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
         found.update(matched)

@@ -15,14 +15,26 @@ import os
 from pipeline.config import InputConfig
 from pipeline.io import files
 from pipeline.io.names import shown
-from pipeline.io.rows import read_lines, row_error
+from pipeline.io.rows import TABLE_SUFFIXES, read_lines, row_error
 from pipeline.records import SourceRow
 from rouge_core import RougeInputError
 
 _DECOMPRESS = {".gz": lambda raw: gzip.GzipFile(fileobj=raw), ".bz2": bz2.BZ2File}
 
 
-TABLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".parquet")
+def expand_text_globs(paths: list[str]) -> list[str]:
+    """`paths` with each local glob that matches only text files replaced by its
+    matches in sorted order, as a shell expands it (a quoted 'refs/*.txt'); a glob of
+    tables (or of nothing) stays a glob, for the row reader."""
+    out: list[str] = []
+    for path in paths:
+        if path != "-" and not files.is_url(path) and any(c in path for c in "*?[") and not os.path.lexists(path):
+            matched = sorted(files.match(path))
+            if matched and all(is_text_file(m) for m in matched):
+                out += matched
+                continue
+        out.append(path)
+    return out
 
 
 def is_text_file(path: str) -> bool:
