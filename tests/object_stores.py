@@ -132,7 +132,8 @@ if __name__ == "__main__":
         _with_preconditions()
         from gcp_storage_emulator.server import create_server
 
-        create_server("127.0.0.1", int(sys.argv[2]), in_memory=True).run()
+        host = sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"  # (the multi-host test: the store host's address)
+        create_server(host, int(sys.argv[2]), in_memory=True).run()
 
 
 class Bucket:

@@ -1,5 +1,6 @@
 """The pipeline on a multi-host Dask cluster, simulated on this machine (issue 30): a
-GCS API emulator (gcp-storage-emulator: the only storage the hosts share), a Dask
+GCS API emulator (gcp-storage-emulator with GCS's preconditions, tests/object_stores.py:
+the only storage the hosts share), a Dask
 scheduler, two workers and the driver, each on a host of its own: its own network
 namespace, its own private /tmp (tests/pipeline/beam/runners/hosts.py).  Started and
 removed by the tests.
@@ -29,7 +30,7 @@ import pytest
 from pipeline.beam.runners.faults import descendants
 from tests.pipeline.beam.runners import hosts as hosts_module
 from tests.pipeline.beam.runners.hosts import Hosts, cpu_ticks
-from tests.pipeline.runs import TABLES, run_pipeline, write_jsonl
+from tests.pipeline.runs import run_pipeline, table_bytes, write_jsonl
 
 pytest.importorskip("dask.distributed", reason="needs dask[distributed] (the test extra)")
 pytest.importorskip("gcp_storage_emulator", reason="needs gcp-storage-emulator (the test extra)")
@@ -106,8 +107,8 @@ class Cluster:
             "ROUGE_PIPELINE_GCS_ANONYMOUS": "1", "NO_GCE_CHECK": "True", "GCE_METADATA_HOST": "127.0.0.1:9",
             "GCE_METADATA_IP": "127.0.0.1:9", "GOOGLE_CLOUD_PROJECT": "rouge-test",
         }
-        hosts.start("store", [PYTHON, "-m", "gcp_storage_emulator", "start", "--host", store, "--port", str(GCS_PORT),
-                              "--in-memory"], self.env)
+        # the emulator with GCS's preconditions (tests/object_stores.py): the output's lock object needs them
+        hosts.start("store", [PYTHON, "-m", "tests.object_stores", "gcs", str(GCS_PORT), store], self.env)
         hosts.start("sched", [PYTHON, "-m", "distributed.cli.dask_scheduler", "--host", scheduler,
                               "--port", str(SCHEDULER_PORT), "--no-dashboard"], self.env)
         self.workers = {name: self.start_worker(name) for name in ("w1", "w2")}
@@ -175,8 +176,10 @@ def in_process(cluster):
 
 
 def tables(folder: Path) -> dict[str, bytes]:
-    return {name: (folder / name).read_bytes()
-            for name in TABLES + sorted(str(p.relative_to(folder)) for p in (folder / "per_document").glob("*"))}
+    """Every table's bytes (None when absent: an errors shard with no rows is not written)
+    and every per-document file's."""
+    shards = sorted(str(p.relative_to(folder)) for p in (folder / "per_document").glob("*"))
+    return {**table_bytes(folder), **{name: (folder / name).read_bytes() for name in shards}}
 
 
 def finish(cluster: Cluster, driver, output: str, timeout: float = 600) -> None:
