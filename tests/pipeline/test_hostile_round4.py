@@ -27,7 +27,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.config import HumanConfig, InputConfig, RunConfig, SignificanceConfig
 from rouge_core import RougeConfigError
-from tests.pipeline.runs import write_jsonl
+from tests.pipeline.runs import seal, write_jsonl
 
 PYTHON = sys.executable
 ROW = {"system": "a", "doc_id": "d1", "candidate": "the cat sat on the mat", "references": ["the cat sat"]}
@@ -573,7 +573,7 @@ def forged(folder: Path, target: Path, signature: str) -> Path:
     record = json.loads((target / "run.json").read_text())
     record["signature"] = signature
     (target / "run.json").write_text(json.dumps(record))
-    return target
+    return seal(target)  # (a forged folder with a manifest that matches: what a forger would write)
 
 
 @pytest.mark.parametrize("forgery", [
