@@ -366,16 +366,24 @@ class _Result(beam_dask.DaskRunnerResult):
                     future.result()  # raises the task's error
             if all(status == "finished" for status in statuses):
                 return
-            if any(status in ("cancelled", "lost") for status in statuses) or self.client.status != "running":
+            if self.client.status != "running":
                 raise ClusterLost(
                     f"the connection to the Dask scheduler at {self.address} was lost before the run ended "
                     "(the scheduler stopped, or the network failed); the run was stopped, nothing was published"
                 )
             now = time.monotonic()
-            if now - looked >= WORKERS_SECONDS:
+            # A "lost" result (its worker died) is computed again by the scheduler, on
+            # another worker or on one that comes: only a cancelled task ends the run.
+            cancelled = "cancelled" in statuses
+            if cancelled or now - looked >= WORKERS_SECONDS:
                 looked = now
                 if self._workers():
                     seen = now
+                    if cancelled:  # (with no worker left, the wait below says so)
+                        raise ClusterLost(
+                            f"the Dask cluster at {self.address} cancelled the run's tasks before it ended; the "
+                            "run was stopped, nothing was published"
+                        )
             if self.wait_seconds and now - seen >= self.wait_seconds:
                 raise ClusterLost(
                     f"no Dask worker has been connected to the scheduler at {self.address} for "
