@@ -29,7 +29,10 @@ def expand_text_globs(paths: list[str]) -> list[str]:
     out: list[str] = []
     for path in paths:
         if path != "-" and not files.is_url(path) and any(c in path for c in "*?[") and not os.path.lexists(path):
-            matched = sorted(files.match(path))
+            try:
+                matched = sorted(files.match(path))
+            except OSError:  # (a dangling link among them: the row reader names it)
+                matched = []
             if matched and all(is_text_file(m) for m in matched):
                 out += matched
                 continue
