@@ -4,7 +4,7 @@ Every key is declared once, below, by `key(default, doc, ...)` in its section's
 dataclass: its type (the default's), default, allowed range or choices and what it
 does.  Reading (`_section`: unknown keys and types), checking (`RunConfig.validate`:
 ranges and choices) and the reference in docs/config.md (`reference_markdown`,
-written by `python -m pipeline.config docs/config.md` and tested to match) all come
+written by `python -m pipeline.render.config_docs docs/config.md` and tested to match) all come
 from those declarations.  [profiles] has no fixed keys: each entry is a flag string,
 a table of [rouge]'s keys, or a list of those:
 
@@ -180,7 +180,8 @@ class OutputConfig:
     folder: str = key("out/run", "the result folder")
     overwrite: bool = key(False, "true: replace an existing result folder atomically")
     per_document_shards: int = key(
-        0, "shards of the per-document table; 0: from their count, a power of two (at most 4,096) with at most 100,000 scored documents a shard on average", low=0, high=10_000
+        0, "files of the per-document table per (profile, system), of consecutive documents; 0: one per "
+        "100,000 of its documents", low=0, high=10_000
     )
     per_document_formats: tuple[str, ...] = key(
         ("parquet",), "formats of the per-document table: parquet, csv, jsonl", choices=("parquet", "csv", "jsonl")

@@ -18,6 +18,7 @@ Two stages, each with an element per worker that is bounded:
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import apache_beam as beam
@@ -34,6 +35,7 @@ from pipeline.summaries import report_block, table_rows
 from rouge_core.resampling import stable_hash
 
 PARTS = "_rouge155"  # the report's part files, under the staging folder (removed once joined)
+REPORT_INDEX = "_rouge155_index.json"  # where each system's part lies in the report (moved into run.json)
 
 
 def report_part(staging: str, profile: str, system: str) -> str:
@@ -63,34 +65,70 @@ def system_rows(element, profiles: dict[str, Profile]) -> list:
     return out
 
 
-def write_system_tables(summaries: list, staging: str, profiles: list[Profile]) -> None:
+def write_system_tables(summaries: list, staging: str, profiles: list[Profile], carried=None) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
     and metric order; the ROUGE-1.5.5 report of a run with one profile as
     rouge155.txt, else one rouge155-<profile>.txt per profile that has one
     (`Profile.reports_rouge155`), joined from the systems' part files in system
-    order (streamed: the report is never held whole)."""
+    order (streamed: the report is never held whole), and where each system's
+    part lies in it written to REPORT_INDEX (for run.json: what a later run copies
+    of a system that did not change).  `carried` (pipeline.reuse.Carried): the
+    systems a reusing run takes whole from its previous run, their table rows and
+    report parts."""
     order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
+    if carried is not None:
+        summaries = summaries + carried.system_rows()
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     rows = [s[3] for s in summaries]
     metadata = {"signature": profiles_signature(profiles)}
     files.write_bytes(files.join(staging, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
     files.write_bytes(files.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
     files.write_bytes(files.join(staging, "system_scores.md"), views.profiles_markdown(rows, profiles).encode("utf-8"))
-    parts = []
+    parts, index = [], {}
     reported = [p for p in profiles if p.reports_rouge155]
     for profile in reported:
         systems = sorted({s[1] for s in summaries if s[0] == profile.name})
-        name = "rouge155.txt" if len(reported) == 1 and len(profiles) == 1 else f"rouge155-{profile.name}.txt"
+        name = report_name(profile.name, profiles)
+        copied = carried.report_parts(name) if carried is not None else {}
+        index[name], offset = [], 0
         with files.create(files.join(staging, name)) as out:
             for system in systems:
-                part = report_part(staging, profile.name, system)
-                with files.open_read(part) as fh:
-                    while chunk := fh.read(1 << 20):
-                        out.write(chunk)
-                parts.append(part)
+                if system in copied:
+                    length = copy_range(out, *copied[system])
+                else:
+                    part = report_part(staging, profile.name, system)
+                    length = copy_range(out, part, 0, None)
+                    parts.append(part)
+                index[name].append([system, offset, length])
+                offset += length
     files.delete(parts)
     if not files.is_url(staging):
         shutil.rmtree(files.join(staging, PARTS), ignore_errors=True)
+    files.write_bytes(files.join(staging, REPORT_INDEX), json.dumps(index).encode("utf-8"))
+
+
+def report_name(profile: str, profiles: list[Profile]) -> str:
+    """The ROUGE-1.5.5 report's file of a profile: rouge155.txt when the run has one
+    profile, else rouge155-<profile>.txt."""
+    reported = [p for p in profiles if p.reports_rouge155]
+    return "rouge155.txt" if len(reported) == 1 and len(profiles) == 1 else f"rouge155-{profile}.txt"
+
+
+def copy_range(out, path: str, offset: int, length) -> int:
+    """Copy `length` bytes (None: to the end) of `path` from `offset` into `out`,
+    a chunk at a time; returns the bytes copied."""
+    copied = 0
+    with files.open_read(path) as fh:
+        fh.seek(offset)
+        while length is None or copied < length:
+            chunk = fh.read(1 << 20 if length is None else min(1 << 20, length - copied))
+            if not chunk:
+                break
+            out.write(chunk)
+            copied += len(chunk)
+    if length is not None and copied != length:
+        raise OSError(f"{path}: {length} bytes wanted from {offset}, {copied} found")
+    return copied
 
 
 def per_system(batch) -> list:
@@ -99,8 +137,8 @@ def per_system(batch) -> list:
     makes them) and of the report's grouping."""
     profile, rows = batch
     out: dict = {}
-    for system, doc_id, values in rows:
-        out.setdefault(system, []).append((doc_id, values))
+    for row in rows:
+        out.setdefault(row[0], []).append((row[1], row[2]))
     return [((profile, system), documents) for system, documents in out.items()]
 
 

@@ -29,8 +29,8 @@ class DocumentsPerSystem(beam.CombineFn):
     def add_input(self, acc, batch):
         profile, rows = batch
         if profile == self.profile:
-            for system, _, _ in rows:
-                acc[system] = acc.get(system, 0) + 1
+            for row in rows:
+                acc[row[0]] = acc.get(row[0], 0) + 1
         return acc
 
     def merge_accumulators(self, accumulators):
@@ -68,7 +68,7 @@ class CountRows(beam.PTransform):
             "reference_rows": _sum(c["references"], "ReferenceRows", lambda batch: len(batch[1])),
             "reference_rows_unused": c["unused"] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
             "documents": _sum(
-                c["documents"], "Documents", lambda batch: len({doc_id for _, doc_id, _ in batch[1]}) if batch[0] == first else 0
+                c["documents"], "Documents", lambda batch: len({row[1] for row in batch[1]}) if batch[0] == first else 0
             ),
             "human_documents": c["human"] | "SumHuman" >> beam.CombineGlobally(sum),
             "documents_by_system": c["documents"] | "CountPerSystem" >> beam.CombineGlobally(DocumentsPerSystem(first)),

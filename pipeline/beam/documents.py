@@ -1,9 +1,9 @@
 """Documents in Beam: candidates joined with their references by doc_id (the rules
 of pipeline.documents), a bucket of documents at a time, then every (system,
 document) scored with rouge_core, a list of documents per call into the kernel.
-What leaves is scored batches: per profile, (profile, [(system, doc_id, values),
-...]) with a document's rows together, plain tuples that Beam encodes field by
-field."""
+What leaves is scored batches: per profile, (profile, [(system, doc_id, values,
+digest), ...]) with a document's rows together, plain tuples that Beam encodes
+field by field (`digest`: the row's content digests, pipeline.digests)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pipeline.collector import fewer_collections
 from pipeline.beam.read import BATCH_ROWS, ERRORS
 from pipeline.beam.spill import SpillFn, load
 from pipeline.config import Profile
+from pipeline.digests import NO_CANDIDATE, references_digest, text_digest
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, make
 from pipeline.score import group_text_problems, score_values
@@ -34,12 +35,14 @@ TEXT_CHECKS = "text_checks"  # (owner, kind, doc_id) of texts the settings read 
 class ScoredDocument(NamedTuple):
     """One row of a scored batch seen alone: a (profile, system, document)'s scores,
     every metric in one compact value: `values` holds the MetricStats fields of each
-    metric (in `Profile.tags` order) as float64 bytes."""
+    metric (in `Profile.tags` order) as float64 bytes; `digest` the 16 bytes of its
+    candidate's and references' digests (pipeline.digests)."""
 
     profile: str
     system: str
     doc_id: str
     values: bytes
+    digest: bytes = bytes(16)
 
     @property
     def array(self) -> np.ndarray:
@@ -52,7 +55,7 @@ class ScoredDocument(NamedTuple):
 
 
 def scored_documents(batch) -> list[ScoredDocument]:
-    """A scored batch (profile, [(system, doc_id, values), ...]) as ScoredDocuments."""
+    """A scored batch (profile, [(system, doc_id, values, digest), ...]) as ScoredDocuments."""
     profile, rows = batch
     return [ScoredDocument(profile, *row) for row in rows]
 
@@ -62,8 +65,22 @@ def batches_of(documents) -> list[tuple]:
     together, sorted by doc_id and system): the form ScoreDocuments emits."""
     by_profile: dict = {}
     for d in sorted(documents, key=lambda d: (d.doc_id, d.system)):
-        by_profile.setdefault(d.profile, []).append((d.system, d.doc_id, d.values))
+        by_profile.setdefault(d.profile, []).append((d.system, d.doc_id, d.values, d.digest))
     return sorted(by_profile.items())
+
+
+def row_digests(groups: list) -> list[bytes]:
+    """The 16-byte digest of every candidate of some DocumentGroups, in order: its
+    text's, then its references' (computed once per list of references)."""
+    out = []
+    for group in groups:
+        seen: dict = {}
+        for c, references in group.candidates:
+            refs = seen.get(id(references))
+            if refs is None:
+                refs = seen[id(references)] = references_digest(references)
+            out.append(text_digest(c.text) + refs)
+    return out
 
 
 class ResolveBucketFn(beam.DoFn):
@@ -154,7 +171,7 @@ class GroupDocuments(beam.PTransform):
 
 class ScoreDocumentFn(beam.DoFn):
     """A list of DocumentGroups in; out, per profile one scored batch (profile,
-    [(system, doc_id, values), ...]), a document's rows together.
+    [(system, doc_id, values, digest), ...]), a document's rows together.
 
     The scorers are built once per worker; every candidate of the list goes to
     each scorer in one batch (`score_batch`: one call into the compiled kernel).
@@ -200,6 +217,7 @@ class ScoreDocumentFn(beam.DoFn):
 
     def process(self, groups: list):
         pairs = [(c.text, references) for group in groups for c, references in group.candidates]
+        digests = row_digests(groups)
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
         failed: dict[int, tuple[str, Exception]] = {}
         for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
@@ -212,6 +230,7 @@ class ScoreDocumentFn(beam.DoFn):
         rows = [[] for _ in self.profiles]
         humans, i, scored, systems = 0, 0, 0, set()
         for group in groups:
+            first = i  # the group's first candidate: the human pseudo-system's references are its
             for problem in group_text_problems(group, self.check):
                 yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
             for c, _ in group.candidates:
@@ -222,13 +241,14 @@ class ScoreDocumentFn(beam.DoFn):
                     scored += 1
                     systems.add(c.system)
                     for out, per_candidate in zip(rows, values):
-                        out.append((c.system, c.doc_id, per_candidate[i]))
+                        out.append((c.system, c.doc_id, per_candidate[i], digests[i]))
                 i += 1
             human = self._human(group) if self.human else None
             if human is not None:
                 humans += 1
+                digest = NO_CANDIDATE + digests[first][8:]
                 for out, v in zip(rows, human):
-                    out.append((self.human, group.doc_id, v))
+                    out.append((self.human, group.doc_id, v, digest))
         if scored:
             self.progress.add("scored", scored, systems=systems)  # (a list at a time)
         for profile, out in zip(self.profiles, rows):
@@ -246,7 +266,7 @@ class ScoreDocumentFn(beam.DoFn):
 
 class ScoreDocuments(beam.PTransform):
     """Lists of DocumentGroups in; out a dict: "documents" (scored batches: per
-    profile, (profile, [(system, doc_id, values), ...]), Lin 2004's human
+    profile, (profile, [(system, doc_id, values, digest), ...]), Lin 2004's human
     pseudo-system among them when `human` names it: what every table shows),
     "human" (per batch, the number of human pseudo-documents), "errors" and
     "text_checks" ((kind, owner, doc_id) per text rouge_core.textcheck flags).

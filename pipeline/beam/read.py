@@ -109,6 +109,7 @@ class ReadFileFn(beam.DoFn):
         rows = 0
         errors = ErrorFileWriter(self.errors_folder, path)
         digest: dict = {}
+        systems: dict = {}  # good candidate rows per system
         pending: dict = {}
         held = chars = 0
         candidates, buckets = self.kind == "candidates", self.buckets
@@ -123,6 +124,8 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("bad rows")
                     errors.add(item)
                 else:
+                    if candidates:
+                        systems[item.system] = systems.get(item.system, 0) + 1
                     bucket = bucket_of(item.doc_id, buckets)
                     held_rows = pending.get(bucket)
                     if held_rows is None:
@@ -139,7 +142,7 @@ class ReadFileFn(beam.DoFn):
             yield from batches(pending)
         finally:
             errors.close()
-        write_fingerprint(self.errors_folder, path, digest)
+        write_fingerprint(self.errors_folder, path, digest, rows, sum(errors.by_reason.values()), systems)
         yield beam.pvalue.TaggedOutput(COUNTS, (rows, dict(errors.by_reason)))
 
 

@@ -17,6 +17,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from pipeline.beam import fn_runner_fixes
+from pipeline.beam.aggregate import REPORT_INDEX
 from pipeline.beam.faults import watch_workers
 from pipeline.beam.spill import remove_spills
 from pipeline.beam.graph import build_pipeline
@@ -250,7 +251,10 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "output": final,
         }
         record["rejected"] = _coverage(folder, counts, config, profiles)
-        files.delete([files.join(folder, "_counts.json")] + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
+        # where each system's block lies in the ROUGE-1.5.5 report(s): what a later run copies (pipeline.reuse)
+        record["rouge155_parts"] = read_json(files.join(folder, REPORT_INDEX))
+        files.delete([files.join(folder, "_counts.json"), files.join(folder, REPORT_INDEX)]
+                     + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
         if is_local(folder):
             os.rmdir(os.path.join(folder, FINGERPRINTS))
         _write_text(

@@ -132,18 +132,18 @@ class SignificanceCombineFn(beam.CombineFn):
 
 
 def metric_documents(batch, tags: dict[str, list[str]]):
-    """A scored batch (profile, [(system, doc_id, values), ...]) -> ((profile, metric),
+    """A scored batch (profile, [(system, doc_id, values, digest), ...]) -> ((profile, metric),
     Block of the batch's documents) per metric: every system of a document is in its
     batch (the bucket of the join), so no shuffle by document is needed."""
     profile, rows = batch
     if not rows:
         return
-    rpf = units(stack([values for _, _, values in rows]))  # rows x metrics x 3
-    systems = sorted({system for system, _, _ in rows})
+    rpf = units(stack([row[2] for row in rows]))  # rows x metrics x 3
+    systems = sorted({row[0] for row in rows})
     column = {system: k for k, system in enumerate(systems)}
     numbered: dict = {}
-    document = np.array([numbered.setdefault(doc_id, len(numbered)) for _, doc_id, _ in rows], dtype=np.intp)
-    where = np.array([column[system] for system, _, _ in rows], dtype=np.intp)
+    document = np.array([numbered.setdefault(row[1], len(numbered)) for row in rows], dtype=np.intp)
+    where = np.array([column[row[0]] for row in rows], dtype=np.intp)
     present = np.zeros((len(numbered), len(systems)), dtype=bool)
     present[document, where] = True
     if present.sum() < len(rows):

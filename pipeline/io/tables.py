@@ -62,6 +62,9 @@ DOCUMENT_COLUMNS = [
     ("hits", "float64"),
     ("reference_total", "float64"),
     ("candidate_total", "float64"),
+    # The row's content digests (pipeline.digests): what a later run checks before reusing its values.
+    ("candidate_digest", "int64"),
+    ("references_digest", "int64"),
 ]
 SIGNIFICANCE_COLUMNS = [
     ("profile", "string"),
@@ -184,59 +187,105 @@ def write_table(folder: str, stem: str, rows: list[dict], columns: list[tuple[st
         files.write_bytes(files.join(folder, name), data)
 
 
-def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
-    """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
-    per (profile, system, doc_id, metric), sorted within each shard (profiles in the
-    config's order).  A shard's documents are (profile, system, doc_id, values)
-    tuples (or ScoredDocuments); the table is built from columns: the documents'
-    values (float64 bytes of a (metrics, 6) array each) stacked into one array and
-    its columns taken whole, with no Python object per cell."""
+DOCUMENTS_PER_FILE = 100_000  # a (profile, system)'s documents per per-document file, unless set
+
+
+def document_file_stem(profile: str, system: str) -> str:
+    """The name every per-document file of a (profile, system) starts with:
+    `part-` and 16 hex digits of a stable hash of both (a name from the system's
+    own would hold any character the input holds)."""
+    return f"part-{stable_hash(profile + chr(31) + system):016x}"
+
+
+def per_document_writer(staging: str, formats: tuple, profiles: list[Profile], files_per_system: int = 0):
+    """The writer of one (profile, system)'s per-document files: ((profile, system),
+    [(doc_id, values, digest), ...]) -> the files' names (without extension).
+
+    per_document/part-<stem>-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request):
+    one row per (profile, system, doc_id, metric), sorted by doc_id and the
+    profile's metric order, in MMMMM files of consecutive documents
+    (`files_per_system`, or one per DOCUMENTS_PER_FILE documents).  A
+    (profile, system)'s files depend on its rows alone, so a later run whose
+    system did not change can copy them (`run --reuse`, pipeline.reuse).  Each
+    file's columns are built from the documents' values (float64 bytes of a
+    (metrics, 6) array each) stacked into arrays, with no Python object per cell
+    (`document_column_parts`)."""
     tags = {p.name: p.tags for p in profiles}
     order = {p.name: i for i, p in enumerate(profiles)}
 
-    def write(shard: int, shards: int, documents: list):
-        columns = document_columns(documents, tags, order)
-        name = files.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
-        files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS))
-        if "csv" in formats or "jsonl" in formats:
-            cells = zip(*(c.to_pylist() for c in columns.values()))
-            rows = [dict(zip(columns, row)) for row in cells]
-            if "csv" in formats:
-                files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
-            if "jsonl" in formats:
-                files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
-        return name
+    def write(element) -> list[str]:
+        (profile, system), documents = element
+        count = len(documents)
+        parts = files_per_system or max(1, -(-count // DOCUMENTS_PER_FILE))
+        stem = files.join(staging, "per_document", document_file_stem(profile, system))
+        written = []
+        for j, columns in enumerate(document_column_parts(documents, tags, order, (profile, system), parts)):
+            name = f"{stem}-{j:05d}-of-{parts:05d}"
+            write_document_files(name, columns, formats)
+            written.append(name)
+        return written
 
     return write
 
 
+def write_document_files(name: str, columns: dict, formats: tuple) -> None:
+    """`name`.parquet (and .csv, .jsonl when `formats` asks) of some per-document columns."""
+    files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS))
+    if "csv" in formats or "jsonl" in formats:
+        cells = zip(*(c.to_pylist() for c in columns.values()))
+        rows = [dict(zip(columns, row)) for row in cells]
+        if "csv" in formats:
+            files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
+        if "jsonl" in formats:
+            files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+
+
 DOCUMENT_CHUNK = 32_768  # documents whose columns are built at a time (their temporaries then freed)
+NO_DIGEST = bytes(16)  # rows made without their digests (tests)
 
 
-def document_columns(documents: list, tags: dict, order: dict) -> dict:
-    """The per-document table's columns of (profile, system, doc_id, values) rows (or
-    ScoredDocuments), sorted by (order[profile], system, doc_id), as Arrow chunked
-    arrays: each text column taken in sorted order from an Arrow array built once,
-    the number columns the documents' values (float64 bytes of a (metrics, 6)
-    array each) joined in that order, with no Python object per cell.  Arrow sorts
-    (a Python sort of tuples cost 3 us a row): it compares UTF-8 bytes, which
-    orders as Python orders code points (no surrogate reaches here: reading
+def document_columns(documents: list, tags: dict, order: dict, key: Optional[tuple] = None) -> dict:
+    """The per-document table's columns of some rows, sorted by (order[profile],
+    system, doc_id), in one part: `document_column_parts`."""
+    return next(document_column_parts(documents, tags, order, key))
+
+
+def document_column_parts(documents: list, tags: dict, order: dict, key: Optional[tuple] = None, parts: int = 1):
+    """The per-document table's columns of (profile, system, doc_id, values, digest)
+    rows (or ScoredDocuments; without a digest, 0s), or with `key` = (profile,
+    system) that one's (doc_id, values, digest) rows, sorted by (order[profile],
+    system, doc_id), in `parts` parts of consecutive documents (as equal as they
+    divide), each a dict of Arrow chunked arrays: each text column taken in sorted
+    order from an Arrow array built once, the number columns the documents' values
+    (float64 bytes of a (metrics, 6) array each) and digests (16 bytes: two
+    little-endian int64) joined in that order, with no Python object per cell.
+    Arrow sorts (a Python sort of tuples cost 3 us a row): it compares UTF-8 bytes,
+    which orders as Python orders code points (no surrogate reaches here: reading
     refuses them).  The columns are made DOCUMENT_CHUNK sorted documents at a time,
     so the joined values and the index arrays of a chunk are freed before the next
     (made for a whole shard at once, they added 25-30 MB to the peak memory of
     writing a shard of 80,000 documents, 15 MB to a whole run's; no CPU saved or
-    lost); Parquet writes the chunks as the one row group it writes of a whole
-    column, byte for byte."""
+    lost), and a part's arrays are made only when it is asked for; Parquet writes
+    the chunks as the one row group it writes of a whole column, byte for byte."""
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
     import pyarrow.compute as pc  # noqa: PLC0415
 
     names = sorted(order, key=order.get)
-    profiles, systems, doc_ids, values = ([row[k] for row in documents] for k in range(4))  # (zip(*rows): 4x slower)
+    count = len(documents)
+    if key is None:
+        profiles, systems, doc_ids, values = ([row[k] for row in documents] for k in range(4))  # (zip(*rows): 4x slower)
+        digests = [row[4] if len(row) > 4 else NO_DIGEST for row in documents]
+    else:
+        doc_ids, values, digests = ([row[k] for row in documents] for k in range(3))
+        profiles, systems = [key[0]] * count, [key[1]] * count
     index = {name: i for i, name in enumerate(names)}
-    profile = np.fromiter(map(index.__getitem__, profiles), dtype=np.int64, count=len(profiles))
+    profile = np.fromiter(map(index.__getitem__, profiles), dtype=np.int64, count=count)
     system, doc_id = pa.array(systems, pa.string()), pa.array(doc_ids, pa.string())
-    keys = [("profile", "ascending"), ("system", "ascending"), ("doc_id", "ascending")]
-    ranked = pc.sort_indices(pa.table({"profile": profile, "system": system, "doc_id": doc_id}), sort_keys=keys)
+    if key is None:
+        keys = [("profile", "ascending"), ("system", "ascending"), ("doc_id", "ascending")]
+        ranked = pc.sort_indices(pa.table({"profile": profile, "system": system, "doc_id": doc_id}), sort_keys=keys)
+    else:
+        ranked = pc.sort_indices(doc_id)
     ranked = ranked.to_numpy()
     tag_counts = np.array([len(tags[name]) for name in names], dtype=np.int64)
     first_tag = np.cumsum(tag_counts) - tag_counts  # of each profile's tags in `every_tag`
@@ -244,23 +293,29 @@ def document_columns(documents: list, tags: dict, order: dict) -> dict:
     profile_names = pa.array(names, pa.string())
     # MetricStats fields: reference total, candidate total, hits, R, P, F
     fields = {"recall": 3, "precision": 4, "f_measure": 5, "hits": 2, "reference_total": 0, "candidate_total": 1}
-    chunks: dict = {name: [] for name in ("profile", "system", "doc_id", "metric", *fields)}
-    for start in range(0, len(ranked), DOCUMENT_CHUNK):
-        these = ranked[start : start + DOCUMENT_CHUNK]
-        per_doc = tag_counts[profile][these]
-        each = np.repeat(these, per_doc)  # the document of each row
-        within = np.arange(len(each), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)  # its metric
-        stacked = np.frombuffer(b"".join([values[i] for i in these.tolist()]), dtype=np.float64).reshape(-1, 6)
-        by_field = np.ascontiguousarray(stacked.T)  # a column each (Arrow copies a strided column one value at a time)
-        taken = pa.array(each)
-        chunks["profile"].append(profile_names.take(pa.array(profile[each])))
-        chunks["system"].append(system.take(taken))
-        chunks["doc_id"].append(doc_id.take(taken))
-        chunks["metric"].append(every_tag.take(pa.array(first_tag[profile[each]] + within)))
-        for name, k in fields.items():
-            chunks[name].append(pa.array(by_field[k]))
-    return {name: pa.chunked_array(parts, type=pa.float64() if name in fields else pa.string())
-            for name, parts in chunks.items()}
+    kinds = {**dict.fromkeys(("profile", "system", "doc_id", "metric"), pa.string()), **dict.fromkeys(fields, pa.float64()),
+             "candidate_digest": pa.int64(), "references_digest": pa.int64()}
+    for part in range(parts):
+        chunks: dict = {name: [] for name in kinds}
+        for start in range(part * count // parts, (part + 1) * count // parts, DOCUMENT_CHUNK):
+            these = ranked[start : min(start + DOCUMENT_CHUNK, (part + 1) * count // parts)]
+            per_doc = tag_counts[profile][these]
+            each = np.repeat(these, per_doc)  # the document of each row
+            within = np.arange(len(each), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)  # its metric
+            listed = these.tolist()
+            stacked = np.frombuffer(b"".join([values[i] for i in listed]), dtype=np.float64).reshape(-1, 6)
+            by_field = np.ascontiguousarray(stacked.T)  # a column each (Arrow copies a strided column one value at a time)
+            digest = np.frombuffer(b"".join([digests[i] for i in listed]), dtype="<i8").reshape(-1, 2)
+            taken = pa.array(each)
+            chunks["profile"].append(profile_names.take(pa.array(profile[each])))
+            chunks["system"].append(system.take(taken))
+            chunks["doc_id"].append(doc_id.take(taken))
+            chunks["metric"].append(every_tag.take(pa.array(first_tag[profile[each]] + within)))
+            for name, k in fields.items():
+                chunks[name].append(pa.array(by_field[k]))
+            chunks["candidate_digest"].append(pa.array(np.repeat(digest[:, 0], per_doc)))
+            chunks["references_digest"].append(pa.array(np.repeat(digest[:, 1], per_doc)))
+        yield {name: pa.chunked_array(pieces, type=kinds[name]) for name, pieces in chunks.items()}
 
 
 def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) -> bytes:
@@ -337,12 +392,18 @@ class ErrorFileWriter:
 FINGERPRINTS = "_fingerprints"
 
 
-def write_fingerprint(staging: str, path: str, digest: dict) -> None:
+def write_fingerprint(staging: str, path: str, digest: dict, rows: Optional[int] = None, errors: int = 0,
+                      systems: Optional[dict] = None) -> None:
     """`_fingerprints/file-<hash of path>.json`: the size and SHA-256 of the bytes a
     reader read from `path` (hashed while reading), for run.json; a retried read
-    rewrites it."""
+    rewrites it.  With `rows`, also the rows read, the error rows among them and
+    (a candidate file) the good rows of each system: what tells a later run which
+    systems a file it finds unchanged holds (`run --reuse`, pipeline.reuse)."""
     name = files.join(staging, FINGERPRINTS, f"file-{stable_hash(path):016x}.json")
-    files.write_bytes(name, json.dumps({"path": path, **digest}, sort_keys=True).encode("utf-8"))
+    record = {"path": path, **digest}
+    if rows is not None:
+        record.update(rows=rows, errors=errors, systems=dict(sorted((systems or {}).items())))
+    files.write_bytes(name, json.dumps(record, sort_keys=True).encode("utf-8"))
 
 
 def read_fingerprints(staging: str) -> dict[str, dict]:

@@ -46,7 +46,7 @@ def test_the_marker_records_every_file_with_its_digest(previous):
     marker = json.loads((out / "_ROUGE_PIPELINE").read_text())
     written = {name: hashlib.sha256(data).hexdigest() for name, data in files_of(out).items() if name != "_ROUGE_PIPELINE"}
     assert marker["files"] == written
-    assert "per_document/part-00000-of-00001.parquet" in written and "_SUCCESS" in written
+    assert any(name.startswith("per_document/part-") for name in written) and "_SUCCESS" in written
 
 
 @pytest.mark.parametrize("where", ["per_document/mine.parquet", "errors/notes.txt", "per_document/deeper/x.txt"])
