@@ -204,6 +204,11 @@ class RunOptions:
         "process of the run using 5% of a core this long: the run is stopped (0: never)", low=1, high=86_400, zero=True,
     )
     beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
+    reuse: str = key(
+        "", "a previous result folder (local or URL): rows it scored with the same texts and settings are not "
+        "scored again, systems whose input files are unchanged are copied whole, each proven by digests "
+        "(docs/nightly.md); empty: none",
+    )
 
 
 @dataclass(frozen=True)
@@ -431,6 +436,8 @@ def load_config(path: str | None) -> RunConfig:
         references=tuple(_relative_to(base, p, pattern=True) for p in sections["input"].references),
     )
     sections["output"] = dataclasses.replace(sections["output"], folder=_relative_to(base, sections["output"].folder))
+    if sections["run"].reuse:
+        sections["run"] = dataclasses.replace(sections["run"], reuse=_relative_to(base, sections["run"].reuse))
     profiles = _profiles(data.get("profiles", {}), path)
     return RunConfig(**sections, profiles=profiles, source=str(Path(path)))
 

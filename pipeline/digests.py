@@ -58,8 +58,16 @@ def references_digest(references) -> bytes:
     return _sha256(b"".join(parts)).digest()[:DIGEST_BYTES]
 
 
-def as_integers(digest: bytes) -> tuple[int, int]:
-    """A row's 16-byte digest as the table's (candidate_digest, references_digest)."""
-    return int.from_bytes(digest[:DIGEST_BYTES], "little", signed=True), int.from_bytes(
-        digest[DIGEST_BYTES:], "little", signed=True
-    )
+def row_digests(groups: list) -> list[bytes]:
+    """The 16-byte digest of every candidate of some DocumentGroups
+    (pipeline.documents), in order: its text's, then its references' (computed
+    once per list of references)."""
+    out = []
+    for group in groups:
+        seen: dict = {}
+        for c, references in group.candidates:
+            refs = seen.get(id(references))
+            if refs is None:
+                refs = seen[id(references)] = references_digest(references)
+            out.append(text_digest(c.text) + refs)
+    return out

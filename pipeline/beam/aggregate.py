@@ -72,12 +72,12 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     (`Profile.reports_rouge155`), joined from the systems' part files in system
     order (streamed: the report is never held whole), and where each system's
     part lies in it written to REPORT_INDEX (for run.json: what a later run copies
-    of a system that did not change).  `carried` (pipeline.reuse.Carried): the
-    systems a reusing run takes whole from its previous run, their table rows and
-    report parts."""
+    of a system that did not change).  `carried` (a pipeline.reuse.ReusePlan): the
+    systems a reusing run takes whole from its previous run, with their table rows
+    and where their report blocks lie in its verified report files."""
     order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
     if carried is not None:
-        summaries = summaries + carried.system_rows()
+        summaries = summaries + list(carried.system_rows)
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     rows = [s[3] for s in summaries]
     metadata = {"signature": profiles_signature(profiles)}
@@ -89,7 +89,8 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     for profile in reported:
         systems = sorted({s[1] for s in summaries if s[0] == profile.name})
         name = report_name(profile.name, profiles)
-        copied = carried.report_parts(name) if carried is not None else {}
+        copied = {} if carried is None else {
+            system: (files.join(carried.folder.path, name), *place) for system, place in carried.report_parts.get(name, {}).items()}
         index[name], offset = [], 0
         with files.create(files.join(staging, name)) as out:
             for system in systems:
@@ -199,11 +200,13 @@ def numbered(element):
 
 class AggregatePerSystem(beam.PTransform):
     """Scored batches in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
-    report(s) written to `staging`."""
+    report(s) written to `staging`, with the rows and report blocks of the systems
+    a reusing run carries whole (`carried`, a pipeline.reuse.ReusePlan) copied."""
 
-    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str):
+    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str, carried=None):
         super().__init__()
         self.profiles, self.statistics, self.eval_ids, self.staging = profiles, statistics, eval_ids, staging
+        self.carried = carried
 
     def expand(self, documents):
         stats = self.statistics
@@ -229,5 +232,5 @@ class AggregatePerSystem(beam.PTransform):
             | "JoinPerSystem" >> beam.CoGroupByKey()
             | "SystemRows" >> beam.FlatMap(system_rows, by_name)
             | "GatherSummaries" >> beam.combiners.ToList()
-            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles)
+            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, self.carried)
         )

@@ -19,9 +19,10 @@ from pipeline.collector import fewer_collections
 from pipeline.beam.read import BATCH_ROWS, ERRORS
 from pipeline.beam.spill import SpillFn, load
 from pipeline.config import Profile
-from pipeline.digests import NO_CANDIDATE, references_digest, text_digest
+from pipeline.digests import NO_CANDIDATE, row_digests
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, make
+from pipeline.reuse import CARRY_VIOLATIONS, BucketPrevious
 from pipeline.score import group_text_problems, score_values
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
@@ -29,6 +30,8 @@ from rouge_core.textcheck import TextCheck
 
 UNUSED = "unused_references"
 HUMAN = "human"
+REUSED = "reused"  # rows whose values are the previous run's (MatchPrevious)
+CARRIED_SCORED = "carried_scored"  # scored documents that systems carried whole scored too
 TEXT_CHECKS = "text_checks"  # (owner, kind, doc_id) of texts the settings read badly
 
 
@@ -69,18 +72,16 @@ def batches_of(documents) -> list[tuple]:
     return sorted(by_profile.items())
 
 
-def row_digests(groups: list) -> list[bytes]:
-    """The 16-byte digest of every candidate of some DocumentGroups, in order: its
-    text's, then its references' (computed once per list of references)."""
-    out = []
-    for group in groups:
-        seen: dict = {}
-        for c, references in group.candidates:
-            refs = seen.get(id(references))
-            if refs is None:
-                refs = seen[id(references)] = references_digest(references)
-            out.append(text_digest(c.text) + refs)
-    return out
+class Matched(NamedTuple):
+    """A list of DocumentGroups with, per candidate in order, its 16-byte digest and
+    the previous run's values of the same row (one per profile) or None, as
+    MatchPrevious (pipeline.beam.reuse) makes it; `carried`: the documents among
+    them that systems carried whole scored too."""
+
+    groups: list
+    digests: list
+    reused: list
+    carried: frozenset
 
 
 class ResolveBucketFn(beam.DoFn):
@@ -89,13 +90,25 @@ class ResolveBucketFn(beam.DoFn):
     DocumentGroups (a bucket's documents in doc_id order, cut at document
     boundaries into lists of about BATCH_ROWS candidates), errors to ERRORS;
     reference rows of documents no candidate has are counted on UNUSED (they are
-    normal: a reference set larger than the outputs)."""
+    normal: a reference set larger than the outputs).
 
-    def __init__(self, keep_conflicts: bool = False):
+    With a previous run (`carried`: the systems it carries whole, maybe none) the
+    bucket's "previous" items come too (pipeline.beam.reuse.ReadPrevious): each
+    list goes out as (groups, their documents' previous rows, the carried documents
+    among them), for MatchPrevious; references of a document only carried systems
+    have are used, not unused; and what would make a carried system's results
+    differ from a full run's is counted on CARRY_VIOLATIONS
+    (pipeline.reuse.BucketPrevious)."""
+
+    def __init__(self, keep_conflicts: bool = False, carried=None):
         self.keep_conflicts = keep_conflicts
+        self.carried = carried
 
     def process(self, element):
         _, grouped = element
+        previous = None
+        if self.carried is not None:
+            previous = BucketPrevious(load(grouped.get("previous", [])), self.carried, not self.keep_conflicts)
         by_id: dict = {}
         for c in load(grouped["candidates"]):  # (rows of the spill: every field, as read)
             found = by_id.get(c[1])
@@ -110,24 +123,37 @@ class ResolveBucketFn(beam.DoFn):
             rows[0].extend(candidates)
             rows[1].extend(references)
         del by_id
-        out, held = [], 0
+        out, held, violations = [], 0, 0
         for key in sorted(by_key):
             candidates, references = by_key.pop(key)
-            for item in self._resolve(candidates, references):
+            if previous is not None:
+                violations += previous.violations(candidates)
+            for item in self._resolve(candidates, references, previous):
                 if isinstance(item, DocumentGroup):
                     out.append(item)
                     held += len(item.candidates)
                 else:
                     yield item
             if held >= BATCH_ROWS:
-                yield out
+                yield self._with_previous(out, previous)
                 out, held = [], 0
         if out:
-            yield out
+            yield self._with_previous(out, previous)
+        if violations:
+            yield beam.pvalue.TaggedOutput(CARRY_VIOLATIONS, violations)
 
-    def _resolve(self, candidates, references):
+    @staticmethod
+    def _with_previous(groups: list, previous):
+        if previous is None:
+            return groups
+        carried = frozenset(g.doc_id for g in groups if previous.is_carried(g.doc_id))
+        return groups, previous.rows_of(groups), carried
+
+    def _resolve(self, candidates, references, previous=None):
+        unused = (lambda rows: len(rows)) if previous is None else (
+            lambda rows: sum(not previous.is_carried(r.doc_id) for r in rows))
         if not candidates:
-            yield beam.pvalue.TaggedOutput(UNUSED, len(references))
+            yield beam.pvalue.TaggedOutput(UNUSED, unused(references))
             return
         try:
             errors, documents = split_lookalikes(candidates, references)
@@ -136,7 +162,7 @@ class ResolveBucketFn(beam.DoFn):
                 if doc_candidates:
                     out += resolve_document(doc_id, doc_candidates, doc_references, self.keep_conflicts)
                 elif doc_references:
-                    yield beam.pvalue.TaggedOutput(UNUSED, len(doc_references))
+                    yield beam.pvalue.TaggedOutput(UNUSED, unused(doc_references))
             for item in out:
                 yield beam.pvalue.TaggedOutput(ERRORS, item) if isinstance(item, ErrorRecord) else item
         except Exception as err:  # the last resort: every row of the document is reported
@@ -146,27 +172,32 @@ class ResolveBucketFn(beam.DoFn):
 
 
 class GroupDocuments(beam.PTransform):
-    """(candidate batches, reference batches), as ReadSummaries makes them, in; out a
-    dict: "documents" (lists of DocumentGroups), "errors" and "unused" (per
-    document without candidates, its reference rows).  The rows go through spill
-    files under `folder` (pipeline.beam.spill): what crosses the shuffle is the
-    place of a bucket's rows per file written, never a row."""
+    """(candidate batches, reference batches[, previous items]), as ReadSummaries
+    (and ReadPrevious) make them, in; out a dict: "documents" (lists of
+    DocumentGroups; with a previous run, as ResolveBucketFn says), "errors",
+    "unused" (per document without candidates, its reference rows) and
+    "violations" (ResolveBucketFn).  The rows go through spill files under `folder`
+    (pipeline.beam.spill): what crosses the shuffle is the place of a bucket's rows
+    per file written, never a row.  `carried`: with previous items, the systems
+    carried whole (pipeline.reuse)."""
 
-    def __init__(self, folder: str, keep_conflicts: bool = False):
+    def __init__(self, folder: str, keep_conflicts: bool = False, carried=None):
         super().__init__()
-        self.folder, self.keep_conflicts = folder, keep_conflicts
+        self.folder, self.keep_conflicts, self.carried = folder, keep_conflicts, carried
 
     def expand(self, inputs):
-        candidates, references = inputs
+        candidates, references, *previous = inputs
         spilled = {
             "candidates": candidates | "SpillCandidates" >> beam.ParDo(SpillFn(self.folder, "candidates", pickled=True)),
             "references": references | "SpillReferences" >> beam.ParDo(SpillFn(self.folder, "references", pickled=True)),
         }
+        if previous:
+            spilled["previous"] = previous[0] | "SpillPrevious" >> beam.ParDo(SpillFn(self.folder, "previous", pickled=True))
         grouped = spilled | "ByBucket" >> beam.CoGroupByKey()
-        resolved = grouped | "Resolve" >> beam.ParDo(ResolveBucketFn(self.keep_conflicts)).with_outputs(
-            ERRORS, UNUSED, main="documents"
-        )
-        return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED]}
+        fn = ResolveBucketFn(self.keep_conflicts, frozenset(self.carried or ()) if previous else None)
+        resolved = grouped | "Resolve" >> beam.ParDo(fn).with_outputs(ERRORS, UNUSED, CARRY_VIOLATIONS, main="documents")
+        return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED],
+                "violations": resolved[CARRY_VIOLATIONS]}
 
 
 class ScoreDocumentFn(beam.DoFn):
@@ -177,7 +208,9 @@ class ScoreDocumentFn(beam.DoFn):
     each scorer in one batch (`score_batch`: one call into the compiled kernel).
     A candidate that fails under any profile is one error row (the first
     failure), so every profile scores the same rows.  HUMAN gets the number of
-    human pseudo-documents of the list (they are in the batches too).
+    human pseudo-documents of the list (they are in the batches too).  Given a
+    `Matched` list, a candidate with the previous run's values takes them and is
+    not scored (REUSED counts them).
     """
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
@@ -215,21 +248,37 @@ class ScoreDocumentFn(beam.DoFn):
             self.progress.add("human skipped")
             return None
 
-    def process(self, groups: list):
+    def process(self, element):
+        if type(element) is Matched:  # (MatchPrevious: some rows' values are the previous run's)
+            groups, digests, reused, carried = element
+        else:
+            groups, reused, carried = element, None, frozenset()
+            digests = row_digests(groups)
         pairs = [(c.text, references) for group in groups for c, references in group.candidates]
-        digests = row_digests(groups)
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
+        todo = list(range(len(pairs)))
+        if reused is not None:
+            todo = [i for i in todo if reused[i] is None]
+            for i, found in enumerate(reused):
+                if found is not None:
+                    for k, profile_values in enumerate(found):
+                        values[k][i] = profile_values
+            if len(todo) < len(pairs):
+                yield beam.pvalue.TaggedOutput(REUSED, len(pairs) - len(todo))
+                self.progress.add("reused", len(pairs) - len(todo))
         failed: dict[int, tuple[str, Exception]] = {}
+        scored_pairs = pairs if len(todo) == len(pairs) else [pairs[i] for i in todo]
         for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
             for scorer in scorers:
-                for i, result in enumerate(score_values(scorer, pairs)):
+                for i, result in zip(todo, score_values(scorer, scored_pairs)):
                     if isinstance(result, Exception):
                         failed.setdefault(i, (profile.name, result))
                     elif i not in failed:
                         values[k][i] += result  # (the scorer's tags, in Profile.tags order)
         rows = [[] for _ in self.profiles]
-        humans, i, scored, systems = 0, 0, 0, set()
+        humans, i, scored, systems, carried_scored = 0, 0, 0, set(), 0
         for group in groups:
+            carried_scored += group.doc_id in carried and any(j not in failed for j in range(i, i + len(group.candidates)))
             first = i  # the group's first candidate: the human pseudo-system's references are its
             for problem in group_text_problems(group, self.check):
                 yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
@@ -256,6 +305,8 @@ class ScoreDocumentFn(beam.DoFn):
                 yield profile.name, out
         if humans:
             yield beam.pvalue.TaggedOutput(HUMAN, humans)
+        if carried_scored:
+            yield beam.pvalue.TaggedOutput(CARRIED_SCORED, carried_scored)
 
     def _error(self, c, profile: str, error: Exception) -> ErrorRecord:
         where = f" (profile {profile})" if len(self.profiles) > 1 else ""
@@ -265,11 +316,13 @@ class ScoreDocumentFn(beam.DoFn):
 
 
 class ScoreDocuments(beam.PTransform):
-    """Lists of DocumentGroups in; out a dict: "documents" (scored batches: per
-    profile, (profile, [(system, doc_id, values, digest), ...]), Lin 2004's human
-    pseudo-system among them when `human` names it: what every table shows),
-    "human" (per batch, the number of human pseudo-documents), "errors" and
-    "text_checks" ((kind, owner, doc_id) per text rouge_core.textcheck flags).
+    """Lists of DocumentGroups (or MatchPrevious's Matched) in; out a dict:
+    "documents" (scored batches: per profile, (profile, [(system, doc_id, values,
+    digest), ...]), Lin 2004's human pseudo-system among them when `human` names
+    it: what every table shows), "human" (per batch, the number of human
+    pseudo-documents), "errors", "text_checks" ((kind, owner, doc_id) per text
+    rouge_core.textcheck flags), "reused" (rows whose values were the previous
+    run's) and "carried_scored" (scored documents that carried systems scored too).
 
     A scored batch is plain tuples: the stages after it spill them (the report, the
     per-document table: pipeline.beam.spill) or combine them where they are made
@@ -282,6 +335,7 @@ class ScoreDocuments(beam.PTransform):
 
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
-        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(ERRORS, HUMAN, TEXT_CHECKS, main="documents")
+        scored = groups | "Score" >> beam.ParDo(fn).with_outputs(
+            ERRORS, HUMAN, TEXT_CHECKS, REUSED, CARRIED_SCORED, main="documents")
         return {"human": scored[HUMAN], "documents": batched(scored.documents), "errors": scored[ERRORS],
-                "text_checks": scored[TEXT_CHECKS]}
+                "text_checks": scored[TEXT_CHECKS], "reused": scored[REUSED], "carried_scored": scored[CARRIED_SCORED]}

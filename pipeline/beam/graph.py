@@ -3,43 +3,58 @@ transform per stage, each in its own module and tested alone."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import apache_beam as beam
 
 from pipeline.beam.aggregate import AggregatePerSystem
 from pipeline.beam.counts import CountRows
 from pipeline.beam.documents import GroupDocuments, ScoreDocuments
 from pipeline.beam.read import ReadSummaries, bucket_count
+from pipeline.beam.reuse import CopyCarried, MatchPrevious, ReadPrevious
 from pipeline.beam.significance import SignificanceTables
 from pipeline.beam.write import WriteResults
 from pipeline.config import RunConfig
+from pipeline.reuse import ReusePlan
 
 
-def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str) -> None:
+def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str,
+                   reuse: Optional[ReusePlan] = None) -> None:
     """Read, validate, score, aggregate per system, and write every table to `staging`.
 
     `inputs` holds the resolved file lists ("candidates", "references").  Rows
     travel in batches: read in batches per bucket of documents, joined and scored a
     bucket at a time, and every later stage takes scored batches (per profile, a
-    list of (system, doc_id, values), a document's systems together).
+    list of (system, doc_id, values, digest), a document's systems together).
+    With `reuse` (pipeline.reuse: a previous run's rows and systems this run may
+    take), the previous rows join the documents of their bucket and a row scored
+    before with the same digests is not scored again; systems carried whole are
+    not read, their files and table rows are copied, and significance, which needs
+    every system of a document together, comes from the per-document files.
     """
     profiles = config.profile_list()
     human = config.human.name if config.human.enabled else ""
+    buckets = bucket_count(inputs["candidates"] + inputs["references"])
+    carried = reuse.carried if reuse else ()
     read = p | "ReadSummaries" >> ReadSummaries(
-        config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds,
-        bucket_count(inputs["candidates"] + inputs["references"]),
+        config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds, buckets,
     )
-    grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(
-        staging, config.input.conflicting_references == "keep"
+    previous = p | "ReadPrevious" >> ReadPrevious(reuse, buckets) if reuse else None
+    grouped = (read["candidates"], read["references"], *([previous["items"]] if reuse else [])) | "GroupDocuments" >> (
+        GroupDocuments(staging, config.input.conflicting_references == "keep", carried if reuse else None)
     )
-    scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
+    documents = grouped["documents"] | "MatchPrevious" >> MatchPrevious() if reuse else grouped["documents"]
+    scored = documents | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
     scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
-        profiles, config.statistics, config.rouge.eval_ids, staging
+        profiles, config.statistics, config.rouge.eval_ids, staging, reuse if carried else None
     )
+    written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
+    copied = p | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
     if config.significance.enabled:
-        scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
-    (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
-    {
+        tables = (written, copied["files"]) | "AllDocumentFiles" >> beam.Flatten() if carried else scored["documents"]
+        tables | "Significance" >> SignificanceTables(config.significance, profiles, staging, from_tables=bool(carried))
+    counts = {
         "read_counts": read["counts"],
         "references": read["references"],
         "unused": grouped["unused"],
@@ -47,4 +62,9 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "documents": scored["documents"],
         "errors": errors,
         "text_checks": scored["text_checks"],
-    } | "CountRows" >> CountRows(staging, profiles[0].name)
+    }
+    if reuse:
+        refused = [previous["refused"]] + ([copied["refused"]] if carried else [])
+        counts.update(reused=scored["reused"], carried_scored=scored["carried_scored"], violations=grouped["violations"],
+                      carried_documents=previous["documents"], refused=tuple(refused) | "Refused" >> beam.Flatten())
+    counts | "CountRows" >> CountRows(staging, profiles[0].name)

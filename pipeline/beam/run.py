@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import platform
+import shutil
 import sys
 import time
 import uuid
@@ -25,7 +26,7 @@ from pipeline.beam.options import choose_runner
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files
-from pipeline.io.publish import OutputError, Staging, check_output, is_local
+from pipeline.io.publish import MARKER, OutputError, Staging, check_output, is_local
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
 from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
 from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
@@ -33,6 +34,7 @@ from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_b
 from pipeline.progress import Progress
 from pipeline.render import tables as views
 from pipeline.render.html import write_run_report
+from pipeline.reuse import add_carried_counts, plan_reuse, retried_plan, reuse_line, reuse_record
 from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
 
@@ -63,11 +65,61 @@ def resolve_inputs(config: RunConfig) -> dict:
     return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
-def fingerprints(folder: str, paths: list[str]) -> list[dict]:
+def fingerprints(folder: str, paths: list[str], skipped: Optional[dict] = None) -> list[dict]:
     """Each input's size and SHA-256, as its reader hashed it while reading: the bytes
-    that were scored, even if the file changed after (pipeline.io.rows.HashingReader)."""
-    read = read_fingerprints(folder)
+    that were scored, even if the file changed after (pipeline.io.rows.HashingReader);
+    a file not read because a previous run read the same bytes (`skipped`, `run
+    --reuse`): that run's record of it, under this run's path."""
+    read = {**read_fingerprints(folder), **(skipped or {})}
     return [read.get(path, {"path": path, "error": "not read"}) for path in paths]
+
+
+def _announce(inputs: dict, plan, runner_note: str) -> dict:
+    """The inputs the graph reads (without the files of systems carried whole), said
+    in one line, and what is reused, in another."""
+    read = inputs
+    if plan is not None:
+        log.warning("%s", reuse_line(plan))
+        if plan.skipped:
+            read = dict(inputs, candidates=[path for path in inputs["candidates"] if path not in plan.skipped])
+    log.warning("reading %d candidate file(s) and %d reference file(s); %s",
+                len(read["candidates"]), len(read["references"]), runner_note)
+    return read
+
+
+def _run_graph(progress: Progress, config: RunConfig, options, inputs: dict, folder: str, reuse) -> dict:
+    """Run the Beam graph into `folder`, showing its stages; the run's counts."""
+    view = RunProgress(
+        progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(config.profile_list()),
+        baseline=config.significance.baseline, significance=config.significance.enabled,
+        human=config.human.name if config.human.enabled else "",
+        local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
+    )
+    with view:
+        try:
+            with watch_workers(config.run.worker_stall_seconds, os.environ.get(PROGRESS_FOLDER_ENV)), \
+                    beam.Pipeline(options=options) as p:
+                build_pipeline(p, config, inputs, folder, reuse)
+        except BaseException:
+            _remove_spills_after_failure(folder)  # (an output URL has no staging folder to discard)
+            raise
+        remove_spills(folder)
+        counts = read_json(files.join(folder, "_counts.json"))
+        view.finish(counts)
+    return counts
+
+
+def _clear_staging(folder: str) -> None:
+    """Everything a graph wrote into the staging folder removed (its marker kept):
+    the run starts again."""
+    if is_local(folder):
+        for name in os.listdir(folder):
+            if name != MARKER:
+                path = os.path.join(folder, name)
+                shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+        return
+    found = [name for pattern in ("*", "*/*") for name in files.match(files.join(folder, pattern))]
+    files.delete(sorted(found))
 
 
 def check_counts(counts: dict, strict: bool) -> None:
@@ -194,32 +246,22 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             raise OutputError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
         folder, run_id = final, uuid.uuid4().hex[:12]
     args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), inputs["bytes"])
-    log.warning(
-        "reading %d candidate file(s) and %d reference file(s); %s",
-        len(inputs["candidates"]),
-        len(inputs["references"]),
-        runner_note,
-    )
+    plan = plan_reuse(config.run.reuse, config, inputs) if config.run.reuse else None
     options = PipelineOptions(args)
-    view = RunProgress(
-        progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,
-        significance=config.significance.enabled, human=config.human.name if config.human.enabled else "",
-        local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
-    )
     counts = None
     fn_runner_fixes.apply()  # worker processes: no chunk lost between stages
     try:
-        with view:
-            stall = config.run.worker_stall_seconds
-            try:
-                with watch_workers(stall, os.environ.get(PROGRESS_FOLDER_ENV)), beam.Pipeline(options=options) as p:
-                    build_pipeline(p, config, inputs, folder)
-            except BaseException:
-                _remove_spills_after_failure(folder)  # (an output URL has no staging folder to discard)
-                raise
-            remove_spills(folder)
-            counts = read_json(files.join(folder, "_counts.json"))
-            view.finish(counts)
+        while True:  # once, or again when what a previous run offered could not be used as planned
+            read = _announce(inputs, plan, runner_note)
+            counts = _run_graph(progress, config, options, read, folder, plan if plan and plan.reuses else None)
+            retry = plan and retried_plan(plan, counts)
+            if not retry:
+                break
+            log.warning("%s; running again", retry.not_carried or retry.refused)
+            _clear_staging(folder)
+            plan = retry
+        if plan is not None:
+            add_carried_counts(counts, plan)
         check_counts(counts, config.run.strict)
         check_names(counts, config.human.name if config.human.enabled else None)
         record = {
@@ -238,7 +280,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "config": config.to_dict(),
             "config_file": config.source,
             "inputs": {
-                "candidates": fingerprints(folder, inputs["candidates"]),
+                "candidates": fingerprints(folder, inputs["candidates"], plan.skipped if plan else None),
                 "references": fingerprints(folder, inputs["references"]),
             },
             "counts": counts,
@@ -250,6 +292,8 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             "seconds": round(time.time() - started, 3),
             "output": final,
         }
+        if plan is not None:
+            record["reuse"] = reuse_record(plan, counts)
         record["rejected"] = _coverage(folder, counts, config, profiles)
         # where each system's block lies in the ROUGE-1.5.5 report(s): what a later run copies (pipeline.reuse)
         record["rouge155_parts"] = read_json(files.join(folder, REPORT_INDEX))

@@ -39,7 +39,7 @@ import apache_beam as beam
 import numpy as np
 
 from pipeline.io import files
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names, read_parquet_table
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
@@ -274,6 +274,64 @@ class PairedSignificance(beam.PTransform):
         )
 
 
+def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adjust: str) -> list:
+    """(profile, its per-document Parquet files) -> ((profile, metric), block) per
+    metric: every pair's paired test on their shared documents, from the files'
+    R/P/F as integers (`units`, as the scored batches give them), through the same
+    PairSums and `significance_block` as the graph's own significance: the same
+    sums, so the same rows.  Holds the profile's R/P/F (documents x systems x
+    metrics x 3, int32) at once."""
+    profile, paths = element
+    metrics = tags[profile]
+    per_system: dict = {}
+    for path in sorted(paths):
+        table = read_parquet_table(path, ["system", "doc_id", *MEASURES])
+        if not table.num_rows:
+            continue
+        documents = table.num_rows // len(metrics)
+        values = np.zeros((documents, len(metrics), 6))
+        for k, name in enumerate(MEASURES):
+            values[:, :, 3 + k] = table.column(name).to_numpy().reshape(documents, len(metrics))
+        found = per_system.setdefault(table.column("system")[0].as_py(), ([], []))
+        found[0].extend(table.column("doc_id").to_pylist()[:: len(metrics)])
+        found[1].append(units(values).astype(np.int32))  # documents x metrics x (R, P, F)
+    systems = sorted(per_system)
+    doc_ids = sorted({d for ids, _ in per_system.values() for d in ids})
+    where = {d: i for i, d in enumerate(doc_ids)}
+    x = np.zeros((len(doc_ids), len(systems), len(metrics), 3), dtype=np.int32)
+    present = np.zeros((len(doc_ids), len(systems)), dtype=bool)
+    for k, system in enumerate(systems):
+        ids, blocks = per_system.pop(system)
+        rows = np.fromiter(map(where.__getitem__, ids), dtype=np.intp, count=len(ids))
+        x[rows, k] = np.concatenate(blocks)
+        present[rows, k] = True
+    out = []
+    for m, metric in enumerate(metrics):
+        acc = MetricSums()
+        for j, sums in enumerate(acc.sums):
+            sums.add(doc_ids, systems, x[:, :, m, j].astype(np.int64), present)
+        out.append(significance_block(((profile, metric), acc), pairs_mode, confidence, adjust))
+    return out
+
+
+class SignificanceFromTables(beam.PTransform):
+    """(profile, per-document Parquet file) of every file of the run in, once all are
+    written; out the ((profile, metric), block)s of PairedSignificance (`test`),
+    a profile a worker (`profile_blocks`)."""
+
+    def __init__(self, test, tags: dict):
+        super().__init__()
+        self.test, self.tags = test, tags
+
+    def expand(self, document_files):
+        test = self.test
+        return (
+            document_files
+            | "ByProfile" >> beam.GroupByKey()
+            | "PairedTests" >> beam.FlatMap(profile_blocks, self.tags, test.pairs_mode, test.confidence, test.adjust)
+        )
+
+
 PART_PREFIX = "_significance-part-"
 
 
@@ -398,11 +456,14 @@ def _csv_lines(rows: list[dict], columns: list[str]) -> str:
 
 
 class SignificanceTables(beam.PTransform):
-    """Scored batches in; significance.{parquet,csv,md} written to `staging`, with the
-    run's [significance] settings (`config`)."""
+    """Scored batches (or, `from_tables`, the per-document files' (profile, path): a
+    run that carries systems whole, SignificanceFromTables) in;
+    significance.{parquet,csv,md} written to `staging`, with the run's
+    [significance] settings (`config`)."""
 
-    def __init__(self, config, profiles, staging: str):
+    def __init__(self, config, profiles, staging: str, from_tables: bool = False):
         super().__init__()
+        self.from_tables = from_tables
         self.tags = {profile.name: profile.tags for profile in profiles}
         self.staging = staging
         self.test = PairedSignificance(
@@ -413,9 +474,10 @@ class SignificanceTables(beam.PTransform):
         )
 
     def expand(self, documents):
+        test = SignificanceFromTables(self.test, self.tags) if self.from_tables else self.test
         return (
             documents
-            | "PairedSignificance" >> self.test
+            | "PairedSignificance" >> test
             | "WriteBlockParts" >> beam.Map(write_block_part, self.staging)
             | "GatherBlocks" >> beam.combiners.ToList()
             | "WriteSignificance"

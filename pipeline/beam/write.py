@@ -102,7 +102,8 @@ class WriteResults(beam.PTransform):
     """(scored batches, errors) in; per_document/ and errors/ written to `staging`:
     the per-document rows grouped per (profile, system) through spill files
     (pipeline.beam.spill), each (profile, system)'s files written where its rows
-    are loaded (`per_document_writer`); the errors in shards that follow their number."""
+    are loaded (`per_document_writer`); the errors in shards that follow their
+    number.  Out: (profile, path) of each per-document Parquet file written."""
 
     def __init__(self, staging: str, output, profiles):
         super().__init__()
@@ -112,12 +113,14 @@ class WriteResults(beam.PTransform):
         batches, errors = inputs
         write = per_document_writer(self.staging, self.output.per_document_formats, self.profiles,
                                     self.output.per_document_shards)
-        (
+        written = (
             batches
             | "BySystem" >> beam.FlatMap(system_documents)
-            | "PerDocument" >> SpilledGroupByKey(self.staging, "per_document", then=write)
+            | "PerDocument" >> SpilledGroupByKey(
+                self.staging, "per_document", then=lambda element: [(element[0][0], name + ".parquet") for name in write(element)])
+            | "DocumentFiles" >> beam.FlatMap(lambda names: names)
         )
-        return errors | "Errors" >> ShardedWrite(
+        errors | "Errors" >> ShardedWrite(
             error_places,
             errors_writer(self.staging),
             errors | "CountErrors" >> beam.combiners.Count.Globally(),
@@ -125,3 +128,4 @@ class WriteResults(beam.PTransform):
             "errors",
             record=ErrorRecord,
         )
+        return written

@@ -75,6 +75,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         **rouge_overrides(args),
         run_strict=True if args.strict else None,
         run_max_rejected=args.max_rejected,
+        run_reuse=args.reuse,
         significance_baseline=args.baseline,
         output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
     ).validate()
@@ -143,6 +144,11 @@ def register(commands) -> argparse.ArgumentParser:
     io_group.add_argument("--output", metavar="DIR", help="result folder")
     io_group.add_argument(
         "--overwrite", action="store_true", help="replace a previous result folder of this tool (nothing else)"
+    )
+    io_group.add_argument(
+        "--reuse", metavar="PREVIOUS_RESULT",
+        help="a previous result folder (local or URL): reuse what it computed from unchanged rows and systems, "
+        "verified (every table as a full run's; docs/nightly.md)",
     )
     io_group.add_argument(
         "--per-document-format", action="append", choices=["csv", "jsonl"],

@@ -444,9 +444,17 @@ def write_counts(
     documents_by_system: list,
     errors_by_system: list = (),
     text_checks: list = (),
+    reused: Optional[int] = None,
+    carried_scored: int = 0,
+    carried_documents: int = 0,
+    violations: int = 0,
+    refused: list = (),
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
-    are listed: their averages are over different document sets."""
+    are listed: their averages are over different document sets.  A run reusing a
+    previous one (`reused` given) also counts under "reuse" the rows reused, the
+    scored documents carried systems scored too, what broke the carrying and the
+    messages of previous files refused (pipeline.beam.reuse)."""
     by_system = dict(sorted(documents_by_system))
     rows_read, read_errors = read_counts
     by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
@@ -460,19 +468,32 @@ def write_counts(
         "human_documents": human_documents,
         "documents": documents,
         "documents_by_system": by_system,
-        "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
+        "systems_missing_documents": missing_documents(by_system, documents),
         "errors_by_system": dict(sorted(errors_by_system)),
         # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
         "text_checks": _text_checks(text_checks),
     }
+    if reused is not None:
+        counts["reuse"] = {"rows_reused": reused, "carried_scored": carried_scored, "carried_documents": carried_documents,
+                           "carry_violations": violations, "refused": sorted(refused)}
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
+
+
+def missing_documents(by_system: dict, documents: int) -> dict:
+    """{system: documents it did not score} of the systems that scored fewer than all."""
+    return {s: documents - n for s, n in by_system.items() if n < documents}
+
+
+def read_parquet_table(path: str, columns: Optional[list[str]] = None):
+    """A Parquet file (local or URL) as an Arrow table (of `columns` only, when given)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    return pq.read_table(io.BytesIO(files.read_bytes(path)), columns=columns)
 
 
 def read_parquet_rows(path: str) -> list[dict]:
     """A Parquet file (local or URL) as dicts."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    return pq.read_table(io.BytesIO(files.read_bytes(path))).to_pylist()
+    return read_parquet_table(path).to_pylist()
 
 
 def read_system_rows(folder: str) -> list[dict]:

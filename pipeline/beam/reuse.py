@@ -1,0 +1,150 @@
+"""`run --reuse` in the graph (pipeline.reuse holds the plan and what proves a reuse
+exact; DESIGN.md section 15):
+
+    ReadPrevious       the previous run's rows of the systems this run reads again,
+                       and the documents of the systems it carries whole, keyed by
+                       bucket of the join (GroupDocuments' third input)
+    MatchPrevious      a list of DocumentGroups with their documents' previous rows
+                       -> `Matched`: each candidate's digest and, where the previous
+                       run scored the same row, its values (ScoreDocuments scores
+                       the rest)
+    CopyCarried        the carried systems' per-document files, copied verified
+
+(With systems carried whole, a document's systems are no longer together in one
+scored batch: the significance table comes from the per-document files then,
+pipeline.beam.significance.SignificanceFromTables.)
+
+A previous file that fails its check while the run reads it (changed since its run
+wrote it, not a table of this version) is not an error of the run: its message goes
+to REFUSED, and the run is done again reusing nothing (pipeline.beam.run).
+"""
+
+from __future__ import annotations
+
+import apache_beam as beam
+
+from pipeline.beam.documents import Matched
+from pipeline.beam.read import BATCH_ROWS, bucket_of
+from pipeline.digests import row_digests
+from pipeline.io import files
+from pipeline.io.published import FolderRefused
+from pipeline.reuse import ReusePlan, carried_documents, previous_rows
+
+REFUSED = "reuse_refused"  # a previous file's check failed while the run read it: its message
+CARRIED_DOCUMENTS = "carried_documents"  # how many documents the carried systems scored
+
+
+class ReadPreviousFn(beam.DoFn):
+    """A task in: ("rows", system) (the previous rows of a system read again) or
+    ("documents",) (every document of the carried systems, with its references'
+    digest); out (bucket, items) batches of at most BATCH_ROWS items, or the
+    message of a file that failed its check (REFUSED)."""
+
+    def __init__(self, plan: ReusePlan, buckets: int):
+        self.plan, self.buckets = plan, buckets
+
+    def process(self, task):
+        try:
+            if task[0] == "rows":
+                system = task[1]
+                items = [("row", system, doc_id, digest, values) for doc_id, digest, values in previous_rows(self.plan, system)]
+            else:
+                items = [("doc", doc_id, refs) for doc_id, refs in carried_documents(self.plan).items()]
+                yield beam.pvalue.TaggedOutput(CARRIED_DOCUMENTS, len(items))
+        except FolderRefused as err:
+            yield beam.pvalue.TaggedOutput(REFUSED, str(err))
+            return
+        pending: dict = {}
+        for item in items:
+            bucket = bucket_of(item[2] if item[0] == "row" else item[1], self.buckets)
+            held = pending.setdefault(bucket, [])
+            held.append(item)
+            if len(held) >= BATCH_ROWS:
+                yield bucket, held
+                pending[bucket] = []
+        for bucket, held in sorted(pending.items()):
+            if held:
+                yield bucket, held
+
+
+class ReadPrevious(beam.PTransform):
+    """The previous run's items for the join (see ReadPreviousFn): a dict, "items"
+    ((bucket, items) batches), "refused" (messages) and "documents" (the number of
+    documents the carried systems scored)."""
+
+    def __init__(self, plan: ReusePlan, buckets: int):
+        super().__init__()
+        self.plan, self.buckets = plan, buckets
+
+    def expand(self, pbegin):
+        tasks = [("rows", system) for system in self.plan.systems] + ([("documents",)] if self.plan.carried else [])
+        read = (
+            pbegin
+            | "Tasks" >> beam.Create(tasks)
+            | "Read" >> beam.ParDo(ReadPreviousFn(self.plan, self.buckets)).with_outputs(
+                REFUSED, CARRIED_DOCUMENTS, main="items")
+        )
+        return {"items": read["items"], "refused": read[REFUSED], "documents": read[CARRIED_DOCUMENTS]}
+
+
+def match_previous(element) -> Matched:
+    """(DocumentGroups, their documents' previous rows, the carried documents among
+    them) -> Matched: a candidate's previous values are reused when the previous run
+    scored the same (system, doc_id) with the same digests."""
+    groups, rows, carried = element
+    digests = row_digests(groups)
+    previous = {(system, doc_id): (digest, values) for system, doc_id, digest, values in rows}
+    reused, i = [], 0
+    for group in groups:
+        for c, _ in group.candidates:
+            found = previous.get((c.system, c.doc_id))
+            reused.append(found[1] if found is not None and found[0] == digests[i] else None)
+            i += 1
+    return Matched(groups, digests, reused, carried)
+
+
+class MatchPrevious(beam.PTransform):
+    """(DocumentGroups, previous rows, carried documents) in, as GroupDocuments makes
+    them with a previous run; Matched out, for ScoreDocuments."""
+
+    def expand(self, documents):
+        return documents | "Match" >> beam.Map(match_previous)
+
+
+def copy_file(task, plan: ReusePlan, staging: str):
+    """Copy one carried per-document file, (profile, its name in the previous run),
+    into the staging folder; out (profile, its path) for a Parquet file, or the
+    message of a file that failed its check (REFUSED)."""
+    profile, name = task
+    target = files.join(staging, name)
+    try:
+        plan.folder.copy_to(name, target)
+    except FolderRefused as err:
+        yield beam.pvalue.TaggedOutput(REFUSED, str(err))
+        return
+    if name.endswith(".parquet"):
+        yield profile, target
+
+
+class CopyCarried(beam.PTransform):
+    """The carried systems' per-document files (every format the previous run wrote
+    of them: its output settings are this run's) copied into `staging`: a dict,
+    "files" ((profile, path) of each Parquet file) and "refused"."""
+
+    def __init__(self, plan: ReusePlan, staging: str):
+        super().__init__()
+        self.plan, self.staging = plan, staging
+
+    def expand(self, pbegin):
+        listed = self.plan.folder.list("per_document")
+        tasks = []
+        for system in self.plan.carried:
+            for profile, names in self.plan.document_files(system).items():
+                stems = {name.rsplit(".", 1)[0] for name in names}
+                tasks += [(profile, name) for name in listed if name.rsplit(".", 1)[0] in stems]
+        copied = (
+            pbegin
+            | "CarriedFiles" >> beam.Create(sorted(tasks))
+            | "Copy" >> beam.FlatMap(copy_file, self.plan, self.staging).with_outputs(REFUSED, main="files")
+        )
+        return {"files": copied["files"], "refused": copied[REFUSED]}
