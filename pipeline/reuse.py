@@ -20,7 +20,7 @@ tests/pipeline/test_reuse.py):
   results differ from a full run's is checked while the run works: a row of it in
   a file that is read (a duplicate), or, for a document it scored, references
   that now resolve differently (a conflict, or a changed reference row).  Either,
-  and the run is done again carrying nothing (`CARRY_VIOLATIONS`).
+  and the run is done again carrying nothing ("carry_violations", REUSE_COUNTS).
 
 Nothing is reused from a previous run that is not complete and verified
 (pipeline.io.published: its manifest's SHA-256 of every file read), or whose
@@ -46,11 +46,17 @@ from pipeline.io.published import FolderRefused, PublishedRun, open_published
 from pipeline.io.tables import document_file_stem, missing_documents
 from rouge_core.errors import RougeConfigError
 from rouge_core.signature import Signature
+from rouge_core.significance import EXACT_MAX_DOCUMENTS
 
 # Signature fields that describe the documents, not the settings: checked row by row
 # (the references' digest), not refused run by run.
 DATA_FIELDS = ("nrefs",)
-CARRY_VIOLATIONS = "carry_violations"  # counts' key: what broke the systems carried whole
+# The graph's tagged output of what a reusing run counts: (name, value) pairs, summed
+# per name into run.json's counts (pipeline.io.tables.write_counts): "rows_reused",
+# "carried_scored" (scored documents that carried systems scored too),
+# "carried_documents", "carry_violations" (what broke the carrying) and "refused"
+# (the message of a previous file that failed its check while read).
+REUSE_COUNTS = "reuse"
 # MetricStats fields in a row's values, as the per-document table names them
 VALUE_COLUMNS = ("reference_total", "candidate_total", "hits", "recall", "precision", "f_measure")
 
@@ -75,6 +81,18 @@ class ReusePlan:
     # where their blocks lie in each report file, {file: {system: (offset, length)}}
     system_rows: list = field(default_factory=list)
     report_parts: dict = field(default_factory=dict)
+    # the previous run's significance table holds this run's pairs of carried
+    # systems (the same settings), over `previous_documents` documents
+    significance_copied: bool = False
+    previous_documents: int = 0
+
+    def pairs_copied(self, documents: int) -> bool:
+        """Whether the pairs of two carried systems are copied, on a run of
+        `documents` documents: their sums are the previous run's, and so are their
+        tests when the exact test keeps its documents (at most EXACT_MAX_DOCUMENTS
+        of them) in both runs or in neither."""
+        return self.significance_copied and bool(self.carried) and (
+            (documents > EXACT_MAX_DOCUMENTS) == (self.previous_documents > EXACT_MAX_DOCUMENTS))
 
     @property
     def reuses(self) -> bool:
@@ -142,6 +160,10 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
         return plan.without_carrying(why)
     try:
         plan.system_rows, plan.report_parts = carried_tables(folder, carried)
+        if config.significance.enabled and previous.get("significance_signature") == config.significance.signature():
+            folder.read_bytes("significance.parquet")  # (verified here; read again where the pairs are copied)
+            plan.significance_copied = True
+            plan.previous_documents = int((previous.get("counts") or {}).get("documents") or 0)
     except FolderRefused as err:
         return ReusePlan(source, folder, refused=str(err))
     plan.carried = tuple(sorted(carried))
@@ -267,9 +289,10 @@ def settings_changes(previous: dict, config: RunConfig) -> list[str]:
     for old, new in zip(before, profiles):
         where = "" if len(profiles) == 1 else f"{new.name} "
         signatures = old.get("signatures") or []
-        if len(signatures) != len(new.settings) or old.get("metrics") != new.tags:
-            out.append(f"{where}metrics: {', '.join(map(str, old.get('metrics') or []))} -> {', '.join(new.tags)}")
+        if len(signatures) != len(new.settings):
+            out.append(f"{where}settings: {len(signatures)} -> {len(new.settings)}")
             continue
+        before = len(out)
         for k, (text, settings) in enumerate(zip(signatures, new.settings), 1):
             try:
                 differences = Signature.parse(str(text), strict=False).differences(Signature.parse(settings.signature()))
@@ -279,6 +302,8 @@ def settings_changes(previous: dict, config: RunConfig) -> list[str]:
             label = where + (f"#{k} " if len(new.settings) > 1 else "")
             out += [f"{label}{key}: {a if a is not None else '(absent)'} -> {b if b is not None else '(absent)'}"
                     for key, (a, b) in differences.items() if key not in DATA_FIELDS]
+        if len(out) == before and old.get("metrics") != new.tags:
+            out.append(f"{where}metrics: {', '.join(map(str, old.get('metrics') or []))} -> {', '.join(new.tags)}")
     return out
 
 
@@ -452,16 +477,21 @@ def previous_rows(plan: ReusePlan, system: str) -> list[tuple]:
 
 def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
     """{doc_id: references digest (8 bytes)} of every document a carried system
-    scored (its first profile's files): what the join checks the run's references
-    against.  One digest per document (a previous run that resolved a document's
-    references in two ways kept each row's own: input.conflicting_references =
-    "keep", and then nothing is checked)."""
+    scored (its first profile's files; one system's when each scored every
+    document of the previous run): what the join checks the run's references
+    against.  One digest per document (the smallest: a previous run that resolved a
+    document's references in two ways kept each row's own,
+    input.conflicting_references = "keep", and then nothing is checked)."""
+    import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     profile = next(iter(plan.tags))
     metrics = len(plan.tags[profile])
-    out: dict = {}
-    for system in plan.carried:
+    counts = plan.folder.record.get("counts") or {}
+    every = counts.get("documents")
+    whole = all((counts.get("documents_by_system") or {}).get(s) == every for s in plan.carried)
+    tables = []
+    for system in plan.carried[:1] if whole else plan.carried:  # (each scored every document: one says it all)
         for name in plan.document_files(system)[profile]:
             try:
                 table = pq.read_table(io.BytesIO(plan.folder.read_bytes(name)), columns=["doc_id", "references_digest"])
@@ -469,11 +499,12 @@ def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
                 raise
             except Exception as err:  # noqa: BLE001
                 raise FolderRefused(f"{plan.folder.path}: {name} is not a per-document table of this version ({err})") from err
-            ids = table.column("doc_id").to_pylist()[::metrics]
-            refs = table.column("references_digest").to_numpy(zero_copy_only=False)[::metrics].astype("<i8").tobytes()
-            for i, doc_id in enumerate(ids):
-                out.setdefault(doc_id, refs[8 * i : 8 * i + 8])
-    return out
+            tables.append(table.take(np.arange(0, table.num_rows, metrics)))
+    if not tables:
+        return {}
+    found = pa.concat_tables(tables).group_by("doc_id").aggregate([("references_digest", "min")])
+    refs = found.column("references_digest_min").to_numpy().astype("<i8").tobytes()
+    return {doc_id: refs[8 * i : 8 * i + 8] for i, doc_id in enumerate(found.column("doc_id").to_pylist())}
 
 
 # ------------------------------------------------------------------ in a bucket of the join
@@ -508,23 +539,17 @@ class BucketPrevious:
         """Rows of one document key that a full run would treat differently with
         the carried systems' rows beside them: a row of a carried system (a
         duplicate of a carried row), or, in joined form, references that differ
-        from those the carried systems scored the document with (a conflict)."""
-        if not self.carried and not self.documents:
-            return 0
-        found = sum(c.system in self.carried for c in candidates)
-        if self.check_references:
-            checked: dict = {}
+        from those the carried systems scored the document with (a conflict).  A
+        list of references is digested once for the rows that repeat it."""
+        found = len([c for c in candidates if c.system in self.carried]) if self.carried else 0
+        if self.check_references and self.documents:
+            last, same = None, True
             for c in candidates:
                 wanted = self.documents.get(c.doc_id)
                 if wanted is None or c.references is None:
                     continue
-                key = (c.doc_id, _frozen(c.references))
-                if key not in checked:
-                    checked[key] = references_digest(c.references) != wanted
-                found += checked[key]
+                if last is None or c.references != last[0] or c.doc_id != last[1]:
+                    last = (c.references, c.doc_id)
+                    same = references_digest(c.references) == wanted
+                found += not same
         return found
-
-
-def _frozen(texts):
-    """A hashable form of a list of texts (strings or lists of sentences)."""
-    return tuple(t if type(t) is str else tuple(t) for t in texts)

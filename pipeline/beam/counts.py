@@ -48,10 +48,9 @@ class DocumentsPerSystem(beam.CombineFn):
 class CountRows(beam.PTransform):
     """A dict of the graph's PCollections in ("read_counts", "references" (reference
     row batches), "unused", "human" (numbers of human pseudo-documents), "documents"
-    (scored batches), "errors", "text_checks", and with a previous run "reused",
-    "carried_scored", "carried_documents", "violations" (numbers) and "refused"
-    (messages):
-    pipeline.beam.reuse); `_counts.json` written to `staging`.  Scored documents
+    (scored batches), "errors", "text_checks", and with a previous run "reuse",
+    its (name, value) counts: pipeline.reuse.REUSE_COUNTS); `_counts.json` written
+    to `staging`.  Scored documents
     are counted once, in the first profile; the human pseudo-system is counted
     apart (it is not an input row).  A document's rows are all in one batch, so
     its doc_id is counted once by counting it per batch."""
@@ -85,11 +84,8 @@ class CountRows(beam.PTransform):
             | "TallyTextChecks" >> beam.CombinePerKey(lambda found: (sum(n for n, _ in found), min(d for _, d in found)))
             | "TextChecksToList" >> beam.combiners.ToList(),
         }
-        for name in ("reused", "carried_scored", "carried_documents", "violations"):
-            if name in c:
-                counts[name] = c[name] | f"Sum{name.title()}" >> beam.CombineGlobally(sum)
-        if "refused" in c:
-            counts["refused"] = c["refused"] | "RefusedToList" >> beam.combiners.ToList()
+        if "reuse" in c:
+            counts["reuse"] = c["reuse"] | "ReuseToList" >> beam.combiners.ToList()
         # Scored input rows: the first profile's documents less its human pseudo-documents
         # (documents = scored + human), so no pass over the scored documents of their own.
         counts["scored"] = (

@@ -22,7 +22,7 @@ from pipeline.config import Profile
 from pipeline.digests import NO_CANDIDATE, row_digests
 from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, make
-from pipeline.reuse import CARRY_VIOLATIONS, BucketPrevious
+from pipeline.reuse import REUSE_COUNTS, BucketPrevious
 from pipeline.score import group_text_problems, score_values
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
@@ -30,8 +30,6 @@ from rouge_core.textcheck import TextCheck
 
 UNUSED = "unused_references"
 HUMAN = "human"
-REUSED = "reused"  # rows whose values are the previous run's (MatchPrevious)
-CARRIED_SCORED = "carried_scored"  # scored documents that systems carried whole scored too
 TEXT_CHECKS = "text_checks"  # (owner, kind, doc_id) of texts the settings read badly
 
 
@@ -97,8 +95,8 @@ class ResolveBucketFn(beam.DoFn):
     list goes out as (groups, their documents' previous rows, the carried documents
     among them), for MatchPrevious; references of a document only carried systems
     have are used, not unused; and what would make a carried system's results
-    differ from a full run's is counted on CARRY_VIOLATIONS
-    (pipeline.reuse.BucketPrevious)."""
+    differ from a full run's is counted ("carry_violations" on REUSE_COUNTS,
+    pipeline.reuse.BucketPrevious)."""
 
     def __init__(self, keep_conflicts: bool = False, carried=None):
         self.keep_conflicts = keep_conflicts
@@ -140,7 +138,7 @@ class ResolveBucketFn(beam.DoFn):
         if out:
             yield self._with_previous(out, previous)
         if violations:
-            yield beam.pvalue.TaggedOutput(CARRY_VIOLATIONS, violations)
+            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carry_violations", violations))
 
     @staticmethod
     def _with_previous(groups: list, previous):
@@ -176,7 +174,7 @@ class GroupDocuments(beam.PTransform):
     (and ReadPrevious) make them, in; out a dict: "documents" (lists of
     DocumentGroups; with a previous run, as ResolveBucketFn says), "errors",
     "unused" (per document without candidates, its reference rows) and
-    "violations" (ResolveBucketFn).  The rows go through spill files under `folder`
+    "reuse" (ResolveBucketFn's counts).  The rows go through spill files under `folder`
     (pipeline.beam.spill): what crosses the shuffle is the place of a bucket's rows
     per file written, never a row.  `carried`: with previous items, the systems
     carried whole (pipeline.reuse)."""
@@ -195,9 +193,9 @@ class GroupDocuments(beam.PTransform):
             spilled["previous"] = previous[0] | "SpillPrevious" >> beam.ParDo(SpillFn(self.folder, "previous", pickled=True))
         grouped = spilled | "ByBucket" >> beam.CoGroupByKey()
         fn = ResolveBucketFn(self.keep_conflicts, frozenset(self.carried or ()) if previous else None)
-        resolved = grouped | "Resolve" >> beam.ParDo(fn).with_outputs(ERRORS, UNUSED, CARRY_VIOLATIONS, main="documents")
+        resolved = grouped | "Resolve" >> beam.ParDo(fn).with_outputs(ERRORS, UNUSED, REUSE_COUNTS, main="documents")
         return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED],
-                "violations": resolved[CARRY_VIOLATIONS]}
+                "reuse": resolved[REUSE_COUNTS]}
 
 
 class ScoreDocumentFn(beam.DoFn):
@@ -210,7 +208,7 @@ class ScoreDocumentFn(beam.DoFn):
     failure), so every profile scores the same rows.  HUMAN gets the number of
     human pseudo-documents of the list (they are in the batches too).  Given a
     `Matched` list, a candidate with the previous run's values takes them and is
-    not scored (REUSED counts them).
+    not scored ("rows_reused" on REUSE_COUNTS).
     """
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
@@ -264,7 +262,7 @@ class ScoreDocumentFn(beam.DoFn):
                     for k, profile_values in enumerate(found):
                         values[k][i] = profile_values
             if len(todo) < len(pairs):
-                yield beam.pvalue.TaggedOutput(REUSED, len(pairs) - len(todo))
+                yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("rows_reused", len(pairs) - len(todo)))
                 self.progress.add("reused", len(pairs) - len(todo))
         failed: dict[int, tuple[str, Exception]] = {}
         scored_pairs = pairs if len(todo) == len(pairs) else [pairs[i] for i in todo]
@@ -306,7 +304,7 @@ class ScoreDocumentFn(beam.DoFn):
         if humans:
             yield beam.pvalue.TaggedOutput(HUMAN, humans)
         if carried_scored:
-            yield beam.pvalue.TaggedOutput(CARRIED_SCORED, carried_scored)
+            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_scored", carried_scored))
 
     def _error(self, c, profile: str, error: Exception) -> ErrorRecord:
         where = f" (profile {profile})" if len(self.profiles) > 1 else ""
@@ -321,8 +319,8 @@ class ScoreDocuments(beam.PTransform):
     digest), ...]), Lin 2004's human pseudo-system among them when `human` names
     it: what every table shows), "human" (per batch, the number of human
     pseudo-documents), "errors", "text_checks" ((kind, owner, doc_id) per text
-    rouge_core.textcheck flags), "reused" (rows whose values were the previous
-    run's) and "carried_scored" (scored documents that carried systems scored too).
+    rouge_core.textcheck flags) and "reuse" (with a previous run, its counts:
+    pipeline.reuse.REUSE_COUNTS).
 
     A scored batch is plain tuples: the stages after it spill them (the report, the
     per-document table: pipeline.beam.spill) or combine them where they are made
@@ -336,6 +334,6 @@ class ScoreDocuments(beam.PTransform):
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
         scored = groups | "Score" >> beam.ParDo(fn).with_outputs(
-            ERRORS, HUMAN, TEXT_CHECKS, REUSED, CARRIED_SCORED, main="documents")
+            ERRORS, HUMAN, TEXT_CHECKS, REUSE_COUNTS, main="documents")
         return {"human": scored[HUMAN], "documents": batched(scored.documents), "errors": scored[ERRORS],
-                "text_checks": scored[TEXT_CHECKS], "reused": scored[REUSED], "carried_scored": scored[CARRIED_SCORED]}
+                "text_checks": scored[TEXT_CHECKS], "reuse": scored[REUSE_COUNTS]}

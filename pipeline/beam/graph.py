@@ -53,7 +53,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     copied = p | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
     if config.significance.enabled:
         tables = (written, copied["files"]) | "AllDocumentFiles" >> beam.Flatten() if carried else scored["documents"]
-        tables | "Significance" >> SignificanceTables(config.significance, profiles, staging, from_tables=bool(carried))
+        tables | "Significance" >> SignificanceTables(config.significance, profiles, staging, bool(carried), reuse)
     counts = {
         "read_counts": read["counts"],
         "references": read["references"],
@@ -64,7 +64,6 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "text_checks": scored["text_checks"],
     }
     if reuse:
-        refused = [previous["refused"]] + ([copied["refused"]] if carried else [])
-        counts.update(reused=scored["reused"], carried_scored=scored["carried_scored"], violations=grouped["violations"],
-                      carried_documents=previous["documents"], refused=tuple(refused) | "Refused" >> beam.Flatten())
+        parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []))
+        counts["reuse"] = parts | "ReuseCounts" >> beam.Flatten()
     counts | "CountRows" >> CountRows(staging, profiles[0].name)

@@ -16,7 +16,8 @@ pipeline.beam.significance.SignificanceFromTables.)
 
 A previous file that fails its check while the run reads it (changed since its run
 wrote it, not a table of this version) is not an error of the run: its message goes
-to REFUSED, and the run is done again reusing nothing (pipeline.beam.run).
+on REUSE_COUNTS ("refused"), and the run is done again reusing nothing
+(pipeline.beam.run).
 """
 
 from __future__ import annotations
@@ -28,17 +29,15 @@ from pipeline.beam.read import BATCH_ROWS, bucket_of
 from pipeline.digests import row_digests
 from pipeline.io import files
 from pipeline.io.published import FolderRefused
-from pipeline.reuse import ReusePlan, carried_documents, previous_rows
+from pipeline.reuse import REUSE_COUNTS, ReusePlan, carried_documents, previous_rows
 
-REFUSED = "reuse_refused"  # a previous file's check failed while the run read it: its message
-CARRIED_DOCUMENTS = "carried_documents"  # how many documents the carried systems scored
 
 
 class ReadPreviousFn(beam.DoFn):
     """A task in: ("rows", system) (the previous rows of a system read again) or
     ("documents",) (every document of the carried systems, with its references'
     digest); out (bucket, items) batches of at most BATCH_ROWS items, or the
-    message of a file that failed its check (REFUSED)."""
+    message of a file that failed its check ("refused" on REUSE_COUNTS)."""
 
     def __init__(self, plan: ReusePlan, buckets: int):
         self.plan, self.buckets = plan, buckets
@@ -50,9 +49,9 @@ class ReadPreviousFn(beam.DoFn):
                 items = [("row", system, doc_id, digest, values) for doc_id, digest, values in previous_rows(self.plan, system)]
             else:
                 items = [("doc", doc_id, refs) for doc_id, refs in carried_documents(self.plan).items()]
-                yield beam.pvalue.TaggedOutput(CARRIED_DOCUMENTS, len(items))
+                yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_documents", len(items)))
         except FolderRefused as err:
-            yield beam.pvalue.TaggedOutput(REFUSED, str(err))
+            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
             return
         pending: dict = {}
         for item in items:
@@ -69,8 +68,7 @@ class ReadPreviousFn(beam.DoFn):
 
 class ReadPrevious(beam.PTransform):
     """The previous run's items for the join (see ReadPreviousFn): a dict, "items"
-    ((bucket, items) batches), "refused" (messages) and "documents" (the number of
-    documents the carried systems scored)."""
+    ((bucket, items) batches) and "reuse" (its counts: REUSE_COUNTS)."""
 
     def __init__(self, plan: ReusePlan, buckets: int):
         super().__init__()
@@ -81,10 +79,9 @@ class ReadPrevious(beam.PTransform):
         read = (
             pbegin
             | "Tasks" >> beam.Create(tasks)
-            | "Read" >> beam.ParDo(ReadPreviousFn(self.plan, self.buckets)).with_outputs(
-                REFUSED, CARRIED_DOCUMENTS, main="items")
+            | "Read" >> beam.ParDo(ReadPreviousFn(self.plan, self.buckets)).with_outputs(REUSE_COUNTS, main="items")
         )
-        return {"items": read["items"], "refused": read[REFUSED], "documents": read[CARRIED_DOCUMENTS]}
+        return {"items": read["items"], "reuse": read[REUSE_COUNTS]}
 
 
 def match_previous(element) -> Matched:
@@ -114,13 +111,13 @@ class MatchPrevious(beam.PTransform):
 def copy_file(task, plan: ReusePlan, staging: str):
     """Copy one carried per-document file, (profile, its name in the previous run),
     into the staging folder; out (profile, its path) for a Parquet file, or the
-    message of a file that failed its check (REFUSED)."""
+    message of a file that failed its check ("refused" on REUSE_COUNTS)."""
     profile, name = task
     target = files.join(staging, name)
     try:
         plan.folder.copy_to(name, target)
     except FolderRefused as err:
-        yield beam.pvalue.TaggedOutput(REFUSED, str(err))
+        yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
         return
     if name.endswith(".parquet"):
         yield profile, target
@@ -129,7 +126,7 @@ def copy_file(task, plan: ReusePlan, staging: str):
 class CopyCarried(beam.PTransform):
     """The carried systems' per-document files (every format the previous run wrote
     of them: its output settings are this run's) copied into `staging`: a dict,
-    "files" ((profile, path) of each Parquet file) and "refused"."""
+    "files" ((profile, path) of each Parquet file) and "reuse" (REUSE_COUNTS)."""
 
     def __init__(self, plan: ReusePlan, staging: str):
         super().__init__()
@@ -145,6 +142,6 @@ class CopyCarried(beam.PTransform):
         copied = (
             pbegin
             | "CarriedFiles" >> beam.Create(sorted(tasks))
-            | "Copy" >> beam.FlatMap(copy_file, self.plan, self.staging).with_outputs(REFUSED, main="files")
+            | "Copy" >> beam.FlatMap(copy_file, self.plan, self.staging).with_outputs(REUSE_COUNTS, main="files")
         )
-        return {"files": copied["files"], "refused": copied[REFUSED]}
+        return {"files": copied["files"], "reuse": copied[REUSE_COUNTS]}

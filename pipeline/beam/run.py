@@ -299,7 +299,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         record["rouge155_parts"] = read_json(files.join(folder, REPORT_INDEX))
         files.delete([files.join(folder, "_counts.json"), files.join(folder, REPORT_INDEX)]
                      + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
-        if is_local(folder):
+        if is_local(folder) and os.path.isdir(os.path.join(folder, FINGERPRINTS)):  # (none: no file was read)
             os.rmdir(os.path.join(folder, FINGERPRINTS))
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"

@@ -39,13 +39,14 @@ import apache_beam as beam
 import numpy as np
 
 from pipeline.io import files
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names, read_parquet_table
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names, read_parquet_table, read_parquet_table_bytes
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
     ADJUSTMENT_ARRAYS,
     EXACT_MAX_DOCUMENTS,
+    RESULT_FIELDS,
     PairSums,
     check_confidence,
     paired_tests,
@@ -178,12 +179,14 @@ def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str
     return [(s, pairs_mode) for s in systems if s != pairs_mode]
 
 
-def significance_block(element, pairs_mode: str, confidence: float, adjust: str) -> tuple:
+def significance_block(element, pairs_mode: str, confidence: float, adjust: str, known=None) -> tuple:
     """((profile, metric), MetricSums) -> ((profile, metric), block): the rows of this
     metric's table as columns (SIGNIFICANCE_COLUMNS' names -> a numpy array: floats
     with NaN for a missing cell, text as objects), measures in MEASURES order, pairs
     in `system_pairs` order, p_adjusted across the pairs of each measure.  Arrays,
-    not rows: 1,000 systems give 1.5 million rows per metric."""
+    not rows: 1,000 systems give 1.5 million rows per metric.  `known(measure,
+    system_a, system_b, result)` may put results known already (a reused run's,
+    `CopiedPairs`) in place of some pairs' before p is adjusted across them all."""
     (profile, metric), acc = element
     columns = {name: [] for name in names(SIGNIFICANCE_COLUMNS)}
     for measure, sums in zip(MEASURES, acc.sums):
@@ -194,8 +197,10 @@ def significance_block(element, pairs_mode: str, confidence: float, adjust: str)
         a = np.array([position[x] for x, _ in pairs], dtype=np.intp)
         b = np.array([position[y] for _, y in pairs], dtype=np.intp)
         result = paired_tests(sums, a, b, confidence)
-        result["p_adjusted"] = ADJUSTMENT_ARRAYS[adjust](result["p_value"])
         systems = np.array(sums.systems, dtype=object)
+        if known is not None:
+            known(measure, systems[a], systems[b], result)
+        result["p_adjusted"] = ADJUSTMENT_ARRAYS[adjust](result["p_value"])
         result.update(
             profile=np.full(len(pairs), profile, dtype=object),
             metric=np.full(len(pairs), metric, dtype=object),
@@ -274,61 +279,112 @@ class PairedSignificance(beam.PTransform):
         )
 
 
-def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adjust: str) -> list:
+class CopiedPairs:
+    """The results of the pairs of two systems carried whole (pipeline.reuse), copied
+    from the previous run's significance table: `known` of `significance_block`
+    for one (profile, metric).  The same sums, hence the same results, as long as
+    the exact test keeps (or drops) the documents as the previous run did
+    (`pipeline.reuse.ReusePlan.pairs_copied`)."""
+
+    def __init__(self, table, carried: set):
+        self.carried = carried
+        self.columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+        keys = zip(self.columns["measure"].tolist(), self.columns["system_a"].tolist(), self.columns["system_b"].tolist())
+        self.row = {key: i for i, key in enumerate(keys)}
+
+    def __call__(self, measure: str, system_a, system_b, result: dict) -> None:
+        carried = self.carried
+        mask = np.array([a in carried and b in carried for a, b in zip(system_a.tolist(), system_b.tolist())], dtype=bool)
+        if not mask.any():
+            return
+        rows = np.array([self.row[measure, a, b] for a, b in zip(system_a[mask].tolist(), system_b[mask].tolist())],
+                        dtype=np.intp)
+        for name in RESULT_FIELDS:
+            result[name][mask] = self.columns[name][rows]
+
+
+def copied_pairs(reuse, profile: str) -> dict:
+    """{metric: CopiedPairs} of a profile from the previous run's significance table."""
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    table = read_parquet_table_bytes(reuse.folder.read_bytes("significance.parquet"))
+    table = table.filter(pc.equal(table.column("profile"), profile))
+    carried = set(reuse.carried)
+    return {metric: CopiedPairs(table.filter(pc.equal(table.column("metric"), metric)), carried)
+            for metric in set(table.column("metric").to_pylist())}
+
+
+def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adjust: str, reuse=None) -> list:
     """(profile, its per-document Parquet files) -> ((profile, metric), block) per
     metric: every pair's paired test on their shared documents, from the files'
     R/P/F as integers (`units`, as the scored batches give them), through the same
     PairSums and `significance_block` as the graph's own significance: the same
-    sums, so the same rows.  Holds the profile's R/P/F (documents x systems x
-    metrics x 3, int32) at once."""
+    sums, so the same rows (the documents' order does not matter to a sum; their
+    ids only to the exact test, kept up to EXACT_MAX_DOCUMENTS).  With `reuse` (a
+    pipeline.reuse.ReusePlan whose pairs are copied), the pairs of two systems
+    carried whole are the previous run's (`CopiedPairs`) and only the pairs with a
+    system read again are summed (PairSums(pairs_of=...): S x k per document, not
+    S x S).  Documents are lined up across systems by Arrow (no Python object per
+    document; none at all when every system has the same documents); the profile's
+    R/P/F are held at once, documents x systems x metrics x 3 int32."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
     profile, paths = element
-    metrics = tags[profile]
+    metrics = len(tags[profile])
     per_system: dict = {}
     for path in sorted(paths):
         table = read_parquet_table(path, ["system", "doc_id", *MEASURES])
         if not table.num_rows:
             continue
-        documents = table.num_rows // len(metrics)
-        values = np.zeros((documents, len(metrics), 6))
+        documents = table.num_rows // metrics
+        values = np.zeros((documents, metrics, 6))
         for k, name in enumerate(MEASURES):
-            values[:, :, 3 + k] = table.column(name).to_numpy().reshape(documents, len(metrics))
+            values[:, :, 3 + k] = table.column(name).to_numpy().reshape(documents, metrics)
         found = per_system.setdefault(table.column("system")[0].as_py(), ([], []))
-        found[0].extend(table.column("doc_id").to_pylist()[:: len(metrics)])
+        found[0].append(table.column("doc_id").take(np.arange(0, table.num_rows, metrics)))
         found[1].append(units(values).astype(np.int32))  # documents x metrics x (R, P, F)
     systems = sorted(per_system)
-    doc_ids = sorted({d for ids, _ in per_system.values() for d in ids})
-    where = {d: i for i, d in enumerate(doc_ids)}
-    x = np.zeros((len(doc_ids), len(systems), len(metrics), 3), dtype=np.int32)
+    ids = {s: pa.chunked_array([c for part in per_system[s][0] for c in part.chunks], pa.string()).combine_chunks()
+           for s in systems}
+    same = all(ids[s].equals(ids[systems[0]]) for s in systems)  # (the common case: one document set)
+    doc_ids = ids[systems[0]] if same else pc.unique(pa.chunked_array([ids[s] for s in systems], pa.string()))
+    x = np.zeros((len(doc_ids), len(systems), metrics, 3), dtype=np.int32)
     present = np.zeros((len(doc_ids), len(systems)), dtype=bool)
     for k, system in enumerate(systems):
-        ids, blocks = per_system.pop(system)
-        rows = np.fromiter(map(where.__getitem__, ids), dtype=np.intp, count=len(ids))
-        x[rows, k] = np.concatenate(blocks)
+        rows = slice(None) if same else pc.index_in(ids.pop(system), value_set=doc_ids).to_numpy()
+        x[rows, k] = np.concatenate(per_system.pop(system)[1])
         present[rows, k] = True
+    names = doc_ids.to_pylist() if len(doc_ids) <= EXACT_MAX_DOCUMENTS else range(len(doc_ids))
+    copied = {}
+    if reuse is not None and reuse.pairs_copied(len(doc_ids)):
+        copied = copied_pairs(reuse, profile)
+    read_again = [s for s in systems if s not in set(reuse.carried)] if copied else None
     out = []
-    for m, metric in enumerate(metrics):
+    for m, metric in enumerate(tags[profile]):
         acc = MetricSums()
         for j, sums in enumerate(acc.sums):
-            sums.add(doc_ids, systems, x[:, :, m, j].astype(np.int64), present)
-        out.append(significance_block(((profile, metric), acc), pairs_mode, confidence, adjust))
+            sums.add(names, systems, x[:, :, m, j].astype(np.int64), present, pairs_of=read_again)
+        out.append(significance_block(((profile, metric), acc), pairs_mode, confidence, adjust, copied.get(metric)))
     return out
 
 
 class SignificanceFromTables(beam.PTransform):
     """(profile, per-document Parquet file) of every file of the run in, once all are
     written; out the ((profile, metric), block)s of PairedSignificance (`test`),
-    a profile a worker (`profile_blocks`)."""
+    a profile a worker (`profile_blocks`; `reuse`: the pairs it copies)."""
 
-    def __init__(self, test, tags: dict):
+    def __init__(self, test, tags: dict, reuse=None):
         super().__init__()
-        self.test, self.tags = test, tags
+        self.test, self.tags, self.reuse = test, tags, reuse
 
     def expand(self, document_files):
         test = self.test
         return (
             document_files
             | "ByProfile" >> beam.GroupByKey()
-            | "PairedTests" >> beam.FlatMap(profile_blocks, self.tags, test.pairs_mode, test.confidence, test.adjust)
+            | "PairedTests" >> beam.FlatMap(profile_blocks, self.tags, test.pairs_mode, test.confidence, test.adjust,
+                                            self.reuse)
         )
 
 
@@ -461,9 +517,9 @@ class SignificanceTables(beam.PTransform):
     significance.{parquet,csv,md} written to `staging`, with the run's
     [significance] settings (`config`)."""
 
-    def __init__(self, config, profiles, staging: str, from_tables: bool = False):
+    def __init__(self, config, profiles, staging: str, from_tables: bool = False, reuse=None):
         super().__init__()
-        self.from_tables = from_tables
+        self.from_tables, self.reuse = from_tables, reuse
         self.tags = {profile.name: profile.tags for profile in profiles}
         self.staging = staging
         self.test = PairedSignificance(
@@ -474,7 +530,7 @@ class SignificanceTables(beam.PTransform):
         )
 
     def expand(self, documents):
-        test = SignificanceFromTables(self.test, self.tags) if self.from_tables else self.test
+        test = SignificanceFromTables(self.test, self.tags, self.reuse) if self.from_tables else self.test
         return (
             documents
             | "PairedSignificance" >> test

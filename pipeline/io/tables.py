@@ -444,17 +444,12 @@ def write_counts(
     documents_by_system: list,
     errors_by_system: list = (),
     text_checks: list = (),
-    reused: Optional[int] = None,
-    carried_scored: int = 0,
-    carried_documents: int = 0,
-    violations: int = 0,
-    refused: list = (),
+    reuse: Optional[list] = None,
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
     are listed: their averages are over different document sets.  A run reusing a
-    previous one (`reused` given) also counts under "reuse" the rows reused, the
-    scored documents carried systems scored too, what broke the carrying and the
-    messages of previous files refused (pipeline.beam.reuse)."""
+    previous one also has "reuse": its (name, value) counts (pipeline.reuse.REUSE_COUNTS)
+    summed per name, the messages of "refused" listed."""
     by_system = dict(sorted(documents_by_system))
     rows_read, read_errors = read_counts
     by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
@@ -473,9 +468,11 @@ def write_counts(
         # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
         "text_checks": _text_checks(text_checks),
     }
-    if reused is not None:
-        counts["reuse"] = {"rows_reused": reused, "carried_scored": carried_scored, "carried_documents": carried_documents,
-                           "carry_violations": violations, "refused": sorted(refused)}
+    if reuse is not None:
+        summed: dict = {"rows_reused": 0, "carried_scored": 0, "carried_documents": 0, "carry_violations": 0, "refused": []}
+        for name, value in reuse:
+            summed[name] += [value] if name == "refused" else value
+        counts["reuse"] = dict(summed, refused=sorted(summed["refused"]))
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
 
@@ -486,9 +483,14 @@ def missing_documents(by_system: dict, documents: int) -> dict:
 
 def read_parquet_table(path: str, columns: Optional[list[str]] = None):
     """A Parquet file (local or URL) as an Arrow table (of `columns` only, when given)."""
+    return read_parquet_table_bytes(files.read_bytes(path), columns)
+
+
+def read_parquet_table_bytes(data: bytes, columns: Optional[list[str]] = None):
+    """A Parquet file's bytes as an Arrow table (of `columns` only, when given)."""
     import pyarrow.parquet as pq  # noqa: PLC0415
 
-    return pq.read_table(io.BytesIO(files.read_bytes(path)), columns=columns)
+    return pq.read_table(io.BytesIO(data), columns=columns)
 
 
 def read_parquet_rows(path: str) -> list[dict]:
