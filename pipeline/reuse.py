@@ -40,7 +40,6 @@ from typing import Optional
 import numpy as np
 
 from pipeline.config import RunConfig
-from pipeline.digests import references_digest
 from pipeline.io import files
 from pipeline.io.published import FolderRefused, PublishedRun, open_published
 from pipeline.io.tables import document_file_stem, missing_documents
@@ -423,6 +422,8 @@ def read_document_file(folder: PublishedRun, name: str, tags: list[str]):
     float64 in `tags` order: each document's `values` bytes, row by row).  Anything
     but the rows this tool writes (every metric of the profile, in order, for each
     document, documents sorted and distinct, one digest per document) is refused."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     try:
@@ -437,18 +438,19 @@ def read_document_file(folder: PublishedRun, name: str, tags: list[str]):
     if rows % metrics or table.column("doc_id").null_count or table.column("metric").null_count:
         raise FolderRefused(f"{folder.path}: {name} does not hold every metric of each document")
     documents = rows // metrics
-    metric = table.column("metric").to_numpy(zero_copy_only=False).reshape(documents, metrics)
-    if documents and not (metric == np.array(tags, dtype=object)).all():
+    encoded = pc.dictionary_encode(table.column("metric")).combine_chunks()
+    if documents and (encoded.dictionary.to_pylist() != list(tags)
+                      or not np.array_equal(encoded.indices.to_numpy(), np.tile(np.arange(metrics), documents))):
         raise FolderRefused(f"{folder.path}: {name} does not hold the metrics {tags} in order")
-    ids = table.column("doc_id").to_pylist()[::metrics]
-    if any(a >= b for a, b in zip(ids, ids[1:])):
+    ids = table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks()
+    if documents > 1 and not pc.all(pc.less(ids.slice(0, documents - 1), ids.slice(1))).as_py():
         raise FolderRefused(f"{folder.path}: {name} does not hold its documents once each, in order")
-    digests = np.stack([table.column(c).to_numpy(zero_copy_only=False) for c in ("candidate_digest", "references_digest")],
+    digests = np.stack([table.column(c).to_numpy() for c in ("candidate_digest", "references_digest")],
                        axis=1).reshape(documents, metrics, 2)
     if (digests != digests[:, :1]).any():
         raise FolderRefused(f"{folder.path}: {name} gives a document's metrics different digests")
-    values = np.stack([table.column(c).to_numpy(zero_copy_only=False).astype(np.float64) for c in VALUE_COLUMNS], axis=1)
-    return ids, np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, metrics * 6))
+    values = np.stack([table.column(c).to_numpy().astype(np.float64) for c in VALUE_COLUMNS], axis=1)
+    return ids.to_pylist(), np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, metrics * 6))
 
 
 def previous_rows(plan: ReusePlan, system: str) -> list[tuple]:
@@ -469,10 +471,9 @@ def previous_rows(plan: ReusePlan, system: str) -> list[tuple]:
     width = [values.shape[1] * 8 for _, _, values in per_profile]
     buffers = [values.tobytes() for _, _, values in per_profile]
     raw = digests.tobytes()
-    return [
-        (doc_id, raw[16 * i : 16 * i + 16], tuple(b[w * i : w * i + w] for b, w in zip(buffers, width)))
-        for i, doc_id in enumerate(ids)
-    ]
+    count = len(ids)
+    per_profile = [[b[w * i : w * i + w] for i in range(count)] for b, w in zip(buffers, width)]
+    return list(zip(ids, [raw[16 * i : 16 * i + 16] for i in range(count)], zip(*per_profile)))
 
 
 def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
@@ -515,7 +516,8 @@ class BucketPrevious:
     ("row", system, doc_id, digest, values per profile) of the systems read again,
     ("doc", doc_id, references digest) of the documents carried systems scored):
     the previous rows of a list of documents, for MatchPrevious, and what would
-    make a carried system's results differ from a full run's (`violations`)."""
+    make a carried system's results differ from a full run's (`duplicates`,
+    `unresolved`, `check_references`)."""
 
     def __init__(self, items, carried: frozenset, check_references: bool):
         self.rows: dict = {}
@@ -526,7 +528,8 @@ class BucketPrevious:
             else:
                 self.documents[item[1]] = item[2]
         self.carried = carried
-        self.check_references = check_references
+        self.check_references_ = check_references
+        self.changed = 0  # candidates whose references differ from the carried systems' (`check_references`)
 
     def rows_of(self, groups) -> list:
         """The previous rows (system, doc_id, digest, values) of these DocumentGroups' documents."""
@@ -535,21 +538,26 @@ class BucketPrevious:
     def is_carried(self, doc_id: str) -> bool:
         return doc_id in self.documents
 
-    def violations(self, candidates) -> int:
-        """Rows of one document key that a full run would treat differently with
-        the carried systems' rows beside them: a row of a carried system (a
-        duplicate of a carried row), or, in joined form, references that differ
-        from those the carried systems scored the document with (a conflict).  A
-        list of references is digested once for the rows that repeat it."""
-        found = len([c for c in candidates if c.system in self.carried]) if self.carried else 0
-        if self.check_references and self.documents:
-            last, same = None, True
-            for c in candidates:
-                wanted = self.documents.get(c.doc_id)
-                if wanted is None or c.references is None:
-                    continue
-                if last is None or c.references != last[0] or c.doc_id != last[1]:
-                    last = (c.references, c.doc_id)
-                    same = references_digest(c.references) == wanted
-                found += not same
-        return found
+    def duplicates(self, candidates) -> int:
+        """Rows of carried systems among these (read again): each a duplicate of a
+        carried row in a full run."""
+        return len([c for c in candidates if c.system in self.carried]) if self.carried else 0
+
+    def unresolved(self, error) -> int:
+        """1 when the join reports a row of a document carried systems scored as
+        having no usable references: in a full run the carried rows of that
+        document would be reported so too."""
+        return int(error.reason in ("conflicting_references", "no_references") and error.doc_id in self.documents)
+
+    def check_references(self, groups, digests) -> None:
+        """Count (`changed`) the candidates of documents carried systems scored whose
+        references (the second half of their digest) are not the references those
+        systems scored the document with: a conflict in a full run."""
+        if not (self.check_references_ and self.documents):
+            return
+        i = 0
+        for group in groups:
+            wanted = self.documents.get(group.doc_id)
+            if wanted is not None:
+                self.changed += sum(digest[8:] != wanted for digest in digests[i : i + len(group.candidates)])
+            i += len(group.candidates)

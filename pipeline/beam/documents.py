@@ -92,8 +92,8 @@ class ResolveBucketFn(beam.DoFn):
 
     With a previous run (`carried`: the systems it carries whole, maybe none) the
     bucket's "previous" items come too (pipeline.beam.reuse.ReadPrevious): each
-    list goes out as (groups, their documents' previous rows, the carried documents
-    among them), for MatchPrevious; references of a document only carried systems
+    list goes out as (groups, their candidates' digests, their documents' previous
+    rows, the carried documents among them), for MatchPrevious; references of a document only carried systems
     have are used, not unused; and what would make a carried system's results
     differ from a full run's is counted ("carry_violations" on REUSE_COUNTS,
     pipeline.reuse.BucketPrevious)."""
@@ -125,27 +125,35 @@ class ResolveBucketFn(beam.DoFn):
         for key in sorted(by_key):
             candidates, references = by_key.pop(key)
             if previous is not None:
-                violations += previous.violations(candidates)
+                violations += previous.duplicates(candidates)
             for item in self._resolve(candidates, references, previous):
                 if isinstance(item, DocumentGroup):
                     out.append(item)
                     held += len(item.candidates)
                 else:
+                    if previous is not None and item.tag == ERRORS:
+                        violations += previous.unresolved(item.value)
                     yield item
             if held >= BATCH_ROWS:
                 yield self._with_previous(out, previous)
                 out, held = [], 0
         if out:
             yield self._with_previous(out, previous)
+        if previous is not None:
+            violations += previous.changed
         if violations:
             yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carry_violations", violations))
 
     @staticmethod
     def _with_previous(groups: list, previous):
+        """The groups alone, or with a previous run (groups, their candidates' digests,
+        their documents' previous rows, the carried documents among them)."""
         if previous is None:
             return groups
+        digests = row_digests(groups)
+        previous.check_references(groups, digests)
         carried = frozenset(g.doc_id for g in groups if previous.is_carried(g.doc_id))
-        return groups, previous.rows_of(groups), carried
+        return groups, digests, previous.rows_of(groups), carried
 
     def _resolve(self, candidates, references, previous=None):
         unused = (lambda rows: len(rows)) if previous is None else (

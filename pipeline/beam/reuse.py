@@ -26,7 +26,6 @@ import apache_beam as beam
 
 from pipeline.beam.documents import Matched
 from pipeline.beam.read import BATCH_ROWS, bucket_of
-from pipeline.digests import row_digests
 from pipeline.io import files
 from pipeline.io.published import FolderRefused
 from pipeline.reuse import REUSE_COUNTS, ReusePlan, carried_documents, previous_rows
@@ -42,6 +41,9 @@ class ReadPreviousFn(beam.DoFn):
     def __init__(self, plan: ReusePlan, buckets: int):
         self.plan, self.buckets = plan, buckets
 
+    def setup(self):
+        self.bucket_of: dict = {}  # doc_id -> its bucket: the tasks share documents, and a key takes 2-3 us to make
+
     def process(self, task):
         try:
             if task[0] == "rows":
@@ -54,8 +56,12 @@ class ReadPreviousFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
             return
         pending: dict = {}
+        known = self.bucket_of
         for item in items:
-            bucket = bucket_of(item[2] if item[0] == "row" else item[1], self.buckets)
+            doc_id = item[2] if item[0] == "row" else item[1]
+            bucket = known.get(doc_id)
+            if bucket is None:
+                bucket = known[doc_id] = bucket_of(doc_id, self.buckets)
             held = pending.setdefault(bucket, [])
             held.append(item)
             if len(held) >= BATCH_ROWS:
@@ -85,11 +91,11 @@ class ReadPrevious(beam.PTransform):
 
 
 def match_previous(element) -> Matched:
-    """(DocumentGroups, their documents' previous rows, the carried documents among
-    them) -> Matched: a candidate's previous values are reused when the previous run
-    scored the same (system, doc_id) with the same digests."""
-    groups, rows, carried = element
-    digests = row_digests(groups)
+    """(DocumentGroups, their candidates' digests, their documents' previous rows, the
+    carried documents among them) -> Matched: a candidate's previous values are
+    reused when the previous run scored the same (system, doc_id) with the same
+    digests."""
+    groups, digests, rows, carried = element
     previous = {(system, doc_id): (digest, values) for system, doc_id, digest, values in rows}
     reused, i = [], 0
     for group in groups:
@@ -101,8 +107,8 @@ def match_previous(element) -> Matched:
 
 
 class MatchPrevious(beam.PTransform):
-    """(DocumentGroups, previous rows, carried documents) in, as GroupDocuments makes
-    them with a previous run; Matched out, for ScoreDocuments."""
+    """(DocumentGroups, digests, previous rows, carried documents) in, as GroupDocuments
+    makes them with a previous run; Matched out, for ScoreDocuments."""
 
     def expand(self, documents):
         return documents | "Match" >> beam.Map(match_previous)

@@ -338,7 +338,7 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
         if not table.num_rows:
             continue
         documents = table.num_rows // metrics
-        values = np.zeros((documents, metrics, 6))
+        values = np.empty((documents, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
         for k, name in enumerate(MEASURES):
             values[:, :, 3 + k] = table.column(name).to_numpy().reshape(documents, metrics)
         found = per_system.setdefault(table.column("system")[0].as_py(), ([], []))
@@ -364,7 +364,7 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
     for m, metric in enumerate(tags[profile]):
         acc = MetricSums()
         for j, sums in enumerate(acc.sums):
-            sums.add(names, systems, x[:, :, m, j].astype(np.int64), present, pairs_of=read_again)
+            sums.add(names, systems, x[:, :, m, j].astype(np.int64), None if same else present, pairs_of=read_again)
         out.append(significance_block(((profile, metric), acc), pairs_mode, confidence, adjust, copied.get(metric)))
     return out
 
