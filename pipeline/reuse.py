@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -42,7 +43,7 @@ import numpy as np
 from pipeline.config import RunConfig
 from pipeline.io import files
 from pipeline.io.published import FolderRefused, PublishedRun, open_published
-from pipeline.io.tables import document_file_stem, missing_documents
+from pipeline.io.tables import document_batches, document_file_stem, missing_documents
 from rouge_core.errors import RougeConfigError
 from rouge_core.signature import Signature
 from rouge_core.significance import EXACT_MAX_DOCUMENTS
@@ -206,18 +207,23 @@ def reuse_line(plan: ReusePlan) -> str:
     return line + (f"; no system carried whole ({plan.not_carried})" if plan.not_carried else "")
 
 
-def retried_plan(plan: ReusePlan, counts: dict) -> Optional[ReusePlan]:
+def retried_plan(plan: ReusePlan, counts: dict, read: list[dict]) -> Optional[ReusePlan]:
     """The plan to run again with, when what the previous run offered could not be used
     as planned (None: the run stands): a previous file that failed its check while
     the run read it (nothing reused), or what would make a carried system's results
-    differ from a full run's (nothing carried)."""
+    differ from a full run's (nothing carried): rows of a carried system in a file
+    that was read (`read`: the read files' records, with the rows of each system),
+    or documents it scored that now have other references."""
     reuse = counts.get("reuse") or {}
     if reuse.get("refused"):
         return ReusePlan(plan.source, plan.folder, refused=reuse["refused"][0])
+    again = sorted({s for f in read for s in f.get("systems") or {} if s in set(plan.carried)})
+    if again:
+        return plan.without_carrying(f"rows of {', '.join(again[:3])}{' ...' if len(again) > 3 else ''} are also in "
+                                     "files read again (they would be duplicates)")
     if reuse.get("carry_violations"):
-        return plan.without_carrying(
-            f"{reuse['carry_violations']:,} row(s) of the systems planned to be carried whole are in files read again, "
-            "or documents they scored have other references now")
+        return plan.without_carrying(f"{reuse['carry_violations']:,} row(s) of documents the systems planned to be "
+                                     "carried whole scored have other references now")
     return None
 
 
@@ -416,64 +422,64 @@ def _fingerprints(paths: list[str], sizes: set) -> dict[str, dict]:
 # ------------------------------------------------------------------ reading previous rows
 
 
-def read_document_file(folder: PublishedRun, name: str, tags: list[str]):
-    """One previous per-document file of one (profile, system), verified:
+def document_file_parts(folder: PublishedRun, name: str, tags: list[str]):
+    """One previous per-document file of one (profile, system), verified (its bytes
+    against the manifest), in parts of whole documents (`document_batches`): per part
     (doc_ids, digests as (documents, 2) int64, values as (documents, metrics x 6)
     float64 in `tags` order: each document's `values` bytes, row by row).  Anything
     but the rows this tool writes (every metric of the profile, in order, for each
     document, documents sorted and distinct, one digest per document) is refused."""
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
+    metrics, last = len(tags), None
+    columns = ["doc_id", "metric", *VALUE_COLUMNS, "candidate_digest", "references_digest"]
     try:
-        table = pq.read_table(io.BytesIO(folder.read_bytes(name)),
-                              columns=["doc_id", "metric", *VALUE_COLUMNS, "candidate_digest", "references_digest"])
+        for table in document_batches(io.BytesIO(folder.read_bytes(name)), metrics, columns):
+            rows = table.num_rows
+            if rows % metrics or table.column("doc_id").null_count or table.column("metric").null_count:
+                raise FolderRefused(f"{folder.path}: {name} does not hold every metric of each document")
+            documents = rows // metrics
+            encoded = pc.dictionary_encode(table.column("metric")).combine_chunks()
+            if documents and (encoded.dictionary.to_pylist() != list(tags)
+                              or not np.array_equal(encoded.indices.to_numpy(), np.tile(np.arange(metrics), documents))):
+                raise FolderRefused(f"{folder.path}: {name} does not hold the metrics {tags} in order")
+            ids = table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks()
+            if documents > 1 and not pc.all(pc.less(ids.slice(0, documents - 1), ids.slice(1))).as_py():
+                raise FolderRefused(f"{folder.path}: {name} does not hold its documents once each, in order")
+            ids = ids.to_pylist()
+            if last is not None and ids and ids[0] <= last:
+                raise FolderRefused(f"{folder.path}: {name} does not hold its documents once each, in order")
+            last = ids[-1] if ids else last
+            digests = np.stack([table.column(c).to_numpy() for c in ("candidate_digest", "references_digest")],
+                               axis=1).reshape(documents, metrics, 2)
+            if (digests != digests[:, :1]).any():
+                raise FolderRefused(f"{folder.path}: {name} gives a document's metrics different digests")
+            values = np.stack([table.column(c).to_numpy().astype(np.float64) for c in VALUE_COLUMNS], axis=1)
+            yield ids, np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, -1))
     except FolderRefused:
         raise
     except Exception as err:  # noqa: BLE001 (a file that is no per-document table of this tool)
         raise FolderRefused(f"{folder.path}: {name} is not a per-document table of this version ({err})") from err
-    metrics = len(tags)
-    rows = table.num_rows
-    if rows % metrics or table.column("doc_id").null_count or table.column("metric").null_count:
-        raise FolderRefused(f"{folder.path}: {name} does not hold every metric of each document")
-    documents = rows // metrics
-    encoded = pc.dictionary_encode(table.column("metric")).combine_chunks()
-    if documents and (encoded.dictionary.to_pylist() != list(tags)
-                      or not np.array_equal(encoded.indices.to_numpy(), np.tile(np.arange(metrics), documents))):
-        raise FolderRefused(f"{folder.path}: {name} does not hold the metrics {tags} in order")
-    ids = table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks()
-    if documents > 1 and not pc.all(pc.less(ids.slice(0, documents - 1), ids.slice(1))).as_py():
-        raise FolderRefused(f"{folder.path}: {name} does not hold its documents once each, in order")
-    digests = np.stack([table.column(c).to_numpy() for c in ("candidate_digest", "references_digest")],
-                       axis=1).reshape(documents, metrics, 2)
-    if (digests != digests[:, :1]).any():
-        raise FolderRefused(f"{folder.path}: {name} gives a document's metrics different digests")
-    values = np.stack([table.column(c).to_numpy().astype(np.float64) for c in VALUE_COLUMNS], axis=1)
-    return ids.to_pylist(), np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, metrics * 6))
 
 
-def previous_rows(plan: ReusePlan, system: str) -> list[tuple]:
-    """A previous system's rows, for MatchPrevious: (doc_id, digest (16 bytes),
-    (values per profile, in the run's profile order)), every profile's file read
-    and the documents checked to agree across them."""
-    per_profile = []
-    for profile, names in plan.document_files(system).items():
-        parts = [read_document_file(plan.folder, name, plan.tags[profile]) for name in names]
-        ids = [d for part in parts for d in part[0]]
-        digests = np.concatenate([part[1] for part in parts]) if parts else np.zeros((0, 2), "<i8")
-        values = np.concatenate([part[2] for part in parts]) if parts else np.zeros((0, 6 * len(plan.tags[profile])))
-        per_profile.append((ids, digests, values))
-    ids, digests, _ = per_profile[0]
-    for other_ids, other_digests, _ in per_profile[1:]:
-        if other_ids != ids or not np.array_equal(other_digests, digests):
+def previous_rows(plan: ReusePlan, system: str):
+    """A previous system's rows, for MatchPrevious, a part at a time: lists of
+    (doc_id, digest (16 bytes), (values per profile, in the run's profile order)),
+    the profiles' files read side by side (a (profile, system)'s files and their
+    parts depend on its documents alone: every profile's are cut alike) and checked
+    to agree."""
+    streams = [(part for name in names for part in document_file_parts(plan.folder, name, plan.tags[profile]))
+               for profile, names in plan.document_files(system).items()]
+    for parts in itertools.zip_longest(*streams):
+        if any(part is None for part in parts) or any(
+                part[0] != parts[0][0] or not np.array_equal(part[1], parts[0][1]) for part in parts[1:]):
             raise FolderRefused(f"{plan.folder.path}: the profiles' per-document files of system {system!r} disagree")
-    width = [values.shape[1] * 8 for _, _, values in per_profile]
-    buffers = [values.tobytes() for _, _, values in per_profile]
-    raw = digests.tobytes()
-    count = len(ids)
-    per_profile = [[b[w * i : w * i + w] for i in range(count)] for b, w in zip(buffers, width)]
-    return list(zip(ids, [raw[16 * i : 16 * i + 16] for i in range(count)], zip(*per_profile)))
+        ids, digests = parts[0][0], parts[0][1].tobytes()
+        count = len(ids)
+        values = [[b[w * i : w * i + w] for i in range(count)]
+                  for b, w in ((part[2].tobytes(), part[2].shape[1] * 8) for part in parts)]
+        yield list(zip(ids, [digests[16 * i : 16 * i + 16] for i in range(count)], zip(*values)))
 
 
 def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
@@ -516,32 +522,31 @@ class BucketPrevious:
     ("row", system, doc_id, digest, values per profile) of the systems read again,
     ("doc", doc_id, references digest) of the documents carried systems scored):
     the previous rows of a list of documents, for MatchPrevious, and what would
-    make a carried system's results differ from a full run's (`duplicates`,
-    `unresolved`, `check_references`)."""
+    make a carried system's results differ from a full run's (`unresolved`,
+    `check_references`; a row of a carried system read again is found from the
+    read files' record, `retried_plan`)."""
 
-    def __init__(self, items, carried: frozenset, check_references: bool):
-        self.rows: dict = {}
+    def __init__(self, items, check_references: bool):
+        self.rows: dict = {}  # doc_id -> {system: (digest, values)}
         self.documents: dict = {}
         for item in items:
             if item[0] == "row":
-                self.rows.setdefault(item[2], []).append(item[1:])
+                found = self.rows.get(item[2])
+                if found is None:
+                    self.rows[item[2]] = found = {}
+                found[item[1]] = (item[3], item[4])
             else:
                 self.documents[item[1]] = item[2]
-        self.carried = carried
         self.check_references_ = check_references
         self.changed = 0  # candidates whose references differ from the carried systems' (`check_references`)
 
-    def rows_of(self, groups) -> list:
-        """The previous rows (system, doc_id, digest, values) of these DocumentGroups' documents."""
-        return [row for group in groups for row in self.rows.get(group.doc_id, ())]
+    def rows_of(self, groups) -> dict:
+        """{doc_id: {system: (digest, values)}} of these DocumentGroups' documents."""
+        rows = self.rows
+        return {g.doc_id: rows[g.doc_id] for g in groups if g.doc_id in rows}
 
     def is_carried(self, doc_id: str) -> bool:
         return doc_id in self.documents
-
-    def duplicates(self, candidates) -> int:
-        """Rows of carried systems among these (read again): each a duplicate of a
-        carried row in a full run."""
-        return len([c for c in candidates if c.system in self.carried]) if self.carried else 0
 
     def unresolved(self, error) -> int:
         """1 when the join reports a row of a document carried systems scored as
@@ -552,12 +557,14 @@ class BucketPrevious:
     def check_references(self, groups, digests) -> None:
         """Count (`changed`) the candidates of documents carried systems scored whose
         references (the second half of their digest) are not the references those
-        systems scored the document with: a conflict in a full run."""
+        systems scored the document with: a conflict in a full run.  (Checked where
+        a document's rows share one list of references, as they do unless
+        input.conflicting_references is "keep", which checks nothing.)"""
         if not (self.check_references_ and self.documents):
             return
         i = 0
         for group in groups:
             wanted = self.documents.get(group.doc_id)
-            if wanted is not None:
-                self.changed += sum(digest[8:] != wanted for digest in digests[i : i + len(group.candidates)])
+            if wanted is not None and digests[i][8:] != wanted:
+                self.changed += len(group.candidates)
             i += len(group.candidates)

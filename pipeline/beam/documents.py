@@ -90,23 +90,23 @@ class ResolveBucketFn(beam.DoFn):
     reference rows of documents no candidate has are counted on UNUSED (they are
     normal: a reference set larger than the outputs).
 
-    With a previous run (`carried`: the systems it carries whole, maybe none) the
-    bucket's "previous" items come too (pipeline.beam.reuse.ReadPrevious): each
-    list goes out as (groups, their candidates' digests, their documents' previous
-    rows, the carried documents among them), for MatchPrevious; references of a document only carried systems
-    have are used, not unused; and what would make a carried system's results
-    differ from a full run's is counted ("carry_violations" on REUSE_COUNTS,
-    pipeline.reuse.BucketPrevious)."""
+    With a previous run (`previous`) the bucket's "previous" items come too
+    (pipeline.beam.reuse.ReadPrevious): each list goes out as (groups, their
+    candidates' digests, their documents' previous rows, the carried documents
+    among them), for MatchPrevious; references of a document only carried
+    systems have are used, not unused; and what would make a carried system's
+    results differ from a full run's is counted ("carry_violations" on
+    REUSE_COUNTS, pipeline.reuse.BucketPrevious)."""
 
-    def __init__(self, keep_conflicts: bool = False, carried=None):
+    def __init__(self, keep_conflicts: bool = False, previous: bool = False):
         self.keep_conflicts = keep_conflicts
-        self.carried = carried
+        self.previous = previous
 
     def process(self, element):
         _, grouped = element
         previous = None
-        if self.carried is not None:
-            previous = BucketPrevious(load(grouped.get("previous", [])), self.carried, not self.keep_conflicts)
+        if self.previous:
+            previous = BucketPrevious(load(grouped.get("previous", [])), not self.keep_conflicts)
         by_id: dict = {}
         for c in load(grouped["candidates"]):  # (rows of the spill: every field, as read)
             found = by_id.get(c[1])
@@ -124,8 +124,6 @@ class ResolveBucketFn(beam.DoFn):
         out, held, violations = [], 0, 0
         for key in sorted(by_key):
             candidates, references = by_key.pop(key)
-            if previous is not None:
-                violations += previous.duplicates(candidates)
             for item in self._resolve(candidates, references, previous):
                 if isinstance(item, DocumentGroup):
                     out.append(item)
@@ -184,12 +182,11 @@ class GroupDocuments(beam.PTransform):
     "unused" (per document without candidates, its reference rows) and
     "reuse" (ResolveBucketFn's counts).  The rows go through spill files under `folder`
     (pipeline.beam.spill): what crosses the shuffle is the place of a bucket's rows
-    per file written, never a row.  `carried`: with previous items, the systems
-    carried whole (pipeline.reuse)."""
+    per file written, never a row."""
 
-    def __init__(self, folder: str, keep_conflicts: bool = False, carried=None):
+    def __init__(self, folder: str, keep_conflicts: bool = False):
         super().__init__()
-        self.folder, self.keep_conflicts, self.carried = folder, keep_conflicts, carried
+        self.folder, self.keep_conflicts = folder, keep_conflicts
 
     def expand(self, inputs):
         candidates, references, *previous = inputs
@@ -200,7 +197,7 @@ class GroupDocuments(beam.PTransform):
         if previous:
             spilled["previous"] = previous[0] | "SpillPrevious" >> beam.ParDo(SpillFn(self.folder, "previous", pickled=True))
         grouped = spilled | "ByBucket" >> beam.CoGroupByKey()
-        fn = ResolveBucketFn(self.keep_conflicts, frozenset(self.carried or ()) if previous else None)
+        fn = ResolveBucketFn(self.keep_conflicts, bool(previous))
         resolved = grouped | "Resolve" >> beam.ParDo(fn).with_outputs(ERRORS, UNUSED, REUSE_COUNTS, main="documents")
         return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED],
                 "reuse": resolved[REUSE_COUNTS]}

@@ -41,7 +41,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     previous = p | "ReadPrevious" >> ReadPrevious(reuse, buckets) if reuse else None
     grouped = (read["candidates"], read["references"], *([previous["items"]] if reuse else [])) | "GroupDocuments" >> (
-        GroupDocuments(staging, config.input.conflicting_references == "keep", carried if reuse else None)
+        GroupDocuments(staging, config.input.conflicting_references == "keep")
     )
     documents = grouped["documents"] | "MatchPrevious" >> MatchPrevious() if reuse else grouped["documents"]
     scored = documents | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 
+from pipeline.beam.batches import batched
 from pipeline.beam.documents import Matched
 from pipeline.beam.read import BATCH_ROWS, bucket_of
 from pipeline.io import files
@@ -46,16 +47,24 @@ class ReadPreviousFn(beam.DoFn):
 
     def process(self, task):
         try:
+            pending: dict = {}
             if task[0] == "rows":
                 system = task[1]
-                items = [("row", system, doc_id, digest, values) for doc_id, digest, values in previous_rows(self.plan, system)]
+                for rows in previous_rows(self.plan, system):  # (a part of the files at a time)
+                    yield from self._batches(pending, [("row", system, *row) for row in rows])
             else:
                 items = [("doc", doc_id, refs) for doc_id, refs in carried_documents(self.plan).items()]
                 yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_documents", len(items)))
+                yield from self._batches(pending, items)
         except FolderRefused as err:
             yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
             return
-        pending: dict = {}
+        for bucket, held in sorted(pending.items()):
+            if held:
+                yield bucket, held
+
+    def _batches(self, pending: dict, items: list):
+        """The items into `pending` ({bucket: items}); a bucket's out once it holds BATCH_ROWS."""
         known = self.bucket_of
         for item in items:
             doc_id = item[2] if item[0] == "row" else item[1]
@@ -67,9 +76,6 @@ class ReadPreviousFn(beam.DoFn):
             if len(held) >= BATCH_ROWS:
                 yield bucket, held
                 pending[bucket] = []
-        for bucket, held in sorted(pending.items()):
-            if held:
-                yield bucket, held
 
 
 class ReadPrevious(beam.PTransform):
@@ -91,16 +97,17 @@ class ReadPrevious(beam.PTransform):
 
 
 def match_previous(element) -> Matched:
-    """(DocumentGroups, their candidates' digests, their documents' previous rows, the
-    carried documents among them) -> Matched: a candidate's previous values are
+    """(DocumentGroups, their candidates' digests, their documents' previous rows
+    ({doc_id: {system: (digest, values)}}), the carried documents among them) ->
+    Matched: a candidate's previous values are
     reused when the previous run scored the same (system, doc_id) with the same
     digests."""
     groups, digests, rows, carried = element
-    previous = {(system, doc_id): (digest, values) for system, doc_id, digest, values in rows}
-    reused, i = [], 0
+    reused, i, none = [], 0, {}
     for group in groups:
+        previous = rows.get(group.doc_id, none)
         for c, _ in group.candidates:
-            found = previous.get((c.system, c.doc_id))
+            found = previous.get(c.system)
             reused.append(found[1] if found is not None and found[0] == digests[i] else None)
             i += 1
     return Matched(groups, digests, reused, carried)
@@ -111,14 +118,14 @@ class MatchPrevious(beam.PTransform):
     makes them with a previous run; Matched out, for ScoreDocuments."""
 
     def expand(self, documents):
-        return documents | "Match" >> beam.Map(match_previous)
+        return batched(documents | "Match" >> beam.Map(match_previous))
 
 
 def copy_file(task, plan: ReusePlan, staging: str):
-    """Copy one carried per-document file, (profile, its name in the previous run),
-    into the staging folder; out (profile, its path) for a Parquet file, or the
-    message of a file that failed its check ("refused" on REUSE_COUNTS)."""
-    profile, name = task
+    """Copy one carried per-document file, (profile, system, its name in the previous
+    run), into the staging folder; out (profile, (system, its path)) for a Parquet
+    file, or the message of a file that failed its check ("refused" on REUSE_COUNTS)."""
+    profile, system, name = task
     target = files.join(staging, name)
     try:
         plan.folder.copy_to(name, target)
@@ -126,13 +133,13 @@ def copy_file(task, plan: ReusePlan, staging: str):
         yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
         return
     if name.endswith(".parquet"):
-        yield profile, target
+        yield profile, (system, target)
 
 
 class CopyCarried(beam.PTransform):
     """The carried systems' per-document files (every format the previous run wrote
     of them: its output settings are this run's) copied into `staging`: a dict,
-    "files" ((profile, path) of each Parquet file) and "reuse" (REUSE_COUNTS)."""
+    "files" ((profile, (system, path)) of each Parquet file) and "reuse" (REUSE_COUNTS)."""
 
     def __init__(self, plan: ReusePlan, staging: str):
         super().__init__()
@@ -144,7 +151,7 @@ class CopyCarried(beam.PTransform):
         for system in self.plan.carried:
             for profile, names in self.plan.document_files(system).items():
                 stems = {name.rsplit(".", 1)[0] for name in names}
-                tasks += [(profile, name) for name in listed if name.rsplit(".", 1)[0] in stems]
+                tasks += [(profile, system, name) for name in listed if name.rsplit(".", 1)[0] in stems]
         copied = (
             pbegin
             | "CarriedFiles" >> beam.Create(sorted(tasks))

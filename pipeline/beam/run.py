@@ -254,7 +254,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         while True:  # once, or again when what a previous run offered could not be used as planned
             read = _announce(inputs, plan, runner_note)
             counts = _run_graph(progress, config, options, read, folder, plan if plan and plan.reuses else None)
-            retry = plan and retried_plan(plan, counts)
+            retry = plan and retried_plan(plan, counts, list(read_fingerprints(folder).values()))
             if not retry:
                 break
             log.warning("%s; running again", retry.not_carried or retry.refused)

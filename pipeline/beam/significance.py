@@ -27,6 +27,7 @@ about 200 MB, at 1,000 systems).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -39,7 +40,7 @@ import apache_beam as beam
 import numpy as np
 
 from pipeline.io import files
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names, read_parquet_table, read_parquet_table_bytes
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, document_batches, names, read_parquet_table_bytes
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
@@ -315,64 +316,118 @@ def copied_pairs(reuse, profile: str) -> dict:
 
 
 def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adjust: str, reuse=None) -> list:
-    """(profile, its per-document Parquet files) -> ((profile, metric), block) per
-    metric: every pair's paired test on their shared documents, from the files'
-    R/P/F as integers (`units`, as the scored batches give them), through the same
-    PairSums and `significance_block` as the graph's own significance: the same
-    sums, so the same rows (the documents' order does not matter to a sum; their
-    ids only to the exact test, kept up to EXACT_MAX_DOCUMENTS).  With `reuse` (a
-    pipeline.reuse.ReusePlan whose pairs are copied), the pairs of two systems
-    carried whole are the previous run's (`CopiedPairs`) and only the pairs with a
-    system read again are summed (PairSums(pairs_of=...): S x k per document, not
-    S x S).  Documents are lined up across systems by Arrow (no Python object per
-    document; none at all when every system has the same documents); the profile's
-    R/P/F are held at once, documents x systems x metrics x 3 int32."""
+    """(profile, [(system, one of its per-document Parquet files), ...]) ->
+    ((profile, metric), block) per metric: every pair's paired test on their shared
+    documents, from the files' R/P/F as integers (`units`, as the scored batches
+    give them), through the same PairSums and `significance_block` as the graph's
+    own significance: the same sums, so the same rows (the documents' order does not
+    matter to a sum; their ids only to the exact test, kept up to
+    EXACT_MAX_DOCUMENTS).  With `reuse` (a pipeline.reuse.ReusePlan whose pairs are
+    copied), the pairs of two systems carried whole are the previous run's
+    (`CopiedPairs`) and only the pairs with a system read again are summed
+    (PairSums(pairs_of=...): S x k per document, not S x S).
+
+    When every system has the same documents (each (profile, system)'s files hold
+    them sorted), they are read side by side a row group of documents at a time
+    (`document_chunks`; memory: a row group of every system); else every system's
+    are held and lined up by Arrow (`_gathered`)."""
+    profile, found = element
+    metrics = tags[profile]
+    paths: dict = {}
+    for system, path in sorted(found):
+        paths.setdefault(system, []).append(path)
+    systems = sorted(paths)
+    counts = {s: sum(_rows_of(p) for p in paths[s]) // len(metrics) for s in systems}
+    aligned = len(set(counts.values())) == 1
+    documents = counts[systems[0]] if aligned else None
+    sums = None
+    if aligned:
+        copied, read_again = _copied(reuse, profile, systems, documents)
+        sums = _aligned(paths, systems, len(metrics), read_again)
+    if sums is None:  # (documents that differ between systems)
+        doc_ids, x, present = _gathered(paths, systems, len(metrics))
+        copied, read_again = _copied(reuse, profile, systems, len(doc_ids))
+        names = doc_ids.to_pylist() if len(doc_ids) <= EXACT_MAX_DOCUMENTS else range(len(doc_ids))
+        sums = [MetricSums() for _ in metrics]
+        for m, acc in enumerate(sums):
+            for j, column in enumerate(acc.sums):
+                column.add(names, systems, x[:, :, m, j].astype(np.int64), present, pairs_of=read_again)
+    return [significance_block(((profile, metric), acc), pairs_mode, confidence, adjust, copied.get(metric))
+            for metric, acc in zip(metrics, sums)]
+
+
+def _rows_of(path: str) -> int:
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
+        return pq.ParquetFile(fh).metadata.num_rows
+
+
+def _copied(reuse, profile: str, systems: list, documents: int) -> tuple[dict, object]:
+    """({metric: CopiedPairs}, the systems whose pairs are summed: None for all)."""
+    if reuse is None or not reuse.pairs_copied(documents):
+        return {}, None
+    return copied_pairs(reuse, profile), [s for s in systems if s not in set(reuse.carried)]
+
+
+def _aligned(paths: dict, systems: list, metrics: int, read_again):
+    """Per metric a MetricSums of every system's documents read side by side, or None
+    when the systems turn out to have different documents."""
+    sums = [MetricSums() for _ in range(metrics)]
+    streams = [document_chunks(paths[s], metrics) for s in systems]
+    while True:
+        parts = [next(stream, None) for stream in streams]
+        if all(part is None for part in parts):
+            return sums
+        if any(part is None for part in parts) or not all(part[0].equals(parts[0][0]) for part in parts):
+            return None
+        names = parts[0][0].to_pylist()
+        x = np.stack([part[1] for part in parts], axis=1)  # documents x systems x metrics x 3
+        for m, acc in enumerate(sums):
+            for j, column in enumerate(acc.sums):
+                column.add(names, systems, x[:, :, m, j].astype(np.int64), pairs_of=read_again)
+
+
+def document_chunks(paths: list, metrics: int):
+    """A (profile, system)'s per-document files, in order, as (doc ids (an Arrow
+    array), R/P/F units (documents x metrics x 3, int32)), DOCUMENTS_PER_ROW_GROUP
+    documents at a time (`document_batches`: a row group of each file at a time)."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    for path in paths:
+        with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
+            for table in document_batches(fh, metrics, ["doc_id", *MEASURES]):  # (a local file: Arrow's own reads)
+                rows = table.num_rows
+                values = np.empty((rows // metrics, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
+                for k, name in enumerate(MEASURES):
+                    values[:, :, 3 + k] = table.column(name).to_numpy().reshape(rows // metrics, metrics)
+                yield table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks(), \
+                    units(values).astype(np.int32)
+
+
+def _gathered(paths: dict, systems: list, metrics: int):
+    """(every document (Arrow), R/P/F units documents x systems x metrics x 3 int32,
+    presence documents x systems) of systems whose documents differ, lined up by
+    Arrow (no Python object per document)."""
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
 
-    profile, paths = element
-    metrics = len(tags[profile])
-    per_system: dict = {}
-    for path in sorted(paths):
-        table = read_parquet_table(path, ["system", "doc_id", *MEASURES])
-        if not table.num_rows:
-            continue
-        documents = table.num_rows // metrics
-        values = np.empty((documents, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
-        for k, name in enumerate(MEASURES):
-            values[:, :, 3 + k] = table.column(name).to_numpy().reshape(documents, metrics)
-        found = per_system.setdefault(table.column("system")[0].as_py(), ([], []))
-        found[0].append(table.column("doc_id").take(np.arange(0, table.num_rows, metrics)))
-        found[1].append(units(values).astype(np.int32))  # documents x metrics x (R, P, F)
-    systems = sorted(per_system)
-    ids = {s: pa.chunked_array([c for part in per_system[s][0] for c in part.chunks], pa.string()).combine_chunks()
-           for s in systems}
-    same = all(ids[s].equals(ids[systems[0]]) for s in systems)  # (the common case: one document set)
-    doc_ids = ids[systems[0]] if same else pc.unique(pa.chunked_array([ids[s] for s in systems], pa.string()))
+    parts = {s: list(document_chunks(paths[s], metrics)) for s in systems}
+    ids = {s: pa.chunked_array([p[0] for p in parts[s]], pa.string()).combine_chunks() for s in systems}
+    doc_ids = pc.unique(pa.chunked_array([ids[s] for s in systems], pa.string()))
     x = np.zeros((len(doc_ids), len(systems), metrics, 3), dtype=np.int32)
     present = np.zeros((len(doc_ids), len(systems)), dtype=bool)
     for k, system in enumerate(systems):
-        rows = slice(None) if same else pc.index_in(ids.pop(system), value_set=doc_ids).to_numpy()
-        x[rows, k] = np.concatenate(per_system.pop(system)[1])
+        rows = pc.index_in(ids.pop(system), value_set=doc_ids).to_numpy()
+        x[rows, k] = np.concatenate([p[1] for p in parts.pop(system)])
         present[rows, k] = True
-    names = doc_ids.to_pylist() if len(doc_ids) <= EXACT_MAX_DOCUMENTS else range(len(doc_ids))
-    copied = {}
-    if reuse is not None and reuse.pairs_copied(len(doc_ids)):
-        copied = copied_pairs(reuse, profile)
-    read_again = [s for s in systems if s not in set(reuse.carried)] if copied else None
-    out = []
-    for m, metric in enumerate(tags[profile]):
-        acc = MetricSums()
-        for j, sums in enumerate(acc.sums):
-            sums.add(names, systems, x[:, :, m, j].astype(np.int64), None if same else present, pairs_of=read_again)
-        out.append(significance_block(((profile, metric), acc), pairs_mode, confidence, adjust, copied.get(metric)))
-    return out
+    return doc_ids, x, present
 
 
 class SignificanceFromTables(beam.PTransform):
-    """(profile, per-document Parquet file) of every file of the run in, once all are
-    written; out the ((profile, metric), block)s of PairedSignificance (`test`),
-    a profile a worker (`profile_blocks`; `reuse`: the pairs it copies)."""
+    """(profile, (system, per-document Parquet file)) of every file of the run in,
+    once all are written; out the ((profile, metric), block)s of PairedSignificance
+    (`test`), a profile a worker (`profile_blocks`; `reuse`: the pairs it copies)."""
 
     def __init__(self, test, tags: dict, reuse=None):
         super().__init__()

@@ -103,7 +103,7 @@ class WriteResults(beam.PTransform):
     the per-document rows grouped per (profile, system) through spill files
     (pipeline.beam.spill), each (profile, system)'s files written where its rows
     are loaded (`per_document_writer`); the errors in shards that follow their
-    number.  Out: (profile, path) of each per-document Parquet file written."""
+    number.  Out: (profile, (system, path)) of each per-document Parquet file written."""
 
     def __init__(self, staging: str, output, profiles):
         super().__init__()
@@ -117,7 +117,8 @@ class WriteResults(beam.PTransform):
             batches
             | "BySystem" >> beam.FlatMap(system_documents)
             | "PerDocument" >> SpilledGroupByKey(
-                self.staging, "per_document", then=lambda element: [(element[0][0], name + ".parquet") for name in write(element)])
+                self.staging, "per_document",
+                then=lambda element: [(element[0][0], (element[0][1], name + ".parquet")) for name in write(element)])
             | "DocumentFiles" >> beam.FlatMap(lambda names: names)
         )
         errors | "Errors" >> ShardedWrite(

@@ -128,12 +128,13 @@ def arrow_schema(columns: list[tuple[str, str]], metadata: Optional[dict] = None
     return pa.schema([(name, getattr(pa, "bool_" if kind == "bool" else kind)()) for name, kind in columns], metadata=metadata)
 
 
-def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None) -> bytes:
+def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None,
+                  row_group_size: Optional[int] = None) -> bytes:
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(columns, metadata)), sink)
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(columns, metadata)), sink, row_group_size=row_group_size)
     return sink.getvalue()
 
 
@@ -188,6 +189,11 @@ def write_table(folder: str, stem: str, rows: list[dict], columns: list[tuple[st
 
 
 DOCUMENTS_PER_FILE = 100_000  # a (profile, system)'s documents per per-document file, unless set
+# Documents per row group of a per-document file: a reader can take a file a row group at a
+# time (significance from the tables reads every system's side by side), and 16,384 documents'
+# doc_ids fit one Parquet dictionary page (one row group of 100,000: written 1.6x slower, read
+# 1.5x slower, 4.5% smaller, measured on a file of 100,000 documents x 3 metrics).
+DOCUMENTS_PER_ROW_GROUP = 16_384
 
 
 def document_file_stem(profile: str, system: str) -> str:
@@ -221,16 +227,17 @@ def per_document_writer(staging: str, formats: tuple, profiles: list[Profile], f
         written = []
         for j, columns in enumerate(document_column_parts(documents, tags, order, (profile, system), parts)):
             name = f"{stem}-{j:05d}-of-{parts:05d}"
-            write_document_files(name, columns, formats)
+            write_document_files(name, columns, formats, len(tags[profile]))
             written.append(name)
         return written
 
     return write
 
 
-def write_document_files(name: str, columns: dict, formats: tuple) -> None:
-    """`name`.parquet (and .csv, .jsonl when `formats` asks) of some per-document columns."""
-    files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS))
+def write_document_files(name: str, columns: dict, formats: tuple, metrics: int) -> None:
+    """`name`.parquet (and .csv, .jsonl when `formats` asks) of some per-document columns
+    (`metrics` rows per document: DOCUMENTS_PER_ROW_GROUP documents a row group)."""
+    files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS, DOCUMENTS_PER_ROW_GROUP * metrics))
     if "csv" in formats or "jsonl" in formats:
         cells = zip(*(c.to_pylist() for c in columns.values()))
         rows = [dict(zip(columns, row)) for row in cells]
@@ -238,6 +245,27 @@ def write_document_files(name: str, columns: dict, formats: tuple) -> None:
             files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
         if "jsonl" in formats:
             files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+
+
+def document_batches(source, metrics: int, columns: list[str], documents: int = DOCUMENTS_PER_ROW_GROUP):
+    """A per-document Parquet file (a path or a binary file object) as Arrow tables of
+    `columns`, `documents` whole documents each (the last fewer; `metrics` rows a
+    document): read a row group at a time, whatever the file's row groups."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    parquet = pq.ParquetFile(source)
+    size = documents * metrics
+    held, rows = [], 0
+    for batch in parquet.iter_batches(batch_size=size, columns=columns):
+        held.append(batch)
+        rows += batch.num_rows
+        while rows >= size:
+            table = pa.Table.from_batches(held)
+            yield table.slice(0, size)
+            held, rows = table.slice(size).to_batches(), rows - size
+    if rows:
+        yield pa.Table.from_batches(held)
 
 
 DOCUMENT_CHUNK = 32_768  # documents whose columns are built at a time (their temporaries then freed)
@@ -318,9 +346,9 @@ def document_column_parts(documents: list, tags: dict, order: dict, key: Optiona
         yield {name: pa.chunked_array(pieces, type=kinds[name]) for name, pieces in chunks.items()}
 
 
-def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) -> bytes:
+def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]], row_group_size: Optional[int] = None) -> bytes:
     """A Parquet file of whole columns (lists, arrays or Arrow arrays), in the
-    schema's order and types."""
+    schema's order and types (in row groups of `row_group_size` rows, when given)."""
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
     import pyarrow.parquet as pq  # noqa: PLC0415
 
@@ -331,7 +359,7 @@ def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) 
     ]
     table = pa.Table.from_arrays(arrays, schema=schema)
     sink = io.BytesIO()
-    pq.write_table(table, sink)
+    pq.write_table(table, sink, row_group_size=row_group_size)
     return sink.getvalue()
 
 

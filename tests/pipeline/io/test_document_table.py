@@ -100,6 +100,26 @@ def test_a_systems_documents_are_cut_into_files_of_consecutive_documents(tmp_pat
             assert open(name + ".parquet", "rb").read() == parquet_bytes(rows_of(expected), DOCUMENT_COLUMNS)
 
 
+def test_a_systems_file_is_written_and_read_back_in_row_groups_of_whole_documents(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    import pipeline.io.tables as tables
+    from pipeline.io.tables import document_batches
+
+    monkeypatch.setattr(tables, "DOCUMENTS_PER_ROW_GROUP", 7)
+    docs = [d for d in scored(300, seed=6) if d.profile == "p"]
+    key = ("p", docs[0].system)
+    mine = [d for d in docs if (d.profile, d.system) == key]
+    (name,) = per_document_writer(str(tmp_path), (), two_profiles())((key, groups(mine)[key]))
+    rows = rows_of(mine)
+    assert open(name + ".parquet", "rb").read() == parquet_bytes(rows, DOCUMENT_COLUMNS, row_group_size=7 * 3)
+    assert pq.ParquetFile(name + ".parquet").metadata.num_row_groups == -(-len(mine) // 7)
+    for size in (1, 5, 7, 100):  # read back in parts of whole documents, whatever the row groups
+        parts = list(document_batches(name + ".parquet", 3, ["doc_id", "metric"], size))
+        assert all(p.num_rows == 3 * size for p in parts[:-1]) and 0 < parts[-1].num_rows <= 3 * size
+        assert [r for p in parts for r in p.to_pylist()] == [{"doc_id": r["doc_id"], "metric": r["metric"]} for r in rows]
+
+
 def test_the_writer_sorts_as_python_does_from_plain_tuples(tmp_path):
     # Arrow sorts a system's documents; doc_ids across the planes (BMP high, astral,
     # combining) and numbers order as Python's sort orders them.
