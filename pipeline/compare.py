@@ -1,6 +1,8 @@
 """`rouge-pipeline compare OLD_RUN NEW_RUN`: what changed between two result folders.
 
-For every (system, metric) of either run: the old and new mean of a measure,
+For every (system, metric) of either run: the old and new value of a measure as
+each run's table shows it (ROUGE-1.5.5's printed average where the run has one,
+else the mean; `average` says which) and the means over each run's documents,
 and on the documents both runs scored a paired test of new against old
 (`rouge_core.significance`: the sign-flip test, exact up to 20 documents and by
 Student's t beyond, with the t interval of the change; Holm-adjusted across all
@@ -91,62 +93,109 @@ class ResultFolder:
         self.scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
         for shard in sorted(shards):
             self._read_shard(shard, measure)
+        self._read_system_table(measure)
         for what, names in (("systems", {s for s, _ in self.scores}), ("metrics", {m for _, m in self.scores})):
             groups = clashes(names)
             if groups:
                 raise UsageError(f"{path}: {describe_clashes(what, groups)}")
 
-    def _read_shard(self, shard: str, measure: str) -> None:
+    def _read_table(self, path: str, wanted: list[str], what: str, text: list[str]):
+        """The `wanted` columns of a Parquet table of the folder (and `profile` when it
+        has one) as an Arrow table, its `text` columns checked to hold strings; any
+        problem is a UsageError naming the file as `what` ("a per-document table")."""
         import pyarrow as pa  # noqa: PLC0415 (result folders are Parquet)
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        wanted = ["system", "doc_id", "metric", measure]
         try:
-            with files.open_read(shard) as fh:
+            with files.open_read(path) as fh:
                 raw = io.BytesIO(fh.read())
-            shard_file = pq.ParquetFile(raw)
-            present = shard_file.schema_arrow.names
-            large = oversized_page(raw, shard_file.metadata, wanted + ["profile"])
+            table_file = pq.ParquetFile(raw)
+            present = table_file.schema_arrow.names
+            large = oversized_page(raw, table_file.metadata, wanted + ["profile"])
             if large:
-                raise UsageError(f"{shard}: not a per-document table as this tool writes it: {large}")
+                raise UsageError(f"{path}: not {what} as this tool writes it: {large}")
             missing = [name for name in wanted if name not in present]
             if missing:
-                raise UsageError(f"{shard}: not a per-document table: no column {', '.join(map(repr, missing))}")
-            table = shard_file.read(columns=wanted + ["profile"] * ("profile" in present))
+                raise UsageError(f"{path}: not {what}: no column {', '.join(map(repr, missing))}")
+            table = table_file.read(columns=wanted + ["profile"] * ("profile" in present))
         except UsageError:
             raise
         except (pa.ArrowException, OSError, ValueError, KeyError) as err:  # truncated, corrupt
-            raise UsageError(f"{shard}: not a per-document table: cannot read it ({type(err).__name__}: {err})") from err
-        for name in wanted[:3] + ["profile"] * ("profile" in table.column_names):
+            raise UsageError(f"{path}: not {what}: cannot read it ({type(err).__name__}: {err})") from err
+        for name in text + ["profile"] * ("profile" in table.column_names):
             kind = table.schema.field(name).type
             if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or (name == "profile" and pa.types.is_null(kind))):
-                raise UsageError(f"{shard}: column {name!r} must hold strings; it holds {kind}")
-        kind = table.schema.field(measure).type
-        if not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
-            raise UsageError(f"{shard}: column {measure!r} must hold numbers; it holds {kind}")
-        columns = [table.column(name).to_pylist() for name in wanted]
+                raise UsageError(f"{path}: column {name!r} must hold strings; it holds {kind}")
+        for name in (n for n in wanted if n not in text):
+            kind = table.schema.field(name).type
+            if not (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind)):
+                raise UsageError(f"{path}: column {name!r} must hold numbers; it holds {kind}")
+        return table
+
+    def _rows(self, path: str, table, names: list[str]):
+        """(row number, label, [values of `names`]) per row: the names of the text
+        columns checked (non-empty, no control character), the metric labelled as
+        "<profile> <metric>" in a run with profiles (the default profile: the metric)."""
+        columns = [table.column(name).to_pylist() for name in names]
         profiles = table.column("profile").to_pylist() if "profile" in table.column_names else [None] * len(table)
-        for number, (profile, system, doc_id, metric, value) in enumerate(zip(profiles, *columns), 1):
-            for name, text in (("system", system), ("doc_id", doc_id), ("metric", metric), ("profile", profile)):
-                if text is None and name == "profile":
-                    continue
-                if not text:
-                    raise UsageError(f"{shard}: row {number}, column {name!r}: empty or null")
-                bad = control_character(text)
-                if bad:
-                    raise UsageError(f"{shard}: row {number}, column {name!r}: holds a control character ({bad})")
-            if value is None or not math.isfinite(value) or value < 0 or value > MAX_SCORE:
-                raise UsageError(
-                    f"{shard}: row {number}, column {measure!r}: {value!r} is not a score "
-                    f"(a finite number from 0 to {MAX_SCORE:g})"
-                )
-            label = metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}"
+        for number, (profile, *values) in enumerate(zip(profiles, *columns), 1):
+            for name, text in (*zip(names, values), ("profile", profile)):
+                if name in ("system", "doc_id", "metric", "profile"):
+                    if text is None and name == "profile":
+                        continue
+                    if not text:
+                        raise UsageError(f"{path}: row {number}, column {name!r}: empty or null")
+                    bad = control_character(text)
+                    if bad:
+                        raise UsageError(f"{path}: row {number}, column {name!r}: holds a control character ({bad})")
+            metric = values[names.index("metric")]
+            yield number, metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}", values
+
+    def _read_shard(self, shard: str, measure: str) -> None:
+        wanted = ["system", "doc_id", "metric", measure]
+        table = self._read_table(shard, wanted, "a per-document table", wanted[:3])
+        for number, label, (system, doc_id, _, value) in self._rows(shard, table, wanted):
+            self._check_score(shard, number, measure, value)
             cell = self.scores[system, label]
             if doc_id in cell:
                 raise UsageError(
                     f"{shard}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
                 )
             cell[doc_id] = value
+
+    def _read_system_table(self, measure: str) -> None:
+        """`table`: (system, metric label) -> (the run's own table value of `measure`,
+        which average it is): ROUGE-1.5.5's printed average ("rouge155") where the
+        run has one, else the mean over its documents ("mean"), from system_scores."""
+        path = files.join(self.path, "system_scores.parquet")
+        if not files.exists(path):
+            raise UsageError(f"{self.path}: not a result folder (no system_scores.parquet)")
+        wanted = ["system", "metric", measure, f"rouge155_{measure}"]
+        table = self._read_table(path, wanted, "a per-system table", wanted[:2])
+        self.table: dict[tuple[str, str], tuple[float, str]] = {}
+        for number, label, (system, _, mean, printed) in self._rows(path, table, wanted):
+            value, average = (mean, "mean") if printed is None else (printed, "rouge155")
+            self._check_score(path, number, measure if printed is None else f"rouge155_{measure}", value)
+            if (system, label) in self.table:
+                raise UsageError(f"{path}: row {number}: ({shown(system)}, {shown(label)}) appears twice")
+            self.table[system, label] = (value, average)
+
+    @staticmethod
+    def _check_score(path: str, number: int, column: str, value) -> None:
+        if value is None or not math.isfinite(value) or value < 0 or value > MAX_SCORE:
+            raise UsageError(
+                f"{path}: row {number}, column {column!r}: {value!r} is not a score "
+                f"(a finite number from 0 to {MAX_SCORE:g})"
+            )
+
+    def table_value(self, system: str, metric: str) -> tuple[float, str]:
+        """The run's own table value of (system, metric) and which average it is."""
+        if (system, metric) not in self.table:
+            raise UsageError(
+                f"{files.join(self.path, 'system_scores.parquet')}: no row for ({shown(system)}, {shown(metric)}), "
+                "which the per-document table has"
+            )
+        return self.table[system, metric]
 
 
 def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str | None]]:
@@ -198,20 +247,31 @@ def compare_runs(
     on_pair: Callable[[], None] = lambda: None,
 ) -> tuple[list[dict], list[dict]]:
     """(comparison rows, most-moved document rows), sorted by system and metric;
-    `on_pair` is called after each (system, metric) pair (for progress)."""
+    `on_pair` is called after each (system, metric) pair (for progress).
+
+    A row's `old` and `new` are each run's own table value (`average` says which:
+    ROUGE-1.5.5's printed average, "rouge155", or the mean over documents, "mean"),
+    so a run compared with itself shows its table's numbers; `old_mean` and
+    `new_mean` are the means over each run's documents; the change, its interval
+    and p are of the mean over the documents both runs scored."""
     rows, moved = [], []
     for system, metric in sorted(old.scores.keys() | new.scores.keys()):
         before, after = old.scores.get((system, metric), {}), new.scores.get((system, metric), {})
+        old_value, old_average = old.table_value(system, metric) if before else (None, None)
+        new_value, new_average = new.table_value(system, metric) if after else (None, None)
         row = {
             "system": system,
             "metric": metric,
             "measure": measure,
+            "average": new_average or old_average,
             "status": "both" if before and after else "removed" if before else "added",
             "old_documents": len(before),
             "new_documents": len(after),
             "documents": 0,
-            "old": _mean(before.values()) if before else None,
-            "new": _mean(after.values()) if after else None,
+            "old": old_value,
+            "new": new_value,
+            "old_mean": _mean(before.values()) if before else None,
+            "new_mean": _mean(after.values()) if after else None,
         }
         row.update(
             dict.fromkeys(

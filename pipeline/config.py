@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rouge_core import RougeConfigError, RougeSettings
-from rouge_core.signature import Signature
+from rouge_core import RougeConfigError, RougeSettings, names
+from rouge_core.signature import Signature, nrefs_range
 
 
 def key(default, doc: str, *, low=None, high=None, choices=None, zero=False):
@@ -97,10 +97,17 @@ class Profile(NamedTuple):
 
     @property
     def tags(self) -> list[str]:
+        """The metrics in the order of their values (each setting's, in turn)."""
         return [tag for s in self.settings for tag in s.metric_tags()]
 
-    def signature(self) -> str:
-        return " + ".join(s.signature() for s in self.settings)
+    @property
+    def metric_order(self) -> list[str]:
+        """The metrics in the order every table shows them (`rouge_core.names.ordered`)."""
+        return names.ordered(self.tags)
+
+    def signature(self, **facts) -> str:
+        """The profile's settings' signatures, with the run's `facts` (`RunConfig.facts`)."""
+        return " + ".join(s.signature(**facts) for s in self.settings)
 
     @property
     def reports_rouge155(self) -> bool:
@@ -110,11 +117,12 @@ class Profile(NamedTuple):
         return any(s.preset == "rouge155" for s in self.settings)
 
 
-def profiles_signature(profiles) -> str:
-    """One profile: its signature; several: "name: signature | name: signature"."""
+def profiles_signature(profiles, **facts) -> str:
+    """One profile: its signature; several: "name: signature | name: signature"; with
+    the run's `facts` (`RunConfig.facts`)."""
     if len(profiles) == 1:
-        return profiles[0].signature()
-    return " | ".join(f"{p.name}: {p.signature()}" for p in profiles)
+        return profiles[0].signature(**facts)
+    return " | ".join(f"{p.name}: {p.signature(**facts)}" for p in profiles)
 
 
 def parse_profiles_signature(text: str) -> list[tuple[str, list[Signature]]]:
@@ -260,6 +268,17 @@ class RunConfig:
                     raise RougeConfigError(f"profiles.{name}: {err} (from {self.source})") from err
             out.append(Profile(name, tuple(settings)))
         return out
+
+    def facts(self, references: tuple[int, int] | None = None) -> dict:
+        """What the run adds to its settings' signature (`RougeSettings.signature`'s
+        keywords): the evaluation ids, the references per document (from the fewest
+        and the most a scored document had, when known) and the bootstrap."""
+        s = self.statistics
+        return {
+            "eval_ids": self.rouge.eval_ids,
+            "nrefs": None if references is None else nrefs_range(*references),
+            "resampling": (s.bootstrap_replicates, s.bootstrap_seed, s.jackknife_buckets),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rouge_core.textcheck import FIXES, ONE_SENTENCE, UNREADABLE
+from rouge_core.textcheck import FIXES, KINDS, ONE_SENTENCE, UNREADABLE
 
 EXIT_REJECTED = 3  # results written, but more rows were rejected than the threshold allows
 DEFAULT_MAX_REJECTED = 0.01  # a share of the rows, or of any one system's documents
@@ -142,8 +142,20 @@ class TextTally:
         return out
 
 
+LISTED_OWNERS = 3  # systems named in a merged text warning (the ones with the most texts)
+
+
 def text_warnings(checks: dict) -> list[str]:
-    """One line per owner and kind of problem, naming the count, an example and the fix."""
+    """One line per kind of problem, every system's and the references' merged: how
+    many texts, whose (the references, then the systems with the most, the rest
+    counted), an example and the fix.  `checks`: {owner: {kind: {"texts": n,
+    "example": doc_id}}} (`TextTally.to_dict`, run.json's text_checks).
+
+    Example:
+        >>> text_warnings({"(references)": {"one_sentence": {"texts": 2, "example": "d1"}},
+        ...                "lead3": {"one_sentence": {"texts": 1, "example": "d4"}}})[0][:97]
+        'warning: 3 texts (2 reference texts; lead3 1) were scored as one sentence but hold several senten'
+    """
     what = {  # (one text, several texts)
         UNREADABLE: ("has", "have", "letters the preset's tokenizer drops (no tokens, or most letters lost): "
                      "{they} near 0"),
@@ -151,15 +163,35 @@ def text_warnings(checks: dict) -> list[str]:
                        "ROUGE-L/W and rougeLsum see one sentence"),
     }
     lines = []
-    for owner, kinds in sorted(checks.items()):
-        for kind, found in sorted(kinds.items()):
-            n = found["texts"]
-            one, many, rest = what[kind]
-            noun = ("reference text" if owner == REFERENCES else "text") + ("" if n == 1 else "s")
-            whose = "" if owner == REFERENCES else f" of {owner}"
-            rest = rest.format(they="it scores" if n == 1 else "they score", hold="holds" if n == 1 else "hold")
-            lines.append(
-                f"warning: {n:,} {noun}{whose} {one if n == 1 else many} {rest} "
-                f"(e.g. doc_id {found['example']}); use {FIXES[kind]}"
-            )
+    for kind in KINDS:
+        found = {owner: kinds[kind] for owner, kinds in checks.items() if kind in kinds}
+        if not found:
+            continue
+        n = sum(f["texts"] for f in found.values())
+        one, many, rest = what[kind]
+        rest = rest.format(they="it scores" if n == 1 else "they score", hold="holds" if n == 1 else "hold")
+        references = found.pop(REFERENCES, None)
+        systems = sorted(found.items(), key=lambda item: (-item[1]["texts"], item[0]))
+        if references is None and len(systems) == 1:  # one system
+            whose = f"{_texts(n)} of {systems[0][0]}"
+        elif not systems:  # the references only
+            whose = _texts(n, "reference text")
+        else:
+            parts = [_texts(references["texts"], "reference text")] if references else []
+            listed = ", ".join(f"{system} {f['texts']:,}" for system, f in systems[:LISTED_OWNERS])
+            more = len(systems) - LISTED_OWNERS
+            parts.append(listed + (f" and {more:,} more system{'s' * (more > 1)}" if more > 0 else ""))
+            whose = f"{_texts(n)} ({'; '.join(parts)})"
+        owner, example = (REFERENCES, references) if references else systems[0]
+        of = "" if len(found) + (references is not None) == 1 else (
+            ", a reference" if owner == REFERENCES else f", {owner}'s"
+        )
+        lines.append(
+            f"warning: {whose} {one if n == 1 else many} {rest} (e.g. doc_id {example['example']}{of}); "
+            f"use {FIXES[kind]}"
+        )
     return lines
+
+
+def _texts(n: int, noun: str = "text") -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -25,7 +25,7 @@ import numpy as np
 from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, seen_as, shown
 from pipeline.io.rows import oversized_page
-from rouge_core import RougeConfigError, RougeInputError
+from rouge_core import RougeConfigError, RougeInputError, names
 from rouge_core import correlation as corr
 
 KEYS = ("system", "doc_id")
@@ -317,22 +317,32 @@ def duplicate_systems(table: dict, copies: list[tuple[str, str]]) -> None:
 # Computing
 # --------------------------------------------------------------------------
 
-_ROUGE_TAG = re.compile(r"ROUGE-(?:(\d+)|(L)|W-(.+)|(SU|S)(\*|\d+))$")
+def scored_metric(scores: dict, name: str, option: str) -> str:
+    """The metric of `scores` that `name` names (meta-eval's --metrics and --compare):
+    as the scores name it, or in the other style (rouge2 for ROUGE-2, rouge_core.names.find).
+    A name that is no scored metric is refused, with the metrics the scores have.
+
+    Example:
+        >>> scored_metric({("default", "ROUGE-2", "F"): {}, ("default", "ROUGE-L", "F"): {}}, "rouge2", "--metrics")
+        'ROUGE-2'
+    """
+    available = names.ordered({metric for _, metric, _ in scores})
+    if name in available:
+        return name
+    rouge = [metric for metric in available if names.is_metric_name(metric)]
+    try:
+        return names.find(name, rouge)
+    except RougeConfigError as err:
+        reason = str(err) if names.is_metric_name(name) and rouge else "no such metric among the scores"
+        raise RougeConfigError(
+            f"{option} {shown(name)}: {reason}; the metrics scored are {', '.join(map(shown, available))}"
+        ) from None
 
 
-def metric_order(name: str):
-    """ROUGE-1..N, L, W, S*, S4, S9, SU*, SU4, SU9 (Lin's Table 1 order), then others by name."""
-    match = _ROUGE_TAG.match(name)
-    if not match:
-        return (1, 0, 0, name)
-    n, lcs, weight, skip, gap = match.groups()
-    if n:
-        return (0, 0, int(n), name)
-    if lcs:
-        return (0, 1, 0, name)
-    if weight:
-        return (0, 2, 0, name)
-    return (0, 3 if skip == "S" else 4, -1 if gap == "*" else int(gap), name)
+def select_metrics(scores: dict, wanted: list[str]) -> dict:
+    """The series of the metrics `wanted` (--metrics), each found by `scored_metric`."""
+    chosen = {scored_metric(scores, name, "--metrics") for name in wanted}
+    return {key: series for key, series in scores.items() if key[1] in chosen}
 
 
 def matrices(series: dict, judged: dict, judgment: str, systems: list, documents: list):
@@ -361,7 +371,7 @@ def correlation_rows(scores: dict, judged: dict, judgments: list[str], options, 
     after each (the command's progress: len(scores) x len(judgments) x len(levels))."""
     systems, documents, judged_here = grid(scores, judged)
     measure_rank = {m: i for i, m in enumerate(MEASURES.values())}
-    order = sorted(scores, key=lambda s: (s[0], metric_order(s[1]), measure_rank.get(s[2], 9), s[2]))
+    order = sorted(scores, key=lambda s: (s[0], names.sort_key(s[1]), measure_rank.get(s[2], 9), s[2]))
     rows = []
     for profile, metric, measure in order:
         series = scores[(profile, metric, measure)]

@@ -67,13 +67,18 @@ class Progress:
         self.interval = INTERVAL if interval is None else interval
 
     def stage(self, name: str, total: Optional[int] = None, unit: str = "items",
-              position: Optional[int] = None) -> "Stage":
-        """A stage; `position`: its line among stages shown at the same time (bars only)."""
+              position: Optional[int] = None, always_end: bool = False) -> "Stage":
+        """A stage; `position`: its line among stages shown at the same time (bars only);
+        `always_end`: its last line is logged however short it was (a run's log sums up
+        every stage, so what it prints never depends on how fast the machine is)."""
         if self.quiet:
-            return Stage(name, total, unit)
-        if self.terminal:
-            return BarStage(name, total, unit, self.stream, position)
-        return LogStage(name, total, unit, self.stream, self.interval)
+            stage = Stage(name, total, unit)
+        elif self.terminal:
+            stage = BarStage(name, total, unit, self.stream, position)
+        else:
+            stage = LogStage(name, total, unit, self.stream, self.interval)
+        stage.always_end = always_end
+        return stage
 
 
 def _isatty(stream) -> bool:
@@ -177,7 +182,7 @@ class LogStage(Stage):
         if not finished:
             self._print(f"stopped after {count(self.done)} {self.unit} ({duration(elapsed)})")
             return
-        if self.total == 1 and self.done == 1 and elapsed >= 1:
+        if self.total == 1 and self.done == 1:  # one step: only the time it took
             self._print(f"done in {elapsed:.1f} s")
             return
         of = f" of {count(self.total)}" if self.total and self.total != self.done else ""

@@ -45,12 +45,9 @@ from pipeline.io import files
 from pipeline.io.published import FolderRefused, PublishedRun, open_published
 from pipeline.io.tables import document_batches, document_file_stem, missing_documents
 from rouge_core.errors import RougeConfigError
-from rouge_core.signature import Signature
+from rouge_core.signature import RUN_FIELDS, Signature
 from rouge_core.significance import EXACT_MAX_DOCUMENTS
 
-# Signature fields that describe the documents, not the settings: checked row by row
-# (the references' digest), not refused run by run.
-DATA_FIELDS = ("nrefs",)
 # The graph's tagged output of what a reusing run counts: (name, value) pairs, summed
 # per name into run.json's counts (pipeline.io.tables.write_counts): "rows_reused",
 # "carried_scored" (scored documents that carried systems scored too),
@@ -85,6 +82,16 @@ class ReusePlan:
     # systems (the same settings), over `previous_documents` documents
     significance_copied: bool = False
     previous_documents: int = 0
+
+    def references_per_document(self, scored: Optional[tuple]) -> Optional[tuple]:
+        """The fewest and the most references of a document of the run (its
+        signature's nrefs), from the documents scored (`scored`, None: none) and what
+        the carried systems' documents had: when nothing was scored, the previous
+        run's (the run then checks that every previous document was carried:
+        `retried_plan`); else the scored documents' (it checks that the carried
+        systems scored no other document, or that these are the previous run's)."""
+        previous = (self.folder.record.get("counts") or {}).get("references_per_document")
+        return scored if scored is not None else (tuple(previous) if previous else None)
 
     def pairs_copied(self, documents: int) -> bool:
         """Whether the pairs of two carried systems are copied, on a run of
@@ -218,13 +225,34 @@ def retried_plan(plan: ReusePlan, counts: dict, read: list[dict]) -> Optional[Re
     if reuse.get("refused"):
         return ReusePlan(plan.source, plan.folder, refused=reuse["refused"][0])
     again = sorted({s for f in read for s in f.get("systems") or {} if s in set(plan.carried)})
+    nrefs = references_known(plan, counts)
     if again:
         return plan.without_carrying(f"rows of {', '.join(again[:3])}{' ...' if len(again) > 3 else ''} are also in "
                                      "files read again (they would be duplicates)")
     if reuse.get("carry_violations"):
         return plan.without_carrying(f"{reuse['carry_violations']:,} row(s) of documents the systems planned to be "
                                      "carried whole scored have other references now")
+    if not nrefs:
+        return plan.without_carrying("the references per document (the signature's nrefs) of documents only the "
+                                     "systems carried whole scored are not known to be the scored documents'")
     return None
+
+
+def references_known(plan: ReusePlan, counts: dict) -> bool:
+    """Whether the run's references per document (the graph's counts, before the
+    carried systems' are added: `ReusePlan.references_per_document`) are a full
+    run's: no system carried; or nothing scored (the previous run's range) and every
+    previous document carried; or something scored and no document that only
+    carried systems scored, or the scored documents' range is the previous run's
+    (the carried documents, unchanged, lie in it)."""
+    if not plan.carried:
+        return True
+    reuse = counts.get("reuse") or {}
+    previous = plan.folder.record.get("counts") or {}
+    same = list(counts.get("references_per_document") or []) == list(previous.get("references_per_document") or [])
+    if not counts.get("scored"):
+        return reuse.get("carried_documents", 0) == previous.get("documents")
+    return same or reuse.get("carried_documents", 0) == reuse.get("carried_scored", 0)
 
 
 def add_carried_counts(counts: dict, plan: ReusePlan) -> None:
@@ -280,8 +308,10 @@ def reuse_record(plan: ReusePlan, counts: dict) -> dict:
 def settings_changes(previous: dict, config: RunConfig) -> list[str]:
     """The scoring settings of a previous run's record that differ from `config`'s,
     one phrase each ("n: 2 -> 4", "profiles: default -> case, stem"), through
-    `Signature.differences`; fields that describe the documents (DATA_FIELDS) are
-    not settings.  Empty when every profile scores as before."""
+    `Signature.differences`; the fields a run adds to its settings' (RUN_FIELDS:
+    evaluation ids, references per document, bootstrap) are not compared: a row's
+    values do not depend on them (its references are checked row by row, by their
+    digest; what carrying needs of them, `carry_blockers`).  Empty when every profile scores as before."""
     profiles = config.profile_list()
     before = previous.get("profiles")
     if not isinstance(before, list) or not all(isinstance(p, dict) for p in before):
@@ -306,7 +336,7 @@ def settings_changes(previous: dict, config: RunConfig) -> list[str]:
                 continue
             label = where + (f"#{k} " if len(new.settings) > 1 else "")
             out += [f"{label}{key}: {a if a is not None else '(absent)'} -> {b if b is not None else '(absent)'}"
-                    for key, (a, b) in differences.items() if key not in DATA_FIELDS]
+                    for key, (a, b) in differences.items() if key not in RUN_FIELDS]
         if len(out) == before and old.get("metrics") != new.tags:
             out.append(f"{where}metrics: {', '.join(map(str, old.get('metrics') or []))} -> {', '.join(new.tags)}")
     return out

@@ -95,8 +95,8 @@ class RunProgress:
         """The stage `name`, made (with every stage before it) when first needed."""
         for earlier, unit in STAGES.items():
             if earlier not in self.stages and (earlier != "significance" or self.significance):
-                self.stages[earlier] = self.progress.stage(earlier, None, unit)
-                self.stages[earlier].always_end = True  # its line, even if it ended between two looks
+                # its line, even if it ended between two looks
+                self.stages[earlier] = self.progress.stage(earlier, None, unit, always_end=True)
             if earlier == name:
                 return self.stages[name]
 
@@ -109,7 +109,7 @@ class RunProgress:
         time until then, grouping the documents or the bootstrap, is the stage's too)."""
         started = final is not None or any(stage != "systems" and values for stage, values in counts.items())
         if "starting" not in self.stages:  # Beam's start (worker processes: seconds) until the first count
-            self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner")
+            self.stages["starting"] = self.progress.stage("starting Beam", 1, "runner", always_end=True)
         if started:
             self.stages["starting"].set(1)
         else:

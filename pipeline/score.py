@@ -40,10 +40,15 @@ class LocalScores:
     errors: list = field(default_factory=list)  # ErrorRecord
     rows_read: int = 0
     texts: TextTally = field(default_factory=TextTally)  # texts the settings read badly
+    reference_counts: set = field(default_factory=set)  # the numbers of references a scored candidate had
 
     @property
     def scored(self) -> int:
         return sum(len(docs) for docs in self.results.values())
+
+    def references(self) -> tuple[int, int] | None:
+        """The fewest and the most references a scored candidate had (None: none scored)."""
+        return (min(self.reference_counts), max(self.reference_counts)) if self.reference_counts else None
 
     def coverage(self) -> Coverage:
         """Rows and documents rejected, per system, as `run` counts them."""
@@ -189,7 +194,7 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
     """A document's candidates in one batch (one call into the compiled kernel,
     the references read once), as `run` scores them (pipeline.beam.documents)."""
     pairs = [(c.text, references) for c, references in group.candidates]
-    for (c, _), result in zip(group.candidates, score_values(scorer, pairs)):
+    for (c, references), result in zip(group.candidates, score_values(scorer, pairs)):
         if isinstance(result, RougeInputError):
             _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, result.reason, str(result)), scores, strict)
         elif isinstance(result, Exception):  # the last resort of row isolation, as in the pipeline
@@ -197,6 +202,7 @@ def _score_group(group: DocumentGroup, scorer: RougeScorer, scores: LocalScores,
             _report(ErrorRecord(c.system, c.doc_id, c.source, c.position, "internal_error", message), scores, strict)
         else:
             scores.results.setdefault(c.system, {})[c.doc_id] = result
+            scores.reference_counts.add(len(references))
 
 
 def score_values(scorer: RougeScorer, pairs: list) -> list:
@@ -246,13 +252,14 @@ def group_text_problems(group: DocumentGroup, check: TextCheck):
 
 def system_rows(
     results: dict, settings: RougeSettings, ids: dict, statistics: StatisticsConfig | None = None,
-    had: dict | None = None,
+    had: dict | None = None, facts: dict | None = None,
 ) -> list[dict]:
     """The per-system table's rows (`results`: LocalScores.results), computed as `run` computes them: each system's
     documents through the same accumulator (`rouge_core.aggregate.SystemSums`,
     the Beam CombineFn's) and the same summaries (`pipeline.summaries`), so `score`
     and `run` print and write the same columns and digits; plus `documents_had`
-    (scored plus rejected documents) when `had` gives it."""
+    (scored plus rejected documents) when `had` gives it.  `facts`: what the run
+    adds to the signature (`RunConfig.facts`)."""
     statistics = statistics or StatisticsConfig()
     profile = Profile(DEFAULT_PROFILE, (settings,))
     rows = []
@@ -264,7 +271,8 @@ def system_rows(
             documents[ids[doc_id]] = values
         sums.flush(statistics.bootstrap_seed)
         averages, _ = report_block(system, documents, profile, lines=False)
-        for *_, row in table_rows(profile.name, system, [sums.metric(m) for m in range(sums.metrics)], profile, averages):
+        metrics = [sums.metric(m) for m in range(sums.metrics)]
+        for *_, row in table_rows(profile.name, system, metrics, profile, averages, facts or {}):
             if had is not None:
                 row["documents_had"] = had.get(system, row["documents"])
             rows.append(row)

@@ -51,20 +51,22 @@ def report_block(system: str, documents: Mapping[str, bytes], profile: Profile, 
     return averages, out
 
 
-def table_rows(name: str, system: str, metrics: list, profile: Profile, averages: list) -> list[tuple]:
+def table_rows(name: str, system: str, metrics: list, profile: Profile, averages: list, facts: dict) -> list[tuple]:
     """Per metric of the profile (profile, system, metric, table row), from the
     accumulator's statistics (`SystemSums.metric`, one per metric) and the printed
-    averages of `report_block`."""
+    averages of `report_block`; `facts`: what the run adds to the signature
+    (`RunConfig.facts`)."""
     out, first = [], 0
     for settings in profile.settings:
         tags = settings.metric_tags()
+        signature = settings.signature(**facts)
         for k, tag in enumerate(tags, first):
-            out.append((name, system, tag, system_row(name, system, tag, metrics[k], settings, averages[k])))
+            out.append((name, system, tag, system_row(name, system, tag, metrics[k], settings, averages[k], signature)))
         first += len(tags)
     return out
 
 
-def system_row(profile: str, system: str, tag: str, stats, settings: RougeSettings, averages) -> dict:
+def system_row(profile: str, system: str, tag: str, stats, settings: RougeSettings, averages, signature: str) -> dict:
     row = {"profile": profile, "system": system, "metric": tag, "documents": stats.documents}
     # The script's printed averages exist only in its own convention (and not under -t 2).
     printed = averages if settings.preset == "rouge155" and averages else [(None, None, None)] * 3
@@ -74,5 +76,5 @@ def system_row(profile: str, system: str, tag: str, stats, settings: RougeSettin
             None if v is None else float(v) for v in interval
         )
     row["bootstrap_f_measure_low"], row["bootstrap_f_measure_high"] = stats.bootstrap_interval(float(settings.confidence))
-    row["signature"] = settings.signature()
+    row["signature"] = signature
     return row

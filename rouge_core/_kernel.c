@@ -495,20 +495,39 @@ static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_TypeError, "stopwords must be a set or None");
         return -1;
     }
+    /* The metrics come parsed (rouge_core.names.MetricName.kernel_spec): (tag, family, n) with
+     * family 0 n-gram, 1 LCS, 2 weighted LCS, 3 skip-bigram, 4 skip-bigram plus unigram; the
+     * tag is only the result's key.  N-grams come first, n = 1, 2, ... in order (each level is
+     * built from the one before), and each other family at most once. */
     k->ntags = (int)PyList_GET_SIZE(tags);
     k->kind = calloc(k->ntags + 1, sizeof(int));
     k->arg = calloc(k->ntags + 1, sizeof(int));
-    if (!k->kind || !k->arg) { PyErr_NoMemory(); return -1; }
+    PyObject *keys = PyList_New(k->ntags);
+    if (!k->kind || !k->arg || !keys) { Py_XDECREF(keys); PyErr_NoMemory(); return -1; }
+    int seen[5] = {0, 0, 0, 0, 0};
     for (int t = 0; t < k->ntags; t++) {
-        const char *tag = PyUnicode_AsUTF8(PyList_GET_ITEM(tags, t));
-        if (!tag) return -1;
-        if (strcmp(tag, "ROUGE-L") == 0) k->kind[t] = K_LCS;
-        else if (strncmp(tag, "ROUGE-W-", 8) == 0) k->kind[t] = K_WLCS;
-        else if (strncmp(tag, "ROUGE-SU", 8) == 0) { k->kind[t] = K_SKIP; k->arg[t] = 1; }
-        else if (strncmp(tag, "ROUGE-S", 7) == 0) { k->kind[t] = K_SKIP; k->arg[t] = 0; }
-        else { k->kind[t] = K_NGRAM; k->arg[t] = atoi(tag + 6); }
+        PyObject *tag;
+        int family, n;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(tags, t), "Uii;tags are (tag, family, n) tuples", &tag, &family, &n)) {
+            Py_DECREF(keys);
+            return -1;
+        }
+        int ngram_in_order = family == 0 && n == t + 1 && n <= k->max_ngram;
+        if (family < 0 || family > 4 || (family == 0 && !ngram_in_order) || (family > 0 && (n != 0 || seen[family]))) {
+            PyErr_Format(PyExc_ValueError, "metric %R: (family, n) = (%d, %d) is not the next metric of these "
+                         "settings (n-grams 1..max_ngram first, then LCS 1, weighted LCS 2, skip-bigrams 3 or 4, "
+                         "each once)", tag, family, n);
+            Py_DECREF(keys);
+            return -1;
+        }
+        seen[family] = 1;
+        static const int kinds[5] = {K_NGRAM, K_LCS, K_WLCS, K_SKIP, K_SKIP};
+        k->kind[t] = kinds[family];
+        k->arg[t] = family == 0 ? n : family == 4; /* the n of an n-gram; with unigrams (-u) for skip-bigrams */
+        Py_INCREF(tag);
+        PyList_SET_ITEM(keys, t, tag);
     }
-    Py_INCREF(tags); k->tags = tags;
+    k->tags = keys;
     Py_INCREF(stem); k->stem = stem;
     if (stopwords != Py_None && PySet_GET_SIZE(stopwords) > 0) { Py_INCREF(stopwords); k->stopwords = stopwords; }
     Py_INCREF(fweight); k->fweight = fweight;

@@ -28,7 +28,7 @@ Example:
     >>> print(rouge2.format())
     ROUGE-2 F 0.63333 (0.60000 - 0.66667), 2 documents
     >>> result.signature.format(short=True)
-    'rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|sp:newline|f:average|p:0.5|t:0|c:95%@1000|e:doc_id|#:var|v:0.1.0'
+    'rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|sp:newline|f:average|p:0.5|t:0|c:95%@1000|#:1-2|v:0.1.0'
 """
 
 from __future__ import annotations
@@ -196,7 +196,12 @@ def corpus_score(
     metrics = {
         tag: _metric_score(tag, sums.metric(m), printed[m], settings) for m, tag in enumerate(tags)
     }
-    signature = Signature.from_settings(settings, eval_ids=eval_ids, nrefs=nrefs_of(map(len, references)))
+    signature = Signature.from_settings(
+        settings,
+        eval_ids=eval_ids,
+        nrefs=nrefs_of(map(len, references)),
+        resampling=(bootstrap_replicates, bootstrap_seed, jackknife_buckets),
+    )
     return CorpusScore(metrics, signature)
 
 

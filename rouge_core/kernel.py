@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 
+from rouge_core import names
 from rouge_core.errors import RougeConfigError, RougeInputError
 from rouge_core.sentence_split import splitter
 from rouge_core.stem import morph_stem, wordnet_exceptions
@@ -134,7 +135,7 @@ class CompiledScorer:
         # A sentence_split other than "newline": Python cuts the sentences, C scores them.
         self._split = None if read_in_python else splitter(s.sentence_split)
         self._kernel = _kernel.Kernel(
-            tags=list(scorer.tags),
+            tags=[(tag, *names.parse(tag).kernel_spec()) for tag in scorer.tags],  # parsed: the kernel reads no tag
             max_ngram=s.max_ngram,
             rouge_l=s.rouge_l,
             wlcs=s.wlcs_weight is not None,

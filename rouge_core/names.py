@@ -14,12 +14,18 @@ skip-bigrams           `ROUGE-S4`, `ROUGE-S*`      `rougeS4`, `rougeS*`
 skip-bigrams+unigrams  `ROUGE-SU4`, `ROUGE-SU*`    `rougeSU4`, `rougeSU*`
 =====================  ==========================  ==========================================
 
-`parse` reads either style, case-insensitively where that is unambiguous
-(`rouge-su4`, `ROUGE2`, `ROUGELSUM`); `rougeL` and `rougeW-w` must be written
-so, because `ROUGEL` could mean either LCS.  rouge-score's `rougeL` (the LCS of
-the whole texts) is never taken for ROUGE-1.5.5's `ROUGE-L` (the union LCS over
-sentences, rouge-score's `rougeLsum`): `find` refuses it and says which name
-to use.
+`parse` reads either style: ROUGE-1.5.5's dash style in any case (`rouge-su4`,
+`Rouge-L`), rouge-score's names exactly as rouge-score spells them (`rougeLsum`,
+not `rougeLSum` or `ROUGELSUM`: rouge-score refuses those, and so does every
+parser here, with the name it meant).  rouge-score's `rougeL` (the LCS of the
+whole texts) is never taken for ROUGE-1.5.5's `ROUGE-L` (the union LCS over
+sentences, rouge-score's `rougeLsum`): `find` refuses it and says which name to use.
+
+Every reader of a metric name goes through this module: the settings and presets,
+the compiled kernels (`kernel_spec`: parsed tuples, never tags), the command
+line's `--rouge-types`, `--sort` and meta-eval's `--metrics` (`find`), the text
+checks, the compat layer (`rouge_score_type`: rouge-score's own rules and
+errors), and every table's order (`sort_key`) and legend (`legend`).
 
 Example:
     >>> name = parse("rouge-su4")
@@ -42,25 +48,17 @@ FAMILIES = ("n", "L", "W", "S", "SU")  # n-gram, LCS, weighted LCS, skip-bigram,
 # The dash style: ROUGE-1.5.5's tags (l.532-646).  Case-insensitive.
 _DASH = re.compile(r"rouge-(?:(?P<n>\d+)|(?P<l>l)|w-(?P<w>[^\s|]+)|(?P<s>su|s)(?P<gap>\*|\d+))", re.IGNORECASE)
 # The run-together style: rouge-score's names (rouge1 .. rouge9, as rouge-score
-# reads them).  `rougeL` and `rougeW-` are case-exact.
-_JOINED = re.compile(
-    r"(?i:rouge(?:(?P<n>[1-9])|(?P<lsum>lsum)|(?P<s>su|s)(?P<gap>\*|\d+)))|rouge(?P<l>L)|rougeW-(?P<w>[^\s|]+)"
-)
+# reads them), spelled exactly as rouge-score spells them.
+_JOINED = re.compile(r"rouge(?:(?P<n>[1-9])|(?P<lsum>Lsum)|(?P<l>L)|W-(?P<w>[^\s|]+)|(?P<s>SU|S)(?P<gap>\*|\d+))")
 _NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _STYLES = ("rouge155", "rouge_score")
-
-_LEGENDS = {
-    ("n", None): "ROUGE-N: overlap of n-grams",
-    ("L", True): "ROUGE-L: longest common subsequence (summary level: union over sentences)",
-    ("W", True): "ROUGE-W-w: weighted LCS, favouring consecutive matches",
-    ("S", None): "ROUGE-S: skip-bigrams (S4: at most 4 words apart; S*: any distance)",
-    ("SU", None): "ROUGE-SU: skip-bigrams plus unigrams",
-    ("L", False): "rougeL: LCS of the whole text",
-    ("W", False): "rougeW-w: weighted LCS of the whole text",
-}
-_RSUM_LEGEND = "rougeLsum: union LCS over sentences"
-
-
+# rouge-score 0.1.2's own test of an n-gram type (`re.match`: "rouge1\n" passes).
+_ROUGE_SCORE_N = re.compile(r"rouge[0-9]$")
+VALID_NAMES = (
+    "ROUGE-1.5.5's ROUGE-1, ROUGE-2, ..., ROUGE-L, ROUGE-W-1.2, ROUGE-S4, ROUGE-SU4, ROUGE-S*, ROUGE-SU* "
+    "(any case) or rouge-score's rouge1 .. rouge9, rougeL, rougeLsum, rougeW-1.2, rougeS4, rougeSU4, "
+    "rougeS*, rougeSU* (as rouge-score spells them)"
+)
 class MetricName(NamedTuple):
     """One metric, as a name says it.
 
@@ -138,15 +136,38 @@ class MetricName(NamedTuple):
         return f"ROUGE-{self.family}{self.gap}" if dash else f"rouge{self.family}{self.gap}"
 
     def legend(self) -> str:
-        """One line saying what the metric's family measures, for a table's legend.
+        """One line saying what the metric measures, for a table's legend, named in
+        its own style (n-gram metrics share one line: `ROUGE-N`, `rougeN`).
 
         Example:
-            >>> parse("ROUGE-2").legend()
-            'ROUGE-N: overlap of n-grams'
+            >>> parse("ROUGE-2").legend(), parse("rougeSU4").legend()
+            ('ROUGE-N: overlap of n-grams', 'rougeSU4: skip-bigrams (word pairs in order, with at most 4 words between them) plus unigrams')
         """
-        if self.family == "L" and self.summary_level and self.style == "rouge_score":
-            return _RSUM_LEGEND
-        return _LEGENDS[self.family, self.summary_level]
+        dash = self.style == "rouge155"
+        if self.family == "n":
+            return ("ROUGE-N" if dash else "rougeN") + ": overlap of n-grams"
+        name = self.tag()
+        if self.family == "L":
+            if dash:
+                return f"{name}: longest common subsequence (summary level: union over sentences)"
+            return f"{name}: " + ("union LCS over sentences" if self.summary_level else "LCS of the whole text")
+        if self.family == "W":
+            where = "summary level: union over sentences" if self.summary_level else "of the whole text"
+            return f"{name}: weighted LCS with weight {self.weight}, favouring consecutive matches ({where})"
+        apart = "at any distance" if self.gap == "*" else f"with at most {self.gap} words between them"
+        return f"{name}: skip-bigrams (word pairs in order, {apart})" + (" plus unigrams" if self.family == "SU" else "")
+
+    def kernel_spec(self) -> tuple[int, int]:
+        """(family, n) as the compiled kernels take a metric: the family's index in
+        FAMILIES (0 n-gram, 1 LCS, 2 weighted LCS, 3 skip-bigram, 4 skip-bigram plus
+        unigram) and the n of an n-gram metric (0 otherwise); the weight and the gap
+        are the settings', one per scorer.
+
+        Example:
+            >>> parse("ROUGE-3").kernel_spec(), parse("ROUGE-SU*").kernel_spec()
+            ((0, 3), (4, 0))
+        """
+        return FAMILIES.index(self.family), self.n
 
 
 def parse(name: str) -> MetricName:
@@ -168,19 +189,11 @@ def parse(name: str) -> MetricName:
     if match is None:
         match, style = _JOINED.fullmatch(name), "rouge_score"
     if match is None:
-        if re.fullmatch(r"rouge(l|w-.*)", name, re.IGNORECASE):
-            letter = name[5].upper()
-            raise RougeConfigError(
-                f"ambiguous metric name {name!r}: write rouge{letter}{name[6:]} for rouge-score's "
-                f"{'LCS' if letter == 'L' else 'weighted LCS'} of the whole text, or ROUGE-{letter}"
-                f"{name[6:]} for ROUGE-1.5.5's union over sentences"
-                + (" (rouge-score's rougeLsum)" if letter == "L" else "")
-            )
-        raise RougeConfigError(
-            f"unknown metric name {name!r}: use ROUGE-1.5.5's ROUGE-2, ROUGE-L, ROUGE-W-1.2, ROUGE-S4, "
-            "ROUGE-SU* or rouge-score's rouge2, rougeL, rougeLsum, rougeW-1.2, rougeS4, rougeSU*"
-        )
-    groups = match.groupdict()
+        raise RougeConfigError(_unknown(name))
+    return _from_groups(match.groupdict(), style, name)
+
+
+def _from_groups(groups: dict, style: str, name: str) -> MetricName:
     if groups["n"] is not None:
         if int(groups["n"]) < 1:
             raise RougeConfigError(f"the n of {name!r} must be at least 1")
@@ -195,6 +208,31 @@ def parse(name: str) -> MetricName:
             raise RougeConfigError(f"the weight of {name!r} must be a number > 0, e.g. 1.2")
         return MetricName("W", weight=weight, summary_level=style == "rouge155", style=style)
     return MetricName(groups["s"].upper(), gap=groups["gap"], style=style)
+
+
+def _unknown(name: str) -> str:
+    """Why `name` is not a metric name: ambiguous, misspelled (with the name meant), or unknown."""
+    if re.fullmatch(r"rouge(l|w-.*)", name, re.IGNORECASE):
+        letter = name[5].upper()
+        return (
+            f"ambiguous metric name {name!r}: write rouge{letter}{name[6:]} for rouge-score's "
+            f"{'LCS' if letter == 'L' else 'weighted LCS'} of the whole text, or ROUGE-{letter}"
+            f"{name[6:]} for ROUGE-1.5.5's union over sentences"
+            + (" (rouge-score's rougeLsum)" if letter == "L" else "")
+        )
+    anycase = re.fullmatch(_JOINED.pattern, name, re.IGNORECASE)
+    if anycase:
+        groups = {key: value.upper() if key == "s" and value else value for key, value in anycase.groupdict().items()}
+        try:
+            meant = _from_groups(groups, "rouge_score", name)
+        except RougeConfigError as error:
+            return str(error)
+        dash = f" (or ROUGE-1.5.5's {meant.tag('rouge155')})" if meant.family in ("n", "S", "SU") else ""
+        return (
+            f"unknown metric name {name!r}: did you mean {meant.tag('rouge_score')}{dash}? (rouge-score's names "
+            f"are case-sensitive; the names are {VALID_NAMES})"
+        )
+    return f"unknown metric name {name!r}: use {VALID_NAMES}"
 
 
 def find(name: str, tags: Sequence[str]) -> str:
@@ -229,6 +267,33 @@ def find(name: str, tags: Sequence[str]) -> str:
     raise RougeConfigError(f"no metric {name} among these scores ({have})")
 
 
+def rouge_score_type(name: str) -> MetricName:
+    """A rouge type as rouge-score 0.1.2's `RougeScorer` reads it, with its errors
+    (the compat layer's parser): `rougeL`, `rougeLsum`, or `rouge` and one digit
+    (its `re.match("rouge[0-9]$")`), 0 refused.
+
+    Example:
+        >>> rouge_score_type("rouge2").n, rouge_score_type("rougeLsum").summary_level
+        (2, True)
+        >>> rouge_score_type("rougeW-1.2")
+        Traceback (most recent call last):
+        ...
+        rouge_core.errors.RougeConfigError: Invalid rouge type: rougeW-1.2
+
+    Raises:
+        RougeConfigError (a ValueError, as rouge-score raises): "Invalid rouge type: ...",
+            or "rougen requires positive n: rouge0"; TypeError for a type that is not a string.
+    """
+    if name == "rougeL" or name == "rougeLsum":
+        return MetricName("L", summary_level=name == "rougeLsum", style="rouge_score")
+    if _ROUGE_SCORE_N.match(name):
+        n = int(name[5:])
+        if n <= 0:
+            raise RougeConfigError(f"rougen requires positive n: {name}")
+        return MetricName("n", n=n, style="rouge_score")
+    raise RougeConfigError(f"Invalid rouge type: {name}")
+
+
 def is_metric_name(name: str) -> bool:
     """Whether `name` is a metric name of either style (`parse` would read it).
 
@@ -258,16 +323,16 @@ def sort_key(name: str) -> tuple:
     if metric.family == "n":
         return (0, 0, metric.n, name)
     if metric.family in ("L", "W"):
-        return (0, 1 if metric.family == "L" else 2, 0, name)
+        return (0, 1 if metric.family == "L" else 2, 0 if metric.weight is None else float(metric.weight), name)
     return (0, 3 if metric.family == "S" else 4, -1 if metric.gap == "*" else int(metric.gap), name)
 
 
 def legend(names: Sequence[str]) -> list[str]:
-    """The legend lines of `names`' families, one per family, in the order first seen.
+    """The legend lines of `names` (`MetricName.legend`), each once, in the order first seen.
 
     Example:
         >>> legend(["ROUGE-1", "ROUGE-2", "ROUGE-SU4"])
-        ['ROUGE-N: overlap of n-grams', 'ROUGE-SU: skip-bigrams plus unigrams']
+        ['ROUGE-N: overlap of n-grams', 'ROUGE-SU4: skip-bigrams (word pairs in order, with at most 4 words between them) plus unigrams']
     """
     lines: list[str] = []
     for name in names:
@@ -275,3 +340,13 @@ def legend(names: Sequence[str]) -> list[str]:
         if line not in lines:
             lines.append(line)
     return lines
+
+
+def ordered(names: Sequence[str]) -> list[str]:
+    """`names` in the one order every table, chart and listing shows metrics in (`sort_key`).
+
+    Example:
+        >>> ordered(["rougeSU4", "rougeW-1.2", "rouge2", "rougeLsum", "rougeL"])
+        ['rouge2', 'rougeL', 'rougeLsum', 'rougeW-1.2', 'rougeSU4']
+    """
+    return sorted(names, key=sort_key)

@@ -279,7 +279,7 @@ class RougeSettings:
         """The metric blocks in ROUGE-1.5.5's print order (l.532-646).
 
         With `-2`, `-u` wins over `-U`; `-U` prints ROUGE-S and then ROUGE-SU.
-        The rouge_score preset's metrics are its `rouge_types`, in their order.
+        The rouge_score preset's metrics are its `rouge_types`, in the one metric order (`names.ordered`).
         """
         if self.rouge_types is not None:
             return list(self.rouge_types)
@@ -315,17 +315,25 @@ class RougeSettings:
 
     # -------------------------------------------------------------- signature
     def signature(
-        self, version: str | None = None, *, eval_ids: str | None = None, nrefs: int | str | None = None
+        self,
+        version: str | None = None,
+        *,
+        eval_ids: str | None = None,
+        nrefs: int | str | None = None,
+        resampling: tuple[int, int, int] | None = None,
     ) -> str:
         """A short, stable description of everything that changes the numbers: the
-        long form of `rouge_core.signature.Signature`, with the run's evaluation ids
-        and number of references when given (settings alone do not know them).
+        long form of `rouge_core.signature.Signature`, with the run's evaluation ids,
+        references per document and bootstrap when given (settings alone do not know
+        them) and not their defaults.
 
         Example:
             >>> RougeSettings.from_flags("-n 2 -m -2 4 -u -c 95 -r 1000").signature(version="0.1.0")
             'rouge155|n:2|L:yes|W:no|S:4+U|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@1000|v:0.1.0'
         """
-        return Signature.from_settings(self, eval_ids=eval_ids, nrefs=nrefs, version=version).format()
+        return Signature.from_settings(
+            self, eval_ids=eval_ids, nrefs=nrefs, resampling=resampling, version=version
+        ).format()
 
 
 # ---------------------------------------------------------------- flag ranges

@@ -2,34 +2,45 @@
 
 Like sacreBLEU's, it travels with every score so that two numbers can be
 compared only when their signatures agree.  `Signature.from_settings` builds it
-from a `RougeSettings` (the preset's reading and metrics, the multi-reference
-mode, alpha, the counting unit, the bootstrap) plus two facts of the run that
-change the printed averages: the evaluation ids (`eval_ids`: "doc_id", or
-"index" as pyrouge numbers its sorted files, which reorders the bootstrap) and
-the number of references per document (`nrefs`: a number, or "var" when it
-varies).  Those two are left out when not given, so that
-`RougeSettings.signature()` stays what it always printed.
+from a `RougeSettings` (the preset and its reading and metrics, the sentence
+rule, the multi-reference mode, alpha, the counting unit, the bootstrap of the
+printed averages) plus what a run adds that changes numbers too:
+
+* `eval_ids`: the evaluation ids, "doc_id" (the default) or "index" (1..N in
+  sorted doc_id order, as pyrouge numbers its files), which reorders the
+  bootstrap of ROUGE-1.5.5's printed averages;
+* `nrefs`: references per document, a number or the range "1-4" (`nrefs_of`);
+* `bootstrap`: the order-free Poisson bootstrap and jackknife behind the means'
+  intervals and standard errors (replicates, seed, jackknife groups).
+
+A field at its default is left out (`DEFAULTS`: one reference, doc_id, the
+default bootstrap), so that a signature made before these fields existed reads
+the same, and `differences` takes an absent field as its default.
 
 Long form (`format()`), then the short form with one abbreviation table
 (`format(short=True)`):
 
-    rouge155|n:2|L:yes|W:no|S:no|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@1000|eval_ids:doc_id|nrefs:4|v:0.1.0
-    rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|sp:newline|f:average|p:0.5|t:0|c:95%@1000|e:doc_id|#:4|v:0.1.0
+    rouge155|n:2|L:yes|W:no|S:no|stem:porter155+wn2.0|stop:no|limit:none|sent:newline|mref:average|alpha:0.5|t:0|ci:95%@1000|eval_ids:index|nrefs:4|v:0.1.0
+    rouge155|n:2|L:yes|W:no|S:no|m:porter155+wn2.0|s:no|l:none|sp:newline|f:average|p:0.5|t:0|c:95%@1000|e:index|#:4|v:0.1.0
 
 The short keys are ROUGE-1.5.5's own flag letters where the field is a flag
 (`-m` stem, `-s` stopwords, `-l` limit, `-f` multi-reference, `-p` alpha,
-`-c` confidence), `e` for the evaluation ids and sacreBLEU's `#` for `nrefs`.
+`-c` confidence), `e` for the evaluation ids, sacreBLEU's `#` for `nrefs` and
+`bs` for the bootstrap.
 
 Example:
     >>> from rouge_core.settings import RougeSettings
-    >>> a = Signature.from_settings(RougeSettings.from_flags("-n 2"), eval_ids="doc_id", nrefs=4, version="0.1.0")
-    >>> b = Signature.parse(a.format(short=True).replace("#:4", "#:1"))
+    >>> a = Signature.from_settings(RougeSettings.from_flags("-n 2"), eval_ids="index", nrefs=4, version="0.1.0")
+    >>> b = Signature.parse(a.format(short=True).replace("#:4", "#:1-4"))
     >>> b.differences(a)
-    {'nrefs': ('1', '4')}
+    {'nrefs': ('1-4', '4')}
+    >>> Signature.parse(str(a).replace("|eval_ids:index|nrefs:4", "")).differences(a)
+    {'eval_ids': ('doc_id', 'index'), 'nrefs': ('1', '4')}
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -59,26 +70,44 @@ ABBREVIATIONS = {
     "ci": "c",
     "eval_ids": "e",
     "nrefs": "#",
+    "bootstrap": "bs",
     "v": "v",
 }
 _LONG = {short: long for long, short in ABBREVIATIONS.items()}
-# Fields added after signatures were published, with the value an older signature implies.
-ADDED_LATER = {"sent": "newline"}
 EVAL_ID_MODES = ("doc_id", "index")
+# The pipeline's Poisson bootstrap (replicates, seed) and jackknife groups by default.
+DEFAULT_RESAMPLING = (1000, 0, 20)
+# Fields written only when they differ from their default (and `sent`, which signatures
+# made before it existed lack): an absent field means this value.
+DEFAULTS = {"sent": "newline", "eval_ids": "doc_id", "nrefs": "1", "bootstrap": "1000@0+jk20"}
+# The fields a run adds to its settings' (not a RougeSettings field).
+RUN_FIELDS = ("eval_ids", "nrefs", "bootstrap")
+_NREFS = re.compile(r"[1-9]\d*(-[1-9]\d*)?")
 
 
 def nrefs_of(reference_counts: Iterable[int]) -> int | str:
     """The signature's `nrefs` from each document's number of references:
-    the number when all agree, "var" when they differ.
+    the number when all agree, else the range "fewest-most".
 
     Example:
-        >>> nrefs_of([4, 4, 4]), nrefs_of([1, 4])
-        (4, 'var')
+        >>> nrefs_of([4, 4, 4]), nrefs_of([1, 4, 2])
+        (4, '1-4')
     """
     counts = set(reference_counts)
     if not counts:
         raise RougeConfigError("nrefs of no documents: score at least one document first")
-    return counts.pop() if len(counts) == 1 else "var"
+    return nrefs_range(min(counts), max(counts))
+
+
+def nrefs_range(fewest: int, most: int) -> int | str:
+    """`nrefs` from the fewest and the most references of a document: the number
+    when they agree, else "fewest-most".
+
+    Example:
+        >>> nrefs_range(1, 1), nrefs_range(2, 4)
+        (1, '2-4')
+    """
+    return fewest if fewest == most else f"{fewest}-{most}"
 
 
 @dataclass(frozen=True)
@@ -95,19 +124,32 @@ class Signature:
         *,
         eval_ids: str | None = None,
         nrefs: int | str | None = None,
+        resampling: tuple[int, int, int] | None = None,
         version: str | None = None,
     ) -> Signature:
-        """The signature of `settings` (a `RougeSettings`), with the run's evaluation
-        ids and number of references when given (`nrefs`: a number or "var"; see
-        `nrefs_of`)."""
+        """The signature of `settings` (a `RougeSettings`) with what a run adds: its
+        evaluation ids ("doc_id" or "index"), its references per document (`nrefs`:
+        a number or a range "1-4", see `nrefs_of`) and its `resampling` (Poisson
+        bootstrap replicates, seed, jackknife groups).  Each is written only when
+        given and not its default (`DEFAULTS`)."""
         if version is None:
             version = __version__
         if eval_ids is not None and eval_ids not in EVAL_ID_MODES:
             raise RougeConfigError(f"eval_ids must be one of {EVAL_ID_MODES}; got {eval_ids!r}")
-        if nrefs is not None and nrefs != "var" and not (isinstance(nrefs, int) and nrefs >= 1):
-            raise RougeConfigError(f"nrefs must be a whole number >= 1 or 'var'; got {nrefs!r}")
+        whole = isinstance(nrefs, int) and not isinstance(nrefs, bool) and nrefs >= 1
+        if nrefs is not None and not (whole or _valid_range(nrefs)):
+            raise RougeConfigError(f"nrefs must be a whole number >= 1 or a range like '1-4'; got {nrefs!r}")
+        if resampling is not None and not (
+            len(resampling) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in resampling)
+        ):
+            raise RougeConfigError(f"resampling must be (replicates, seed, jackknife groups); got {resampling!r}")
         fields = get_preset(settings.preset).signature_fields(settings, _common_fields(settings))
-        fields += [(key, str(value)) for key, value in (("eval_ids", eval_ids), ("nrefs", nrefs)) if value is not None]
+        run = {
+            "eval_ids": eval_ids,
+            "nrefs": None if nrefs is None else str(nrefs),
+            "bootstrap": None if resampling is None else "{}@{}+jk{}".format(*resampling),
+        }
+        fields += [(key, value) for key, value in run.items() if value is not None and value != DEFAULTS[key]]
         return cls(settings.preset, tuple(fields) + (("v", version),))
 
     def format(self, short: bool = False) -> str:
@@ -155,21 +197,31 @@ class Signature:
 
     def differences(self, other: Signature) -> dict[str, tuple[str | None, str | None]]:
         """The fields that differ, as {long key: (this value, other's value)}; a
-        field only one side has pairs with None.  Empty when the two agree.
+        field one side leaves out stands for its default (`DEFAULTS`), or pairs with
+        None when it has none.  Empty when the two agree.
 
         Example:
-            >>> Signature.parse("rouge155|n:2|v:1").differences(Signature.parse("rouge_score|n:2|nrefs:1|v:1"))
-            {'preset': ('rouge155', 'rouge_score'), 'nrefs': (None, '1')}
+            >>> Signature.parse("rouge155|n:2|v:1").differences(Signature.parse("rouge_score|n:2|nrefs:4|v:1"))
+            {'preset': ('rouge155', 'rouge_score'), 'nrefs': ('1', '4')}
         """
         mine, theirs = self.as_dict(), other.as_dict()
         out: dict[str, tuple[str | None, str | None]] = {}
         if self.preset != other.preset:
             out["preset"] = (self.preset, other.preset)
         for key in [*mine, *(k for k in theirs if k not in mine)]:
-            # A field added to signatures later stands for its default in an older one.
-            if mine.get(key, ADDED_LATER.get(key)) != theirs.get(key, ADDED_LATER.get(key)):
-                out[key] = (mine.get(key), theirs.get(key))
+            # A field left out at its default (or added to signatures later) stands for its default.
+            a, b = mine.get(key, DEFAULTS.get(key)), theirs.get(key, DEFAULTS.get(key))
+            if a != b:
+                out[key] = (a, b)
         return out
+
+
+def _valid_range(nrefs) -> bool:
+    """A string nrefs: "4" or "fewest-most" with fewest < most."""
+    if not isinstance(nrefs, str) or not _NREFS.fullmatch(nrefs):
+        return False
+    fewest, _, most = nrefs.partition("-")
+    return not most or int(fewest) < int(most)
 
 
 def _common_fields(settings) -> dict[str, str]:

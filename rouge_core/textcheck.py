@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
+from rouge_core import names
 from rouge_core.presets import get_preset
 from rouge_core.sentence_split import splitter
 from rouge_core.text import Text, lines
@@ -64,10 +65,8 @@ class TextCheck:
         self._analyzer = get_preset(settings.preset).analyzer(plain)
         # The unicode preset's own tokenizer keeps every letter; a custom one may not.
         self._letters_kept_always = settings.preset == "unicode" and settings.tokenizer is None
-        tags = settings.metric_tags()
-        self._sentence_metrics = any(
-            t == "ROUGE-L" or t.startswith("ROUGE-W") or t == "rougeLsum" for t in tags
-        )
+        # Summary-level ROUGE-L/W and rougeLsum read sentences; the other metrics do not.
+        self._sentence_metrics = any(names.parse(t).summary_level for t in settings.metric_tags())
         # The ASCII presets' sentences are their lines (cut by the split rule), lower-cased
         # or not, which neither count nor the sentence-end pattern sees: an ASCII text
         # is checked on its lines alone (most texts; unicode's sentences may differ).

@@ -21,11 +21,19 @@ PYTHON=.venv/bin/python bash scripts/install_oracle.sh .oracle
 echo "== installing Chromium (the report test opens report.html in it)"
 bash scripts/install_chromium.sh
 echo "== running the tests (compiled kernel: $(.venv/bin/python -c 'import rouge_core; print(rouge_core.kernel_info()["kernel"])'))"
-.venv/bin/python -m pytest "$@"
+# Both passes always run; the script fails if either failed, after both summaries.
+summary=$(mktemp); trap 'rm -f "$summary"' EXIT
+status=0
+.venv/bin/python -m pytest "$@" | tee "$summary" || status=$?
+first=$(tail -n 1 "$summary")
 if [ $# -eq 0 ]; then
   # The pure-Python path is the reference and the fallback: every golden, differential,
   # parity and scoring test once more with the kernel switched off.
   echo "== the scoring tests again with the kernel disabled (ROUGE_CORE_KERNEL=python)"
   ROUGE_CORE_KERNEL=python .venv/bin/python -m pytest -q tests/core tests/golden tests/test_differential.py rouge_core \
-    -p no:cacheprovider -m "not slow"
+    -p no:cacheprovider -m "not slow" | tee "$summary" || status=$((status ? status : $?))
+  echo "== summary"
+  echo "with the compiled kernel:  $first"
+  echo "with the kernel disabled:  $(tail -n 1 "$summary")"
 fi
+exit "$status"

@@ -33,6 +33,7 @@ from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
 from pipeline.render import tables as views
 from pipeline.summaries import report_block, table_rows
 from rouge_core.resampling import stable_hash
+from rouge_core.signature import nrefs_range
 
 PARTS = "_rouge155"  # the report's part files, under the staging folder (removed once joined)
 REPORT_INDEX = "_rouge155_index.json"  # where each system's part lies in the report (moved into run.json)
@@ -53,19 +54,20 @@ def system_report(element, profiles: dict[str, Profile], staging: str) -> tuple:
     return (name, system), averages
 
 
-def system_rows(element, profiles: dict[str, Profile]) -> list:
+def system_rows(element, profiles: dict[str, Profile], facts: dict) -> list:
     """((profile, system), {"stats": [SystemStats per metric], "averages": [printed
-    averages per metric]}) -> per metric (profile, system, metric, table row)."""
+    averages per metric]}) -> per metric (profile, system, metric, table row);
+    `facts`: what the run adds to the signature (`RunConfig.facts`)."""
     (name, system), joined = element
     (metrics,) = joined["stats"]
     (averages,) = joined["averages"] or [[None] * len(profiles[name].tags)]  # a profile without the report
-    out = table_rows(name, system, metrics, profiles[name], averages)
+    out = table_rows(name, system, metrics, profiles[name], averages, facts)
     if not profiles[name].reports_rouge155:  # (a reported system was counted by its report)
         tally("aggregating", "systems")
     return out
 
 
-def write_system_tables(summaries: list, staging: str, profiles: list[Profile], carried=None) -> None:
+def write_system_tables(summaries: list, staging: str, profiles: list[Profile], facts: dict, carried=None) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
     and metric order; the ROUGE-1.5.5 report of a run with one profile as
     rouge155.txt, else one rouge155-<profile>.txt per profile that has one
@@ -74,16 +76,18 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     part lies in it written to REPORT_INDEX (for run.json: what a later run copies
     of a system that did not change).  `carried` (a pipeline.reuse.ReusePlan): the
     systems a reusing run takes whole from its previous run, with their table rows
+    (their signature this run's: `facts` hold the run's references per document)
     and where their report blocks lie in its verified report files."""
-    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.tags)}
+    order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.metric_order)}
     if carried is not None:
-        summaries = summaries + list(carried.system_rows)
+        summaries = summaries + carried_rows(carried.system_rows, profiles, facts)
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     rows = [s[3] for s in summaries]
-    metadata = {"signature": profiles_signature(profiles)}
+    metadata = {"signature": profiles_signature(profiles, **facts)}
     files.write_bytes(files.join(staging, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
     files.write_bytes(files.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    files.write_bytes(files.join(staging, "system_scores.md"), views.profiles_markdown(rows, profiles).encode("utf-8"))
+    table = views.profiles_markdown(rows, profiles, facts)
+    files.write_bytes(files.join(staging, "system_scores.md"), table.encode("utf-8"))
     parts, index = [], {}
     reported = [p for p in profiles if p.reports_rouge155]
     for profile in reported:
@@ -106,6 +110,14 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     if not files.is_url(staging):
         shutil.rmtree(files.join(staging, PARTS), ignore_errors=True)
     files.write_bytes(files.join(staging, REPORT_INDEX), json.dumps(index).encode("utf-8"))
+
+
+def carried_rows(rows: list, profiles: list[Profile], facts: dict) -> list:
+    """A carried system's (profile, system, metric, row) rows with this run's signature:
+    every other value depends on its rows alone, the signature on the run's documents
+    too (the references per document)."""
+    signatures = {(p.name, tag): s.signature(**facts) for p in profiles for s in p.settings for tag in s.metric_tags()}
+    return [(profile, system, metric, dict(row, signature=signatures[profile, metric])) for profile, system, metric, row in rows]
 
 
 def report_name(profile: str, profiles: list[Profile]) -> str:
@@ -200,13 +212,24 @@ def numbered(element):
 
 class AggregatePerSystem(beam.PTransform):
     """Scored batches in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
-    report(s) written to `staging`, with the rows and report blocks of the systems
-    a reusing run carries whole (`carried`, a pipeline.reuse.ReusePlan) copied."""
+    report(s) written to `staging`.  The tables' signature takes the run's `facts`
+    (`RunConfig.facts`) and, from `references` (a singleton PCollection: the fewest
+    and the most references of a scored document, `ScoreDocuments`), the
+    references per document.  The rows and report blocks of the systems a reusing
+    run carries whole (`carried`, a pipeline.reuse.ReusePlan) are copied."""
 
-    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str, carried=None):
+    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str,
+                 facts: dict | None = None, references=None, carried=None):
         super().__init__()
         self.profiles, self.statistics, self.eval_ids, self.staging = profiles, statistics, eval_ids, staging
-        self.carried = carried
+        self.facts, self.references, self.carried = facts or {}, references, carried
+
+    def _facts(self, pipeline):
+        """The run's facts with its references per document, as a singleton PCollection."""
+        references = self.references or (pipeline | "NoReferenceCounts" >> beam.Create([None]))
+        return references | "SignatureFacts" >> beam.Map(
+            lambda counts, facts: {**facts, "nrefs": None if counts is None else nrefs_range(*counts)}, self.facts
+        )
 
     def expand(self, documents):
         stats = self.statistics
@@ -227,10 +250,11 @@ class AggregatePerSystem(beam.PTransform):
         averages = evaluated | "Rouge155Report" >> SpilledGroupByKey(
             staging, "report", then=lambda documents: system_report(documents, by_name, staging)
         )
+        facts = beam.pvalue.AsSingleton(self._facts(documents.pipeline))
         return (
             {"stats": aggregates, "averages": averages}
             | "JoinPerSystem" >> beam.CoGroupByKey()
-            | "SystemRows" >> beam.FlatMap(system_rows, by_name)
+            | "SystemRows" >> beam.FlatMap(system_rows, by_name, facts)
             | "GatherSummaries" >> beam.combiners.ToList()
-            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, self.carried)
+            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, facts, self.carried)
         )

@@ -48,12 +48,12 @@ class DocumentsPerSystem(beam.CombineFn):
 class CountRows(beam.PTransform):
     """A dict of the graph's PCollections in ("read_counts", "references" (reference
     row batches), "unused", "human" (numbers of human pseudo-documents), "documents"
-    (scored batches), "errors", "text_checks", and with a previous run "reuse",
-    its (name, value) counts: pipeline.reuse.REUSE_COUNTS); `_counts.json` written
-    to `staging`.  Scored documents
-    are counted once, in the first profile; the human pseudo-system is counted
-    apart (it is not an input row).  A document's rows are all in one batch, so
-    its doc_id is counted once by counting it per batch."""
+    (scored batches), "errors", "text_checks", "references_per_document", and with
+    a previous run "reuse", its (name, value) counts: pipeline.reuse.REUSE_COUNTS);
+    `_counts.json` written to `staging`.  Scored documents are counted once, in the
+    first profile; the human pseudo-system is counted apart (it is not an input
+    row).  A document's rows are all in one batch, so its doc_id is counted once by
+    counting it per batch."""
 
     def __init__(self, staging: str, first_profile: str):
         super().__init__()
@@ -63,6 +63,8 @@ class CountRows(beam.PTransform):
         first = self.first
         # Texts the settings read badly, (kind, owner, doc_id) (optional: none when not given).
         text_checks = c.get("text_checks") or (c["read_counts"].pipeline | "NoTextChecks" >> beam.Create([]))
+        # The fewest and the most references of a scored document (optional: null when not given).
+        references = c.get("references_per_document") or (c["read_counts"].pipeline | "NoReferenceCounts" >> beam.Create([None]))
         counts = {
             "read_counts": c["read_counts"] | "SumReadCounts" >> beam.CombineGlobally(merge_read_counts),
 
@@ -83,6 +85,7 @@ class CountRows(beam.PTransform):
             | "KeyTextCheck" >> beam.Map(lambda t: ((t[1], t[0]), (1, t[2])))  # (kind, owner, doc_id) in
             | "TallyTextChecks" >> beam.CombinePerKey(lambda found: (sum(n for n, _ in found), min(d for _, d in found)))
             | "TextChecksToList" >> beam.combiners.ToList(),
+            "references_per_document": references,
         }
         if "reuse" in c:
             counts["reuse"] = c["reuse"] | "ReuseToList" >> beam.combiners.ToList()

@@ -31,6 +31,7 @@ from rouge_core.textcheck import TextCheck
 UNUSED = "unused_references"
 HUMAN = "human"
 TEXT_CHECKS = "text_checks"  # (owner, kind, doc_id) of texts the settings read badly
+REFERENCE_COUNTS = "reference_counts"  # per list of groups: the fewest and the most references a scored candidate had
 
 
 class ScoredDocument(NamedTuple):
@@ -279,19 +280,20 @@ class ScoreDocumentFn(beam.DoFn):
                     elif i not in failed:
                         values[k][i] += result  # (the scorer's tags, in Profile.tags order)
         rows = [[] for _ in self.profiles]
-        humans, i, scored, systems, carried_scored = 0, 0, 0, set(), 0
+        humans, i, scored, systems, reference_counts, carried_scored = 0, 0, 0, set(), set(), 0
         for group in groups:
             carried_scored += group.doc_id in carried and any(j not in failed for j in range(i, i + len(group.candidates)))
             first = i  # the group's first candidate: the human pseudo-system's references are its
             for problem in group_text_problems(group, self.check):
                 yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
-            for c, _ in group.candidates:
+            for c, references in group.candidates:
                 if i in failed:
                     self.progress.add("failed")
                     yield beam.pvalue.TaggedOutput(ERRORS, self._error(c, *failed[i]))
                 else:
                     scored += 1
                     systems.add(c.system)
+                    reference_counts.add(len(references))
                     for out, per_candidate in zip(rows, values):
                         out.append((c.system, c.doc_id, per_candidate[i], digests[i]))
                 i += 1
@@ -308,6 +310,8 @@ class ScoreDocumentFn(beam.DoFn):
                 yield profile.name, out
         if humans:
             yield beam.pvalue.TaggedOutput(HUMAN, humans)
+        if reference_counts:
+            yield beam.pvalue.TaggedOutput(REFERENCE_COUNTS, (min(reference_counts), max(reference_counts)))
         if carried_scored:
             yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_scored", carried_scored))
 
@@ -324,7 +328,9 @@ class ScoreDocuments(beam.PTransform):
     digest), ...]), Lin 2004's human pseudo-system among them when `human` names
     it: what every table shows), "human" (per batch, the number of human
     pseudo-documents), "errors", "text_checks" ((kind, owner, doc_id) per text
-    rouge_core.textcheck flags) and "reuse" (with a previous run, its counts:
+    rouge_core.textcheck flags), "references" (one element: the fewest and the
+    most references a scored candidate had, or None when none was scored; the
+    signature's nrefs) and "reuse" (with a previous run, its counts:
     pipeline.reuse.REUSE_COUNTS).
 
     A scored batch is plain tuples: the stages after it spill them (the report, the
@@ -339,6 +345,15 @@ class ScoreDocuments(beam.PTransform):
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
         scored = groups | "Score" >> beam.ParDo(fn).with_outputs(
-            ERRORS, HUMAN, TEXT_CHECKS, REUSE_COUNTS, main="documents")
+            ERRORS, HUMAN, TEXT_CHECKS, REFERENCE_COUNTS, REUSE_COUNTS, main="documents"
+        )
+        references = scored[REFERENCE_COUNTS] | "FewestAndMostReferences" >> beam.CombineGlobally(fewest_and_most)
         return {"human": scored[HUMAN], "documents": batched(scored.documents), "errors": scored[ERRORS],
-                "text_checks": scored[TEXT_CHECKS], "reuse": scored[REUSE_COUNTS]}
+                "text_checks": scored[TEXT_CHECKS], "references": references, "reuse": scored[REUSE_COUNTS]}
+
+
+def fewest_and_most(pairs) -> tuple[int, int] | None:
+    """The fewest and the most of (fewest, most) pairs (None for none): the references
+    per document that the signature names (`rouge_core.signature.nrefs_range`)."""
+    pairs = [pair for pair in pairs if pair is not None]
+    return (min(p[0] for p in pairs), max(p[1] for p in pairs)) if pairs else None

@@ -46,8 +46,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     documents = grouped["documents"] | "MatchPrevious" >> MatchPrevious() if reuse else grouped["documents"]
     scored = documents | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
+    references = scored["references"]  # (per document, for the signature; with systems carried, pipeline.reuse)
+    if carried:
+        references = references | "CarriedReferences" >> beam.Map(reuse.references_per_document)
     scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
-        profiles, config.statistics, config.rouge.eval_ids, staging, reuse if carried else None
+        profiles, config.statistics, config.rouge.eval_ids, staging, config.facts(), references, reuse if carried else None
     )
     written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
     copied = p | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
@@ -62,6 +65,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "documents": scored["documents"],
         "errors": errors,
         "text_checks": scored["text_checks"],
+        "references_per_document": references,
     }
     if reuse:
         parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []))

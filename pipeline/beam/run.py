@@ -264,14 +264,15 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             add_carried_counts(counts, plan)
         check_counts(counts, config.run.strict)
         check_names(counts, config.human.name if config.human.enabled else None)
+        facts = run_facts(config, counts)
         record = {
-            "signature": profiles_signature(profiles),
+            "signature": profiles_signature(profiles, **facts),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,
             "rouge155_flags": _flags_or_none(profiles[0].settings[0]) if len(profiles) == 1 else None,
             "profiles": [
                 {
                     "name": p.name,
-                    "signatures": [s.signature() for s in p.settings],
+                    "signatures": [s.signature(**facts) for s in p.settings],
                     "rouge155_flags": [_flags_or_none(s) for s in p.settings],
                     "metrics": p.tags,
                 }
@@ -294,7 +295,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         }
         if plan is not None:
             record["reuse"] = reuse_record(plan, counts)
-        record["rejected"] = _coverage(folder, counts, config, profiles)
+        record["rejected"] = _coverage(folder, counts, config, profiles, facts)
         # where each system's block lies in the ROUGE-1.5.5 report(s): what a later run copies (pipeline.reuse)
         record["rouge155_parts"] = read_json(files.join(folder, REPORT_INDEX))
         files.delete([files.join(folder, "_counts.json"), files.join(folder, REPORT_INDEX)]
@@ -304,7 +305,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"
         )
-        with progress.stage("report", 1, "pages") as stage:
+        with progress.stage("report", 1, "pages", always_end=True) as stage:
             write_run_report(folder, record)
             stage.update(1)
         _write_text(files.join(folder, "_SUCCESS"), "")
@@ -331,7 +332,14 @@ def _remove_spills_after_failure(folder: str) -> None:
         log.warning("could not remove the spill files under %s: %s", folder, err)
 
 
-def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
+def run_facts(config: RunConfig, counts: dict) -> dict:
+    """What the run adds to its settings' signature (`RunConfig.facts`), with the
+    references per document its counts found."""
+    references = counts.get("references_per_document")
+    return config.facts(tuple(references) if references else None)
+
+
+def _coverage(folder: str, counts: dict, config: RunConfig, profiles, facts: dict) -> dict:
     """The rejected share against run.max_rejected (pipeline.coverage), for run.json;
     system_scores.{parquet,csv,md} written again with `documents_had` (the .md headed
     by the warning when the share is past the threshold: the run still publishes)."""
@@ -343,10 +351,10 @@ def _coverage(folder: str, counts: dict, config: RunConfig, profiles) -> dict:
         else None
     )
     rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    metadata = {"signature": profiles_signature(profiles)}
+    metadata = {"signature": profiles_signature(profiles, **facts)}
     files.write_bytes(files.join(folder, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
     files.write_bytes(files.join(folder, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    table = views.profiles_markdown(rows, profiles)
+    table = views.profiles_markdown(rows, profiles, facts)
     _write_text(files.join(folder, "system_scores.md"), (f"**{warning}**\n\n" if warning else "") + table)
     return {"max_rejected": config.run.max_rejected, "problems": problems, "warning": warning,
             "exit_status": EXIT_REJECTED if problems else 0}

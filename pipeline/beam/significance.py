@@ -575,7 +575,8 @@ class SignificanceTables(beam.PTransform):
     def __init__(self, config, profiles, staging: str, from_tables: bool = False, reuse=None):
         super().__init__()
         self.from_tables, self.reuse = from_tables, reuse
-        self.tags = {profile.name: profile.tags for profile in profiles}
+        self.tags = {profile.name: profile.tags for profile in profiles}  # the values' order
+        self.order = {profile.name: profile.metric_order for profile in profiles}  # the tables'
         self.staging = staging
         self.test = PairedSignificance(
             self.tags,
@@ -592,5 +593,5 @@ class SignificanceTables(beam.PTransform):
             | "WriteBlockParts" >> beam.Map(write_block_part, self.staging)
             | "GatherBlocks" >> beam.combiners.ToList()
             | "WriteSignificance"
-            >> beam.Map(write_significance_tables, self.staging, self.tags, self.test.describe())
+            >> beam.Map(write_significance_tables, self.staging, self.order, self.test.describe())
         )

@@ -80,9 +80,10 @@ def settings_from_args(args: argparse.Namespace) -> RougeSettings:
                          args.multi_ref, args.sentence_split)
 
 
-def print_signature(settings: RougeSettings, file=sys.stderr) -> None:
-    """The signature and the equivalent ROUGE-1.5.5 command, once per run."""
-    print(f"signature: {settings.signature()}", file=file)
+def print_signature(settings: RougeSettings, file=sys.stderr, facts: dict | None = None) -> None:
+    """The signature (with what the run adds, `facts`: `RunConfig.facts`) and the
+    equivalent ROUGE-1.5.5 command, once per run."""
+    print(f"signature: {settings.signature(**(facts or {}))}", file=file)
     try:
         print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml", file=file)
     except RougeConfigError as err:

@@ -16,6 +16,7 @@ from pipeline.io.publish import publish_files
 from pipeline.io.tables import parquet_bytes
 from pipeline.progress import Progress
 from pipeline.render.history import history_page
+from pipeline.render.numbers import in_points
 from pipeline.render.html import confidence_level
 from rouge_core.errors import RougeConfigError, RougeInputError
 from rouge_core.types import MEASURES
@@ -88,7 +89,7 @@ def _history_command(args: argparse.Namespace) -> int:
         print(f"group {number}: {len(group.runs)} run(s){differs}")
         for (system, metric), change in sorted(changes[number - 1].items()):
             run = group.runs[change["run"]]
-            print(f"  {system} {metric}: {change['verdict']} ({change['delta_points']:+.2f} points) in run "
+            print(f"  {system} {metric}: {change['verdict']} ({in_points(change['delta_points'])} points) in run "
                   f"{run.run_id} ({run.started})")
     print(f"history: {args.output} ({len(runs)} runs, {len(rows)} rows)")
     return EXIT_OK

@@ -23,6 +23,8 @@ from pipeline.meta_eval import (
     duplicate_systems,
     load_judgments,
     load_metric_scores,
+    scored_metric,
+    select_metrics,
     typed_columns,
 )
 from pipeline.progress import Progress
@@ -127,7 +129,11 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
     scores, source = load_metric_scores(args.run, args.metric_scores, split_list(args.metric_columns), judgments)
     wanted = split_list(args.metrics)
     if wanted:
-        scores = {k: v for k, v in scores.items() if k[1] in wanted}
+        scores = select_metrics(scores, wanted)
+    pairs = [tuple(scored_metric(scores, name, "--compare") for name in pair) for pair in pairs]
+    for (x, y), given in zip(pairs, args.compare or []):
+        if x == y:
+            raise RougeConfigError(f"--compare takes two different metrics X,Y; {given!r} names {x} twice")
     copies = _copies(args.duplicate_system)
     check_systems(judged, scores, args.judgments)
     check_copies(copies, judged, scores)

@@ -7,7 +7,7 @@ import sys
 
 from pipeline import config as run_config
 from pipeline.beam.options import check_beam_args
-from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run
+from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run, run_facts
 from pipeline.cli.common import (
     add_conflicting_references,
     add_rouge_options,
@@ -81,13 +81,9 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
     profiles = config.profile_list()
-    for profile in profiles:
-        if len(profiles) > 1:
-            print(f"profile {profile.name}:")
-        for settings in profile.settings:
-            print_signature(settings, sys.stdout)
     inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
-    if args.dry_run:
+    if args.dry_run:  # the signature as far as the config says it (the references per document: once read)
+        print_signatures(profiles, config.facts())
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
                 print(f"{kind[:-1]}: {shown(path)}")
@@ -108,7 +104,8 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     if rejected["warning"]:  # the table a person reads starts with it
         print(rejected["warning"] + "\n")
     rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    print(views.profiles_text(rows, profiles))
+    facts = run_facts(config, counts)
+    print(views.profiles_text(rows, profiles, facts))
     print(
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
         + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
@@ -117,9 +114,19 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         print(line)
     for line in text_warnings(counts.get("text_checks", {})):
         print(line)
+    print_signatures(profiles, facts)  # once, whole: with the references per document the run found
     print(f"results: {folder} ({record['seconds']:.1f} s)")
     print(f"report: {folder}/report.html")
     return rejected["exit_status"]
+
+
+def print_signatures(profiles, facts: dict) -> None:
+    """Each setting's signature (with the run's `facts`) and its ROUGE-1.5.5 command, on stdout."""
+    for profile in profiles:
+        if len(profiles) > 1:
+            print(f"profile {profile.name}:")
+        for settings in profile.settings:
+            print_signature(settings, sys.stdout, facts)
 
 
 def register(commands) -> argparse.ArgumentParser:

@@ -30,6 +30,7 @@ from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
 from pipeline.io.text_files import is_text_file, line_aligned_rows
 from pipeline.progress import Progress
 from pipeline.render import tables as views
+from pipeline.render.numbers import points, points_value
 from pipeline.score import LocalScores, StrictStop, metric_stats, score_files, score_rows, system_rows
 from pipeline.summaries import report_block
 from rouge_core import RougeConfigError, RougeInputError, names
@@ -83,10 +84,13 @@ formats (--format): table (the default on a terminal, and for the rouge_score
 and unicode presets): systems as rows, metrics as columns, x 100 with intervals;
 report (the rouge155 preset's default otherwise): the ROUGE-1.5.5 text; json: a
 list of one object per (system, metric), the measure's score x 100 with its
-interval, recall, precision and F, documents scored and had, and the signature
-(sacreBLEU's shape); csv: one row per (system, metric), every number; jsonl: one
-object per (system, doc_id, metric) with recall, precision and f_measure at full
-precision.
+interval and which average it is ("average": "rouge155", ROUGE-1.5.5's printed
+average, also as rouge155_recall ..; or "mean", the mean over documents), the
+means mean_recall, mean_precision, mean_f_measure, documents scored and had, and
+the signature (sacreBLEU's shape); csv: one row per (system, metric), every
+number (recall, precision, f_measure: the means; rouge155_*: the printed averages);
+jsonl: one object per (system, doc_id, metric) with recall, precision and
+f_measure at full precision.
 --sort and --measure name metrics and measures as the field writes them:
 rouge2 or ROUGE-2, rougeLsum or ROUGE-L, ROUGE-SU4; F, f, R, P.
 
@@ -285,6 +289,7 @@ def score_command(args: argparse.Namespace) -> int:
     if groups:  # two systems that print alike would be two rows a reader cannot tell apart
         raise RougeInputError(describe_clashes("systems", groups))
     ids = evaluation_ids((d for docs in scores.results.values() for d in docs), run.rouge.eval_ids)
+    facts = run.facts(scores.references())  # what the run adds to the signature
     coverage = scores.coverage()
     for line in text_warnings(scores.texts.to_dict()) + document_sets_warning(
         coverage.different_document_sets(), coverage.documents
@@ -321,41 +326,47 @@ def score_command(args: argparse.Namespace) -> int:
         with progress.stage("bootstrap" if settings.preset == "rouge155" else "averaging", len(scores.results),
                             "systems") as stage:
             for system in sorted(scores.results):
-                rows += system_rows({system: scores.results[system]}, settings, ids, run.statistics, had)
+                rows += system_rows({system: scores.results[system]}, settings, ids, run.statistics, had, facts)
                 stage.update(1)
         measure = views.MEASURES[args.measure]
         if form == "csv":
             sys.stdout.write(csv_text(rows))
         elif form == "json":
-            sys.stdout.write(json_text(rows, settings, measure))
+            sys.stdout.write(json_text(rows, measure))
         elif form == "score-only":
             sys.stdout.write(score_only_text(rows, settings, measure))
         else:
             sys.stdout.write(views.text(rows, settings, measure, sort))
     if form != "score-only":
-        print_signature(settings)
+        print_signature(settings, facts=facts)
     return EXIT_REJECTED if problems else 0
 
 
-def json_text(rows: list[dict], settings, measure: str) -> str:
+def json_text(rows: list[dict], measure: str) -> str:
     """sacreBLEU's JSON shape, one object per (system, metric): the name, the score
-    x 100 of `measure` with its interval, R/P/F, the documents scored and had, and the signature."""
+    x 100 of `measure` with its interval (the table's digits, `numbers.points`) and
+    `average` saying which average it is ("rouge155": ROUGE-1.5.5's printed average
+    and bootstrap interval, as the script prints them in `rouge155_recall` ..;
+    "mean": the mean over documents with the seeded Poisson bootstrap interval),
+    the means over documents (`mean_recall`, `mean_precision`, `mean_f_measure`),
+    the documents scored and had, and the signature."""
     objects = []
     for row in rows:
         value, low, high = views.measure_value(row, measure)
+        printed = row.get(f"rouge155_{measure}") is not None
         objects.append({
             "system": row["system"],
             "name": row["metric"],
             "measure": measure,
-            "score": None if value is None else round(100 * value, 2),
-            "low": None if low is None else round(100 * low, 2),
-            "high": None if high is None else round(100 * high, 2),
-            "recall": row["recall"],
-            "precision": row["precision"],
-            "f_measure": row["f_measure"],
+            "score": points_value(value),
+            "low": points_value(low),
+            "high": points_value(high),
+            "average": "rouge155" if printed else "mean",
+            **({f"rouge155_{m}": row[f"rouge155_{m}"] for m in views.MEASURES.values()} if printed else {}),
+            **{f"mean_{m}": row[m] for m in views.MEASURES.values()},
             "documents": row["documents"],
             "documents_had": row.get("documents_had", row["documents"]),
-            "signature": settings.signature(),
+            "signature": row["signature"],
         })
     return json.dumps(objects, indent=1, ensure_ascii=False) + "\n"
 
@@ -368,5 +379,5 @@ def score_only_text(rows: list[dict], settings, measure: str) -> str:
         by_system.setdefault(row["system"], {})[row["metric"]] = views.measure_value(row, measure)[0]
     tags = settings.metric_tags()
     return "".join(
-        "\t".join(views.pct(scores[t]) for t in tags if t in scores) + "\n" for _, scores in sorted(by_system.items())
+        "\t".join(points(scores[t]) for t in tags if t in scores) + "\n" for _, scores in sorted(by_system.items())
     )

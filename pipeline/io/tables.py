@@ -89,13 +89,16 @@ COMPARISON_COLUMNS = [
     ("system", "string"),
     ("metric", "string"),
     ("measure", "string"),
+    ("average", "string"),  # what old and new are: "rouge155" (ROUGE-1.5.5's printed average) or "mean"
     ("status", "string"),  # both, added, removed
     ("old_documents", "int64"),
     ("new_documents", "int64"),
     ("documents", "int64"),  # scored by both runs: the paired test's
-    ("old", "float64"),  # mean over the old run's documents (0-1)
-    ("new", "float64"),  # mean over the new run's documents (0-1)
-    ("delta_points", "float64"),  # 100 x (new - old) on the shared documents
+    ("old", "float64"),  # the old run's own table value (0-1): its `average`
+    ("new", "float64"),  # the new run's own table value (0-1)
+    ("old_mean", "float64"),  # mean over the old run's documents (0-1)
+    ("new_mean", "float64"),  # mean over the new run's documents (0-1)
+    ("delta_points", "float64"),  # 100 x (new - old) of the mean on the shared documents
     ("ci_low_points", "float64"),
     ("ci_high_points", "float64"),
     ("p_value", "float64"),  # the paired sign-flip test (rouge_core.significance)
@@ -472,6 +475,7 @@ def write_counts(
     documents_by_system: list,
     errors_by_system: list = (),
     text_checks: list = (),
+    references_per_document: tuple | None = None,
     reuse: Optional[list] = None,
 ) -> None:
     """The run's counts, for run.json.  Systems that scored fewer than all documents
@@ -495,6 +499,8 @@ def write_counts(
         "errors_by_system": dict(sorted(errors_by_system)),
         # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
         "text_checks": _text_checks(text_checks),
+        # [fewest, most] references of a scored document: the signature's nrefs
+        "references_per_document": None if references_per_document is None else list(references_per_document),
     }
     if reuse is not None:
         summed: dict = {"rows_reused": 0, "carried_scored": 0, "carried_documents": 0, "carry_violations": 0, "refused": []}

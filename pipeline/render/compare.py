@@ -7,12 +7,9 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-from pipeline.render.significance import as_points, format_p
+from pipeline.render.numbers import in_points, p_value, points
 from pipeline.render.tables import Markdown, markdown_cell, markdown_table, text_table
-
-
-def signed(x: float | None) -> str:
-    return "" if x is None else f"{x:+.2f}"
+from rouge_core import names
 
 
 def markdown_report(
@@ -30,16 +27,18 @@ def markdown_report(
         f"Signature: `{new.signature}`  ",
         options,
         "",
+        averages_note(rows) + ".",
+        "",
     ]
     body = []
     for r in rows:
-        change = signed(r["delta_points"])
+        change = in_points(r["delta_points"])
         if r["ci_low_points"] is not None:
-            change += f" ({signed(r['ci_low_points'])} to {signed(r['ci_high_points'])})"
+            change += f" ({in_points(r['ci_low_points'])} to {in_points(r['ci_high_points'])})"
         verdict = Markdown(markdown_cell(r["verdict"]) + (" **FAIL**" if r["fails"] else ""))
-        body.append([r["system"], r["metric"], as_points(r["old"]), as_points(r["new"]), change, str(r["documents"]),
-                     format_p(r["p_adjusted"]), verdict])
-    lines.append(markdown_table(["system", "metric", "old", "new", "change (CI)", "docs", "p adjusted", "verdict"],
+        body.append([r["system"], r["metric"], points(r["old"]), points(r["new"]), change, str(r["documents"]),
+                     p_value(r["p_adjusted"]), verdict])
+    lines.append(markdown_table(["system", "metric", "old", "new", "mean change (CI)", "docs", "p adjusted", "verdict"],
                                 body, "llrrlrrl").rstrip("\n"))
     for status, label in (("added", "Systems added"), ("removed", "Systems removed")):
         systems = sorted({r["system"] for r in rows if r["status"] == status})
@@ -72,7 +71,7 @@ def markdown_report(
             f"{markdown_cell(system)} {markdown_cell(metric)}:",
             "",
             markdown_table(["doc_id", "old", "new", "change"],
-                           [[m["doc_id"], as_points(m["old"]), as_points(m["new"]), signed(m["delta_points"])]
+                           [[m["doc_id"], points(m["old"]), points(m["new"]), in_points(m["delta_points"])]
                             for m in items], "lrrr").rstrip("\n"),
         ]
     return "\n".join(lines) + "\n"
@@ -81,7 +80,7 @@ def markdown_report(
 def moved_markdown(moved: list[dict]) -> str:
     return markdown_table(
         ["system", "metric", "doc_id", "old", "new", "change"],
-        [[m["system"], m["metric"], m["doc_id"], as_points(m["old"]), as_points(m["new"]), signed(m["delta_points"])]
+        [[m["system"], m["metric"], m["doc_id"], points(m["old"]), points(m["new"]), in_points(m["delta_points"])]
          for m in moved],
         "lllrrr",
     )
@@ -90,6 +89,22 @@ def moved_markdown(moved: list[dict]) -> str:
 # ----------------------------------------------------------------- for people: what changed first
 
 MEASURE_WORDS = {"recall": "recall", "precision": "precision", "f_measure": "F-measure"}
+AVERAGE_WORDS = {
+    "rouge155": "ROUGE-1.5.5's average (its bootstrap over documents), as each run's table prints it",
+    "mean": "the mean over each run's documents, as its table prints it",
+}
+
+
+def averages_note(rows: list[dict]) -> str:
+    """What a comparison's old, new and change are: the two averages named.
+
+    Example:
+        >>> averages_note([{"average": "rouge155"}])
+        "old, new: ROUGE-1.5.5's average (its bootstrap over documents), as each run's table prints it; mean change: new - old of the mean over the documents both runs scored"
+    """
+    kinds = [AVERAGE_WORDS[k] for k in dict.fromkeys(r.get("average") for r in rows) if k in AVERAGE_WORDS]
+    kinds = kinds or ["each run's table value"]
+    return f"old, new: {' or '.join(kinds)}; mean change: new - old of the mean over the documents both runs scored"
 CHANGED = ("worse", "better", "added", "removed")
 TEXT_CHARS = 280  # a candidate or reference shown in the report, at most
 
@@ -104,7 +119,7 @@ def verdict(rows: list[dict], fail_on_drop: float, order=None) -> tuple[int, str
     if failing:
         return 1, (
             f"FAIL: significant drop of more than {fail_on_drop:g} points: "
-            + ", ".join(f"{r['system']} {r['metric']} {signed(r['delta_points'])}" for r in failing)
+            + ", ".join(f"{r['system']} {r['metric']} {in_points(r['delta_points'])}" for r in failing)
         )
     changed = [r for r in rows if r["verdict"] in ("better", "worse")]
     return 0, (
@@ -114,16 +129,21 @@ def verdict(rows: list[dict], fail_on_drop: float, order=None) -> tuple[int, str
 
 
 def metric_order(*records: dict):
-    """A sort key of metric labels in the runs' own metric order (run.json's profiles:
-    "ROUGE-1" .. "ROUGE-SU*", or "<profile> <metric>"), unknown ones after, by name."""
-    order: dict[str, int] = {}
+    """A sort key of metric labels ("ROUGE-1", or "<profile> <metric>" in a run with
+    profiles): the profiles in the runs' own order (run.json), then the metrics in
+    the one order of every table (`rouge_core.names.sort_key`)."""
+    profiles: dict[str, int] = {}
     for record in records:
-        profiles = record.get("profiles") or []
-        for profile in profiles:
-            for metric in profile.get("metrics") or []:
-                label = metric if profile.get("name") in (None, "default") or len(profiles) == 1 else f"{profile['name']} {metric}"
-                order.setdefault(label, len(order))
-    return lambda metric: (order.get(metric, len(order)), metric)
+        for profile in record.get("profiles") or []:
+            profiles.setdefault(str(profile.get("name")), len(profiles))
+
+    def key(label: str):
+        profile, space, metric = label.partition(" ")
+        if not space or profile not in profiles:
+            profile, metric = "", label
+        return (profiles.get(profile, -1), names.sort_key(metric))
+
+    return key
 
 
 def by_size_of_change(rows: list[dict]) -> list[dict]:
@@ -143,7 +163,7 @@ def verdict_words(row: dict) -> str:
 def _interval(row: dict) -> str:
     if row["ci_low_points"] is None:
         return ""
-    return f"{signed(row['ci_low_points'])} to {signed(row['ci_high_points'])}"
+    return f"{in_points(row['ci_low_points'])} to {in_points(row['ci_high_points'])}"
 
 
 def partial_notes(rows: list[dict]) -> list[str]:
@@ -172,10 +192,11 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
     out = [line, ""]
     if listed:
         out.append(("Every (system, metric)" if show_all else "What changed") + f", {measure} x 100:")
-        head = ["system", "metric", "old", "new", "change", "interval", "docs", "p adjusted", "verdict"]
+        out.append(f"  {averages_note(rows)}.")
+        head = ["system", "metric", "old", "new", "mean change", "interval", "docs", "p adjusted", "verdict"]
         body = [
-            [r["system"], r["metric"], as_points(r["old"]), as_points(r["new"]), signed(r["delta_points"]),
-             _interval(r), str(r["documents"]) if r["status"] == "both" else "", format_p(r["p_adjusted"]),
+            [r["system"], r["metric"], points(r["old"]), points(r["new"]), in_points(r["delta_points"]),
+             _interval(r), str(r["documents"]) if r["status"] == "both" else "", p_value(r["p_adjusted"]),
              verdict_words(r)]
             for r in listed
         ]
@@ -199,7 +220,7 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
         out += ["", f"Documents whose {measure} moved most (x 100):"]
         for (system, metric), items in sorted(groups.items(), key=lambda g: (g[0][0], order(g[0][1]))):
             out.append(f"  {system} {metric}: " + ", ".join(
-                f"{m['doc_id']} {as_points(m['old'])} -> {as_points(m['new'])} ({signed(m['delta_points'])})"
+                f"{m['doc_id']} {points(m['old'])} -> {points(m['new'])} ({in_points(m['delta_points'])})"
                 for m in items))
     out += ["", f"old: {old.path}", f"new: {new.path}", f"signature: {new.signature}", options]
     return "\n".join(out) + "\n"
@@ -232,10 +253,10 @@ def page_context(old, new, rows: list[dict], moved: list[dict], options: str, fa
     measure = MEASURE_WORDS.get(rows[0]["measure"], rows[0]["measure"]) if rows else ""
     table = [
         {
-            "system": r["system"], "metric": r["metric"], "old": as_points(r["old"]), "new": as_points(r["new"]),
-            "change": signed(r["delta_points"]), "interval": _interval(r),
+            "system": r["system"], "metric": r["metric"], "old": points(r["old"]), "new": points(r["new"]),
+            "change": in_points(r["delta_points"]), "interval": _interval(r),
             "documents": str(r["documents"]) if r["status"] == "both" else "",
-            "p": format_p(r["p_adjusted"]), "verdict": verdict_words(r),
+            "p": p_value(r["p_adjusted"]), "verdict": verdict_words(r),
             "tone": "fail" if r["fails"] else "worse" if r["verdict"] == "worse" else
             "better" if r["verdict"] == "better" else "",
         }
@@ -251,7 +272,7 @@ def page_context(old, new, rows: list[dict], moved: list[dict], options: str, fa
             references = new_texts.get("references", {}).get(m["doc_id"]) or old_texts.get("references", {}).get(m["doc_id"]) or []
             documents.append({
                 "system": m["system"], "metric": m["metric"], "doc_id": m["doc_id"],
-                "old": as_points(m["old"]), "new": as_points(m["new"]), "change": signed(m["delta_points"]),
+                "old": points(m["old"]), "new": points(m["new"]), "change": in_points(m["delta_points"]),
                 "tone": "better" if m["delta_points"] > 0 else "worse",
                 "old_text": shorten(old_texts.get("candidates", {}).get((m["system"], m["doc_id"]))),
                 "new_text": shorten(new_texts.get("candidates", {}).get((m["system"], m["doc_id"]))),
@@ -264,6 +285,7 @@ def page_context(old, new, rows: list[dict], moved: list[dict], options: str, fa
         "status_words": "exit status 1: a significant drop" if status else "exit status 0: no significant drop beyond the threshold",
         "measure": measure,
         "options": options,
+        "averages": averages_note(rows),
         "old": {"path": old.path, "link": report_link(old.path), "signature": old.signature},
         "new": {"path": new.path, "link": report_link(new.path), "signature": new.signature},
         "rows": table,

@@ -10,8 +10,8 @@ import math
 
 from pipeline.history import Group, metric_label
 from pipeline.render.html import CHART_LABEL_CHARS, CHART_STYLE, MARKER_COLOUR, figure_svg, render_history_page
-from pipeline.render.significance import format_p
-from pipeline.render.compare import MEASURE_WORDS, signed
+from pipeline.render.compare import MEASURE_WORDS
+from pipeline.render.numbers import in_points, p_value
 
 CHART_SYSTEMS = 20  # lines per panel (the best in the last run); the tables and history.csv hold every system
 COLOURS = ["#1d5fb4", "#c0392b", "#2e8b57", "#8e44ad", "#d35400", "#16a085", "#7f8c8d", "#b7950b", "#2c3e50",
@@ -105,7 +105,7 @@ def history_page(groups: list[Group], changes: list[dict], measure: str, options
         runs = [{"label": run_label(run, i), "run_id": run.run_id, "path": run.path} for i, run in enumerate(group.runs)]
         rows = [
             {"system": system, "metric": metric, "run": runs[change["run"]]["label"], "verdict": change["verdict"],
-             "change": signed(change["delta_points"]), "p": format_p(change["p_adjusted"]),
+             "change": in_points(change["delta_points"]), "p": p_value(change["p_adjusted"]),
              "documents": str(change["documents"])}
             for (system, metric), change in sorted(found.items())
         ]

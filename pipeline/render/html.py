@@ -29,7 +29,7 @@ from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
 from pipeline.config import parse_profiles_signature
 from pipeline.records import REASONS
-from pipeline.render.tables import pct
+from pipeline.render.numbers import general, points
 from rouge_core.errors import RougeConfigError
 
 REPORT_NAME = "report.html"
@@ -268,16 +268,13 @@ def _number(value) -> Optional[float]:
 
 
 def _pct(value, signed: bool = False) -> str:
-    """A 0-1 score as x100 with two decimals; absent as an en dash."""
-    value = _number(value)
-    if value is None:
-        return "\u2013"
-    return pct(value, signed)  # rounded half up, as papers round the script's digits
+    """A 0-1 score as x100 with two decimals (`numbers.points`); absent as an en dash."""
+    return points(value, signed) or "\u2013"
 
 
 def _cell(value) -> str:
     if isinstance(value, float):
-        return "" if math.isnan(value) else format(value, ".4g")
+        return general(value)
     return "" if value is None else str(value)
 
 
@@ -382,7 +379,7 @@ def _draw_panel(ax, metric: dict, slots: int, confidence: str) -> None:
         if not math.isnan(value):
             right = 100 * s["high"] if s["high"] is not None else value
             ax.annotate(
-                "%.2f" % value, (right, yi), xytext=(5, 0), textcoords="offset points",
+                points(s["f"]), (right, yi), xytext=(5, 0), textcoords="offset points",  # the table's digits
                 va="center", fontsize=8, color="#57606a",
             )  # fmt: skip
     labels = [_short(s["system"]) for s in systems]

@@ -7,9 +7,10 @@ import math
 from typing import Optional
 
 
-from pipeline.meta_eval import metric_order
 from pipeline.render.html import MARKER_COLOUR, Section, figure_svg, render_sections_page
+from pipeline.render.numbers import coefficient, interval, p_value
 from pipeline.render.tables import Markdown, markdown_cell, markdown_table
+from rouge_core import names
 
 
 def lin_tables(rows: list[dict]) -> tuple[list[str], dict]:
@@ -45,7 +46,7 @@ def markdown(rows: list[dict], options, intervals: bool = False, saved: bool = T
             "Pearson r / Spearman rho / Kendall tau-b" + (", each [its bootstrap interval]." if intervals else "."),
             "",
         ]
-        shown = _coefficient if intervals else (lambda r, m: _two(r[m]))
+        shown = _coefficient if intervals else (lambda r, m: coefficient(r[m]))
         body = [
             [metric] + [
                 "" if (r := cells.get((metric, profile))) is None
@@ -82,10 +83,6 @@ def comparisons_markdown(comparisons: list[dict]) -> str:
     return "### Does X correlate better than Y? (one-sided permutation tests)\n\n" + markdown_table(
         head, body, "l" * len(head)
     )
-
-
-def _two(value) -> str:
-    return "n/a" if value is None else "%.3f" % value
 
 
 # --------------------------------------------------------------------------
@@ -299,9 +296,8 @@ def _label(name: str, profile: str, profiles: list[str]) -> str:
 def _coefficient(row: Optional[dict], method: str) -> str:
     if row is None:
         return ""
-    low, high = row[f"{method}_low"], row[f"{method}_high"]
-    interval = "" if low is None or high is None else " [%.2f, %.2f]" % (low, high)
-    return _two(row[method]) + interval
+    bounds = interval(row[f"{method}_low"], row[f"{method}_high"])
+    return coefficient(row[method]) + (f" {bounds}" if bounds else "")
 
 
 def _span(cells: dict, count: str) -> str:
@@ -314,7 +310,7 @@ def human_upper_bound(scores: dict, judged: dict, human: Optional[str]) -> list:
     the scores have it: per (profile, metric), its mean score per measure next to the
     best system's."""
     lines: dict = {}
-    for profile, metric, measure in sorted(scores, key=lambda s: (s[0], metric_order(s[1]))):
+    for profile, metric, measure in sorted(scores, key=lambda s: (s[0], names.sort_key(s[1]))):
         values: dict = {}
         for (system, _), value in scores[profile, metric, measure].items():
             if not math.isnan(value):
@@ -371,8 +367,7 @@ def _verdict(test: Optional[dict], x: str, y: str) -> str:
         return "n/a"
     delta = test["delta"]
     leader = x if delta > 0 else y if delta < 0 else "tie"
-    p = "n/a" if test["p_value"] is None else "%.3f" % test["p_value"]
-    return f"{leader} by {abs(delta):.3f}, p {p}"
+    return f"{leader} by {coefficient(abs(delta))}, p {p_value(test['p_value']) or 'n/a'}"
 
 
 def _settings(record: dict) -> list[dict]:

@@ -1,33 +1,10 @@
-"""The significance table for people (Markdown), and the number formats of
-significance and comparison tables."""
+"""The significance table for people (Markdown); its numbers are formatted by
+pipeline.render.numbers."""
 
 from __future__ import annotations
 
 from pipeline.render import tables
-
-
-def as_points(x: float | None) -> str:
-    """A 0-1 score for people: x 100, two decimals."""
-    return "" if x is None else f"{100 * x:.2f}"
-
-
-def format_p(p: float | None, floor: float | None = None) -> str:
-    """A p-value for people: four decimals, or two significant digits below 0.001;
-    "≤ floor" when p is at its floor (the smallest p these documents allow: the
-    true p may be smaller).
-
-    Example:
-        >>> format_p(0.01234), format_p(2.5e-7), format_p(2.2250738585072014e-308, 2.2250738585072014e-308)
-        ('0.0123', '2.5e-07', '≤2.2e-308')
-    """
-    if p is None:
-        return ""
-    text = f"{p:.1e}" if p < 0.001 else f"{p:.4f}"
-    return "≤" + text if floor is not None and p <= floor else text
-
-
-def _number(x: float | None, digits: int = 2) -> str:
-    return "" if x is None else f"{x:.{digits}f}"
+from pipeline.render.numbers import p_value, points, statistic
 
 
 HEAD = ["metric", "measure", "system A", "system B", "docs", "A", "B", "difference (CI)", "d_z", "t", "p", "method",
@@ -48,23 +25,23 @@ def legend(description: str = "") -> str:
 
 def cells(r: dict, several_profiles: bool) -> list[str]:
     """A significance row (SIGNIFICANCE_COLUMNS) as the table's cells."""
-    difference = as_points(r["difference"])
+    difference = points(r["difference"])
     if r["ci_low"] is not None:
-        difference += f" ({as_points(r['ci_low'])} to {as_points(r['ci_high'])})"
+        difference += f" ({points(r['ci_low'])} to {points(r['ci_high'])})"
     return [
         f"{r['profile']} {r['metric']}" if several_profiles else r["metric"],
         r["measure"],
         r["system_a"],
         r["system_b"],
         str(r["documents"]),
-        as_points(r["mean_a"]),
-        as_points(r["mean_b"]),
+        points(r["mean_a"]),
+        points(r["mean_b"]),
         difference,
-        _number(r["effect_size"]),
-        _number(r["statistic"]),
-        format_p(r["p_value"], r["p_floor"]),
+        statistic(r["effect_size"]),
+        statistic(r["statistic"]),
+        p_value(r["p_value"], r["p_floor"]),
         r["method"] or "",
-        format_p(r["p_adjusted"]),
+        p_value(r["p_adjusted"]),
     ]
 
 

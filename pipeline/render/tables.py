@@ -9,15 +9,14 @@ in ROUGE-1.5.5 mode, rouge155_<measure> with _low/_high).
 
 from __future__ import annotations
 
-import re
 import textwrap
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Optional, Sequence
 
 from tabulate import tabulate
 
 from pipeline.io.names import shown
-from rouge_core import sentence_split
+from pipeline.render.numbers import points
+from rouge_core import names, sentence_split
 
 MEASURES = {"r": "recall", "p": "precision", "f": "f_measure"}
 MEASURE_NAMES = {"recall": "recall (R)", "precision": "precision (P)", "f_measure": "F-measure (F)"}
@@ -90,21 +89,6 @@ def measure_value(row: dict, measure: str):
     return row.get(measure), low, high
 
 
-def pct(x: Optional[float], signed: bool = False) -> str:
-    """A 0-1 score x 100 with two decimals, rounded half up from its shortest decimal
-    form, as papers round ROUGE-1.5.5's printed 0.49065 to 49.07 (binary floating
-    point would give 49.06: 100 * 0.49065 is 49.064999...).
-
-    Example:
-        >>> pct(0.49065), pct(0.31335), pct(0.2), pct(-0.00125, signed=True)
-        ('49.07', '31.34', '20.00', '-0.13')
-    """
-    if x is None:
-        return ""
-    value = (Decimal(repr(float(x))) * 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return f"{value:+.2f}" if signed else f"{value:.2f}"
-
-
 def wide(rows: list[dict], metric_order: Sequence[str], measure: str = "f_measure", sort_by: Optional[str] = None):
     """(metrics, [(rank, system, documents, {metric: (value, low, high)})]), ranked by
     `sort_by` (default: the first metric), best first, ties by system name.
@@ -137,7 +121,7 @@ def _cell(value_low_high) -> str:
     value, low, high = value_low_high
     if value is None:
         return ""
-    return pct(value) + (f" ({pct(low)}-{pct(high)})" if low is not None and high is not None else "")
+    return points(value) + (f" ({points(low)}-{points(high)})" if low is not None and high is not None else "")
 
 
 def _had(rows: list[dict]) -> bool:
@@ -145,31 +129,13 @@ def _had(rows: list[dict]) -> bool:
 
 
 def legend(metrics: Sequence[str], measure: str, settings, sort_by: str, interval: str, had: bool = False) -> str:
-    """What the numbers are, in a few lines."""
-    parts = []
-    names = {
-        "N": "ROUGE-N: overlap of n-grams",
-        "L": "ROUGE-L: longest common subsequence (summary level: union over sentences)",
-        "W": "ROUGE-W-w: weighted LCS, favouring consecutive matches",
-        "S": "ROUGE-S: skip-bigrams (S4: at most 4 words apart; S*: any distance)",
-        "SU": "ROUGE-SU: skip-bigrams plus unigrams",
-        "rougeL": "rougeL: LCS of the whole text",
-        "rougeLsum": "rougeLsum: union LCS over sentences",
-    }
-    seen = []
-    for m in metrics:
-        family = "SU" if "-SU" in m else "S" if "-S" in m else "W" if "-W" in m else "L" if m.endswith("-L") else "N"
-        if re.fullmatch(r"rouge\d", m):
-            family = "N"
-        elif m in ("rougeL", "rougeLsum"):
-            family = m
-        if family not in seen:
-            seen.append(family)
-            parts.append(names[family])
+    """What the numbers are, in a few lines: the measure and its average, what each
+    metric measures (`rouge_core.names.legend`), the F formula, the docs column and
+    the sentence rule."""
     alpha = getattr(settings, "alpha_value", 0.5)
     lines = [
         f"Scores x 100: {MEASURE_NAMES[measure]}, {interval}; ranked by {sort_by}, best first.",
-        "; ".join(parts) + ".",
+        "; ".join(names.legend(metrics)) + ".",
         f"R = matches / reference size, P = matches / candidate size, F = RP / ((1-a)P + aR) with a = {alpha}.",
     ]
     if had:
@@ -200,11 +166,16 @@ def _head_and_body(metrics, ranked):
 
 
 def markdown(
-    rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None
+    rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None,
+    facts: Optional[dict] = None,
 ) -> str:
-    """The wide table as Markdown, with the signature and a legend (of `profile`'s
-    metrics and signature when given, else of `settings`)."""
-    tags, signature = (profile.tags, profile.signature()) if profile else (settings.metric_tags(), settings.signature())
+    """The wide table as Markdown, with the signature (with the run's `facts`:
+    `RunConfig.facts`) and a legend (of `profile`'s metrics and signature when
+    given, else of `settings`)."""
+    facts = facts or {}
+    tags, signature = (
+        (profile.metric_order, profile.signature(**facts)) if profile else (settings.metric_tags(), settings.signature(**facts))
+    )
     metrics, ranked = wide(rows, tags, measure, sort_by)
     head, body = _head_and_body(metrics, ranked)
     lines = [f"Signature: `{signature}`", "", markdown_table(head, body, "rlr" + "r" * len(metrics))]
@@ -212,29 +183,30 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
-def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None) -> str:
-    """The wide table as aligned plain text, for a terminal."""
-    metrics, ranked = wide(rows, profile.tags if profile else settings.metric_tags(), measure, sort_by)
+def text(rows: list[dict], settings, measure: str = "f_measure", sort_by: Optional[str] = None, profile=None,
+         facts: Optional[dict] = None) -> str:
+    """The wide table as aligned plain text, for a terminal (its signature is printed apart)."""
+    metrics, ranked = wide(rows, profile.metric_order if profile else settings.metric_tags(), measure, sort_by)
     head, body = _head_and_body(metrics, ranked)
     out = [text_table(head, body, "rlr" + "r" * len(metrics))]
     out += [legend(metrics, measure, settings, sort_by or (metrics[0] if metrics else ""), interval_name(rows, settings, measure), _had(rows))]
     return "\n".join(out) + "\n"
 
 
-def by_profile(view, rows: list[dict], profiles, heading) -> str:
+def by_profile(view, rows: list[dict], profiles, heading, facts: dict) -> str:
     """`view` (markdown or text) of a run's rows: one table, or one per profile under
-    `heading(profile)`."""
+    `heading(profile)`; `facts`: what the run adds to the signature."""
     if len(profiles) == 1:
-        return view(rows, profiles[0].settings[0], profile=profiles[0])
+        return view(rows, profiles[0].settings[0], profile=profiles[0], facts=facts)
     return "\n".join(
-        heading(p) + view([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p) for p in profiles
+        heading(p) + view([r for r in rows if r["profile"] == p.name], p.settings[0], profile=p, facts=facts)
+        for p in profiles
     )
 
 
-def profiles_markdown(rows: list[dict], profiles) -> str:
-    return by_profile(markdown, rows, profiles, lambda p: f"## Profile {p.name}\n\n")
+def profiles_markdown(rows: list[dict], profiles, facts: dict) -> str:
+    return by_profile(markdown, rows, profiles, lambda p: f"## Profile {p.name}\n\n", facts)
 
 
-def profiles_text(rows: list[dict], profiles) -> str:
-    return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature()}\n\n")
-
+def profiles_text(rows: list[dict], profiles, facts: dict) -> str:
+    return by_profile(text, rows, profiles, lambda p: f"profile {p.name}: {p.signature(**facts)}\n\n", facts)

@@ -20,17 +20,15 @@ same floats as rouge-score 0.1.2, key for key:
 from __future__ import annotations
 
 import collections
-import re
 
 import numpy as np
 
 from rouge_core import kernel as kernel_module
 from rouge_core import lcs as _lcs
+from rouge_core import names
 from rouge_core import ngram as _ngram
 from rouge_core.compat import scoring, tokenizers
-from rouge_core.presets.rouge_score import parse_rouge_type, porter_stem
-
-_ROUGE_N = re.compile(r"rouge[0-9]$")
+from rouge_core.presets.rouge_score import porter_stem
 
 
 class RougeScorer(scoring.BaseScorer):
@@ -66,11 +64,12 @@ class RougeScorer(scoring.BaseScorer):
         types = tuple(dict.fromkeys(self.rouge_types))  # a repeated type is scored once, as a dict key
         if not all(isinstance(t, str) for t in types):
             return None  # rouge-score's own TypeError, from the Python path
-        _check_types(types)
+        metrics = [names.rouge_score_type(t) for t in types]  # its ValueError for a type it refuses
         self._engine = None
-        if types and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
+        spelled = all(m.tag() == t for m, t in zip(metrics, types))  # ("rouge1\n" passes rouge-score's test)
+        if types and spelled and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
             self._engine = kernel_module.CompiledRougeScore(
-                [parse_rouge_type(t) for t in types],
+                metrics,
                 stem=porter_stem() if tokenizer.use_stemmer else None,
                 result_type=scoring.Score,
                 layout=0,
@@ -140,27 +139,25 @@ class RougeScorer(scoring.BaseScorer):
 
     def _score_python(self, target, prediction):
         """rouge-score's `score`, in its order: the reference for the compiled path."""
-        if len(self.rouge_types) == 1 and self.rouge_types[0] == "rougeLsum":
+        if len(self.rouge_types) == 1 and names.rouge_score_type(self.rouge_types[0]).summary_level:  # rougeLsum
             target_tokens = prediction_tokens = None
         else:
             target_tokens = self._tokenizer.tokenize(target)
             prediction_tokens = self._tokenizer.tokenize(prediction)
         result = {}
         for rouge_type in self.rouge_types:
-            if rouge_type == "rougeL":
-                scores = _score_lcs(target_tokens, prediction_tokens)
-            elif rouge_type == "rougeLsum":
+            metric = names.rouge_score_type(rouge_type)  # rouge-score's reading and errors
+            if metric.family == "n":
+                scores = _score_ngrams(
+                    _create_ngrams(target_tokens, metric.n), _create_ngrams(prediction_tokens, metric.n)
+                )
+            elif metric.summary_level:  # rougeLsum
                 scores = _summary_level_lcs(
                     [self._tokenizer.tokenize(s) for s in self._sentences(target)],
                     [self._tokenizer.tokenize(s) for s in self._sentences(prediction)],
                 )
-            elif _ROUGE_N.match(rouge_type):
-                n = int(rouge_type[5:])
-                if n <= 0:
-                    raise ValueError("rougen requires positive n: %s" % rouge_type)
-                scores = _score_ngrams(_create_ngrams(target_tokens, n), _create_ngrams(prediction_tokens, n))
-            else:
-                raise ValueError("Invalid rouge type: %s" % rouge_type)
+            else:  # rougeL
+                scores = _score_lcs(target_tokens, prediction_tokens)
             result[rouge_type] = scores
         return result
 
@@ -172,16 +169,6 @@ class RougeScorer(scoring.BaseScorer):
         else:
             sents = text.split("\n")  # sentences are separated by newlines
         return [x for x in sents if len(x)]
-
-
-def _check_types(types) -> None:
-    for rouge_type in types:
-        if rouge_type in ("rougeL", "rougeLsum"):
-            continue
-        if not _ROUGE_N.match(rouge_type):
-            raise ValueError("Invalid rouge type: %s" % (rouge_type,))
-        if int(rouge_type[5:]) <= 0:
-            raise ValueError("rougen requires positive n: %s" % rouge_type)
 
 
 # ---------------------------------------------------------------- rouge-score's helpers

@@ -221,7 +221,9 @@ class RougeScore(Preset):
         if isinstance(given, str):
             given = tuple(n.strip() for n in given.split(","))
         types = [parse_rouge_type(n) for n in given]
-        tags = tuple(t.tag("rouge_score") for t in types)  # ROUGE-2 -> rouge2, ROUGE-L -> rougeLsum
+        # ROUGE-2 -> rouge2, ROUGE-L -> rougeLsum; in the one metric order (names.ordered), so that
+        # the same metrics are the same settings, signature and table in whatever order given.
+        tags = tuple(names.ordered([t.tag("rouge_score") for t in types]))
         if not types or len(set(tags)) != len(tags):
             raise RougeConfigError(f"rouge_types must name each metric once; got {list(given)!r}")
         weights = {t.weight for t in types if t.family == "W"}

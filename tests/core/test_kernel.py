@@ -231,3 +231,22 @@ def test_rouge_w_with_counts_beyond_2_to_the_53_is_the_same_on_both_paths(weight
     # f(500) = 500**6 is an exact integer above 2**53 in Perl (and here).
     if weight == "6":
         assert expected[0]["ROUGE-W-6"].candidate_total == 500**6 > 2**53
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (lambda metric: (7, 0), r"\(family, n\) = \(7, 0\)"),  # no such family
+        (lambda metric: (0, metric.n + 1) if metric.family == "n" else (3, 0), "n-grams 1..max_ngram"),  # ROUGE-2 first
+        (lambda metric: (1, 0), r"each once"),  # every metric read as ROUGE-L: the second is refused
+    ],
+)
+def test_the_kernel_takes_parsed_metrics_and_refuses_a_spec_it_cannot_score(monkeypatch, spec, message):
+    """The kernel is told each metric as (family, n) by rouge_core.names; a spec that is
+    not the next metric of the settings is refused, never read as an n-gram."""
+    require_kernel("c")
+    from rouge_core.names import MetricName
+
+    monkeypatch.setattr(MetricName, "kernel_spec", spec)
+    with pytest.raises(ValueError, match=message):
+        kernel_module.CompiledScorer(RougeScorer(RougeSettings.from_flags("-n 2 -2 4 -u"), kernel="python"))

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from tests.conftest import GOLDEN, SHARED_DATA
+from tests.pipeline.render.views import chart_labels, first_chart_rows, official, report_f_cells
 from tests.pipeline.runs import TWO_PROCESSES, run_pipeline
 
 CNNDM = SHARED_DATA / "cnndm_test_outputs"
@@ -64,6 +65,14 @@ def test_rouge155_report_equals_the_official_scripts_on_all_45960_pairs(tmp_path
     )
     assert record["counts"]["scored"] == 45_960 and record["counts"]["errors"] == 0
     assert (tmp_path / "out" / "rouge155.txt").read_text() == golden.read_text()
+    # report.html: every chart label equals its table cell and the official digits, and
+    # the first row of charts is on the first screen (1,400 x 900) under its one warning line.
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    digits = {key: paper for key, (_, paper) in official(golden.read_text()).items()}
+    assert len(digits) == 4 * 8
+    assert chart_labels(page) == report_f_cells(page, sorted({metric for metric, _ in digits})) == digits
+    assert page.count('<div class="warning') == 1
+    assert len([y for y in first_chart_rows(tmp_path / "out" / "report.html", tmp_path) if y < 900]) >= 8
 
 
 # ------------------------------------------------------------------ statistics end to end

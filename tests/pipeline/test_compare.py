@@ -76,8 +76,12 @@ def test_a_run_against_itself_is_unchanged(runs, tmp_path, capsys):
     assert [(r["system"], r["metric"]) for r in rows] == [
         (s, m) for s in ("good", "weak") for m in ("ROUGE-1", "ROUGE-2", "ROUGE-L")
     ]
+    table = {(r["system"], r["metric"]): r for r in pq.read_table(runs / "old" / "system_scores.parquet").to_pylist()}
     for r in rows:
         assert r["old"] == r["new"] and r["delta_points"] == 0 and r["documents"] == 30
+        # old and new are the run's own table values (ROUGE-1.5.5's averages), named so; the means beside them
+        own = table[r["system"], r["metric"]]
+        assert (r["average"], r["old"], r["old_mean"]) == ("rouge155", own["rouge155_f_measure"], own["f_measure"])
         assert r["p_value"] == 1 and r["verdict"] == "no significant change" and not r["fails"]
     assert pq.read_table(tmp_path / "cmp" / "moved_documents.parquet").num_rows == 0
     assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
@@ -119,8 +123,7 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
     }
     old, new = per_document(runs / "old"), per_document(runs / "new")
     system_scores = {
-        (r["system"], r["metric"]): r["f_measure"]
-        for r in pq.read_table(runs / "new" / "system_scores.parquet").to_pylist()
+        (r["system"], r["metric"]): r for r in pq.read_table(runs / "new" / "system_scores.parquet").to_pylist()
     }
     for metric in ("ROUGE-1", "ROUGE-2", "ROUGE-L"):
         good = rows["good", metric]
@@ -133,7 +136,8 @@ def test_a_significant_drop_fails(runs, tmp_path, capsys):
         after, before = ([run["good", metric, d] for d in shared] for run in (new, old))
         expected = max(stats.ttest_rel(after, before).pvalue, 2.0 ** (1 - len(shared)))  # clipped at the floor
         assert good["method"] == "t" and good["p_value"] == pytest.approx(expected, rel=1e-9)
-        assert good["new"] == pytest.approx(system_scores["good", metric], abs=1e-12)
+        assert good["new"] == system_scores["good", metric]["rouge155_f_measure"]  # the run's table value
+        assert good["new_mean"] == pytest.approx(system_scores["good", metric]["f_measure"], abs=1e-12)
         # "weak" did not change on its 28 remaining documents; "extra" is new
         weak = rows["weak", metric]
         assert (weak["documents"], weak["old_documents"], weak["new_documents"]) == (28, 30, 28)

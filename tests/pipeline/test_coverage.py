@@ -66,8 +66,29 @@ def test_text_tally_counts_and_keeps_the_smallest_doc_id_as_example():
         "sysA": {"unreadable": {"texts": 3, "example": "d1"}},
         REFERENCES: {"one_sentence": {"texts": 1, "example": "d9"}},
     }
-    lines = text_warnings(found)
-    assert lines[0].startswith("warning: 1 reference text was scored as one sentence")
-    assert "--sentence-split" in lines[0]
-    assert lines[1].startswith("warning: 3 texts of sysA have letters the preset's tokenizer drops")
-    assert "(e.g. doc_id d1)" in lines[1] and "--preset unicode" in lines[1]
+    unreadable, one_sentence = text_warnings(found)
+    assert one_sentence.startswith("warning: 1 reference text was scored as one sentence")
+    assert "--sentence-split" in one_sentence
+    assert unreadable.startswith("warning: 3 texts of sysA have letters the preset's tokenizer drops")
+    assert "(e.g. doc_id d1)" in unreadable and "--preset unicode" in unreadable
+
+
+def test_a_kind_of_text_warning_is_one_line_whatever_the_owners():
+    """CNN/DM's: the references and each of four systems hold texts read as one sentence,
+    one line with the count, whose they are (the three systems with most named) and an
+    example, not five."""
+    checks = {REFERENCES: {"one_sentence": {"texts": 11_423, "example": "cnndm-test-00000"}}}
+    for system, n, example in (("simcls", 11_479, "cnndm-test-00000"), ("pg", 10, "cnndm-test-00393"),
+                               ("base", 8, "cnndm-test-00353"), ("cov", 8, "cnndm-test-00474")):
+        checks[system] = {"one_sentence": {"texts": n, "example": example}}
+    checks["pg"]["unreadable"] = {"texts": 1, "example": "cnndm-test-00007"}
+    one_sentence, unreadable = sorted(text_warnings(checks), key=lambda line: "unreadable" in line or "letters" in line)
+    assert one_sentence == (
+        "warning: 22,928 texts (11,423 reference texts; simcls 11,479, pg 10, base 8 and 1 more system) were "
+        "scored as one sentence but hold several sentences: summary-level ROUGE-L/W and rougeLsum see one "
+        "sentence (e.g. doc_id cnndm-test-00000, a reference); use --sentence-split sentencex (or "
+        '"sep: . | ? | ! " for PTB-tokenized text)'
+    )
+    assert unreadable.startswith("warning: 1 text of pg has letters") and "(e.g. doc_id cnndm-test-00007)" in unreadable
+    del checks[REFERENCES]
+    assert "(e.g. doc_id cnndm-test-00000, simcls's)" in text_warnings(checks)[-1]

@@ -117,10 +117,9 @@ def test_text_the_preset_cannot_read_is_reported_with_an_example_and_the_fix(tmp
     result = cli("score", data, "--format", "table", *FLAGS)
     assert result.returncode == 0
     assert (
-        "warning: 2 texts of ru have letters the preset's tokenizer drops (no tokens, or most letters lost): "
-        "they score near 0 (e.g. doc_id r1); use --preset unicode" in result.stderr
+        "warning: 4 texts (2 reference texts; ru 2) have letters the preset's tokenizer drops (no tokens, or most "
+        "letters lost): they score near 0 (e.g. doc_id r1, a reference); use --preset unicode" in result.stderr
     )
-    assert "warning: 2 reference texts have letters" in result.stderr
     fixed = cli("score", data, "--format", "table", "--preset", "unicode", "--rouge-args", "-n 2 -r 10")
     assert "letters the preset's tokenizer drops" not in fixed.stderr
     # By hand: 3 of the reference's 3 words among the candidate's 4 (R 1, P 3/4, F 6/7);
@@ -146,7 +145,7 @@ def test_one_sentence_texts_are_reported_and_the_split_option_changes_rouge_l_on
     ]
     data = write_jsonl(tmp_path / "ptb.jsonl", docs)
     given = cli("score", data, "--format", "csv", *FLAGS)
-    assert "warning: 1 text of s was scored as one sentence but holds several sentences" in given.stderr
+    assert "warning: 2 texts (1 reference text; s 1) were scored as one sentence but hold several sentences" in given.stderr
     assert '--sentence-split sentencex (or "sep: . | ? | ! " for PTB-tokenized text)' in given.stderr
     split = cli("score", data, "--format", "csv", *FLAGS, "--sentence-split", "sep: . ")
     assert "scored as one sentence" not in split.stderr
@@ -170,8 +169,8 @@ def test_line_aligned_files_read_as_one_sentence_per_line_say_so_and_split_when_
     args = ("score", tmp_path / "cand.txt", tmp_path / "ref.txt", "--preset", "rouge_score", "--format", "csv")
     given = cli(*args)
     assert given.returncode == 0, given.stderr
-    assert "warning: 2 texts of system were scored as one sentence but hold several sentences" in given.stderr
-    assert "warning: 2 reference texts were scored as one sentence" in given.stderr
+    assert ("warning: 4 texts (2 reference texts; system 2) were scored as one sentence but hold several "
+            "sentences") in given.stderr
     as_given = {r["metric"]: float(r["f_measure"]) for r in csv.DictReader(io.StringIO(given.stdout))}
     assert as_given["rougeL"] == as_given["rougeLsum"]
     split = cli(*args, "--sentence-split", "sep: . ")
@@ -293,5 +292,5 @@ def test_a_run_from_before_the_sentence_split_key_compares_with_a_newline_run():
     old = "rouge155|n:2|limit:none|mref:average|v:0.1.0"
     assert settings_differences(old, "rouge155|n:2|limit:none|sent:newline|mref:average|v:0.1.0") == []
     assert settings_differences(old, 'rouge155|n:2|limit:none|sent:sep:" . "|mref:average|v:0.1.0') == [
-        ("sent", None, 'sep:" . "')
+        ("sent", "newline", 'sep:" . "')  # the old run's, which its signature implies
     ]

@@ -5,6 +5,7 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
+from rouge_core import __version__
 from tests.conftest import GOLDEN, read_jsonl
 from tests.oracle import run_rouge155
 from tests.test_differential import rouge155_home  # noqa: F401 (a fixture)
@@ -45,7 +46,9 @@ def test_rouge155_report_is_the_official_sample_output(tmp_path):
             "(references)": {"one_sentence": {"texts": 2, "example": "1"}},
             "11": {"one_sentence": {"texts": 1, "example": "21"}},
         },
+        "references_per_document": [4, 4],  # DUC 2003: four references to every document
     }
+    assert "|nrefs:4|" in record["signature"]
     assert (tmp_path / "out" / "_SUCCESS").exists()
     table = pq.read_table(tmp_path / "out" / "system_scores.parquet").to_pylist()
     assert len(table) == 8 * 8  # systems x metrics
@@ -100,12 +103,17 @@ def test_system_from_the_file_path_and_systems_with_missing_documents(tmp_path):
 
 def test_eval_ids_index_numbers_documents_in_sorted_doc_id_order(tmp_path):
     rows = [dict(c, doc_id=f"doc-{int(c['doc_id']):02d}") for c in CASES]
-    run_pipeline(
+    record = run_pipeline(
         tmp_path / "out", shards(rows, 2, tmp_path / "in"), flags="-n 1 -x -r 100 -d", eval_ids="index"
     )
     report = (tmp_path / "out" / "rouge155.txt").read_text()
     assert "11 ROUGE-1 Eval 1.11 " in report and "11 ROUGE-1 Eval 25.11 " in report
     assert "doc-" not in report
+    # The order changes the printed averages, so the signature names it, in every table.
+    assert record["signature"].endswith(f"|eval_ids:index|nrefs:4|v:{__version__}")
+    table = pq.read_table(tmp_path / "out" / "system_scores.parquet")
+    assert set(table.column("signature").to_pylist()) == {record["signature"]}
+    assert table.schema.metadata[b"signature"].decode() == record["signature"]
 
 
 def test_bad_rows_land_in_the_errors_table_and_the_counts_reconcile(tmp_path):

@@ -95,7 +95,8 @@ def test_the_last_significant_change_is_where_a_paired_test_finds_it(runs, tmp_p
     change = 100 * (np.mean([f["n3"][d] for d in docs]) - np.mean([f["n2"][d] for d in docs]))
     n3 = json.loads((runs / "n3" / "run.json").read_text())
     line = next(line for line in out.out.splitlines() if line.startswith("  gamma ROUGE-1:"))
-    assert line == f"  gamma ROUGE-1: worse ({change:+.2f} points) in run {n3['run_id']} ({n3['started']})"
+    shown = re.fullmatch(rf"  gamma ROUGE-1: worse \(([-+0-9.]+) points\) in run {n3['run_id']} \({n3['started']}\)", line)
+    assert shown and abs(float(shown.group(1)) - change) <= 0.005, line
     assert not any(line.startswith("  alpha ") for line in out.out.splitlines())  # alpha never changed
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert '<tr class="worse"><td class="name">gamma</td><td>ROUGE-1</td>' in html

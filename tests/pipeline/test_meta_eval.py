@@ -12,7 +12,8 @@ import pytest
 from scipy import stats
 
 from pipeline import cli
-from pipeline.meta_eval import COLUMNS, metric_order
+from pipeline.meta_eval import COLUMNS
+from rouge_core import RougeSettings, names
 from pipeline.io.tables import DOCUMENT_COLUMNS, arrow_schema
 from tests.conftest import markdown_cells
 
@@ -270,29 +271,47 @@ def test_input_errors_exit_2_with_a_message(tmp_path, capsys):
     assert "appears twice" in capsys.readouterr().err
 
 
-def test_metric_order_is_lins_table_order():
-    tags = [
-        "ROUGE-SU9",
-        "ROUGE-L",
-        "bleu",
-        "ROUGE-S*",
-        "ROUGE-10",
-        "ROUGE-2",
-        "ROUGE-W-1.2",
-        "ROUGE-S4",
-        "ROUGE-SU*",
-    ]
-    assert sorted(tags, key=metric_order) == [
-        "ROUGE-2",
-        "ROUGE-10",
-        "ROUGE-L",
-        "ROUGE-W-1.2",
-        "ROUGE-S*",
-        "ROUGE-S4",
-        "ROUGE-SU*",
-        "ROUGE-SU9",
-        "bleu",
-    ]
+def test_metric_order_is_lins_table_order_and_the_runs():
+    tags = ["ROUGE-SU9", "ROUGE-L", "bleu", "ROUGE-S*", "ROUGE-10", "ROUGE-2", "ROUGE-W-1.2", "ROUGE-S4", "ROUGE-SU*"]
+    assert sorted(tags, key=names.sort_key) == [
+        "ROUGE-2", "ROUGE-10", "ROUGE-L", "ROUGE-W-1.2", "ROUGE-S*", "ROUGE-S4", "ROUGE-SU*", "ROUGE-SU9", "bleu",
+    ]  # fmt: skip
+    # The order a run's table shows its metrics in, for either naming style.
+    for settings in (RougeSettings.from_flags("-n 4 -w 1.2 -2 4 -U"),
+                     RougeSettings.from_preset("rouge_score", rouge_types=["rougeSU4", "rougeW-1.2", "rouge2", "rougeL"])):
+        tags = settings.metric_tags()
+        assert sorted(reversed(tags), key=names.sort_key) == tags
+
+
+@pytest.mark.parametrize(
+    "metrics, message",
+    [
+        ("ROGUE-2", "--metrics ROGUE-2: no such metric among the scores; the metrics scored are ROUGE-1, ROUGE-2"),
+        ("ROUGE-1,ROUGE-3", "--metrics ROUGE-3: no metric ROUGE-3 among these scores (ROUGE-1, ROUGE-2); the "
+                            "metrics scored are ROUGE-1, ROUGE-2"),
+        ("rougeL", "--metrics rougeL: rougeL is rouge-score's LCS of the whole text"),
+    ],
+)
+def test_metrics_not_scored_are_refused_with_the_metrics_there_are(tmp_path, capsys, metrics, message):
+    args = ["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
+            "--replicates", "0", "--metrics", metrics]  # fmt: skip
+    assert cli.main(args) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+    pair = metrics.replace("ROUGE-1,", "") + ",ROUGE-1"
+    assert cli.main(args[:-3] + ["20", "--compare", pair]) == 2
+    assert message.replace("--metrics", "--compare") in capsys.readouterr().err
+
+
+def test_metrics_and_compare_read_rouge_scores_names(tmp_path, capsys):
+    args = ["meta-eval", "--run", str(fake_run(tmp_path)), "--judgments", str(judgments(tmp_path)),
+            "--replicates", "0"]  # fmt: skip
+    assert cli.main(args + ["--metrics", "rouge2"]) == 0
+    by_name = capsys.readouterr().out
+    assert cli.main(args + ["--metrics", "ROUGE-2"]) == 0
+    assert capsys.readouterr().out == by_name and "ROUGE-2" in by_name and "ROUGE-1" not in by_name
+    assert cli.main(args[:-1] + ["20", "--compare", "rouge2,rouge-2"]) == 2
+    assert "names ROUGE-2 twice" in capsys.readouterr().err
 
 
 def test_undefined_as_zero(tmp_path):
@@ -421,7 +440,8 @@ def test_report_html_shows_the_correlations_of_the_csv(tmp_path):
         for method, text in zip(COEFFICIENTS, line[5:], strict=True):
             test = tests[level, measure, method]
             delta, p = float(test["delta"]), float(test["p_value"])
-            assert text == f"{'ROUGE-1' if delta > 0 else 'ROUGE-2'} by {abs(delta):.3f}, p {p:.3f}"
+            p_text = f"{p:.4f}" if p >= 0.001 else f"{p:.1e}"  # a p-value as every table prints one
+            assert text == f"{'ROUGE-1' if delta > 0 else 'ROUGE-2'} by {abs(delta):.3f}, p {p_text}"
     settings = dict(cells(r) for r in page.table_after("Settings")[1:])
     assert (
         settings["intervals"]

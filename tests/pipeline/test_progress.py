@@ -252,18 +252,21 @@ def test_a_long_run_shows_each_stage_with_its_total_on_a_non_terminal(long_input
                           cwd=ROOT, capture_output=True, text=True)  # stderr is a pipe: log lines
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("rouge-pipeline: ")]
-    # while it works: what is done of the total, the rate and the time left
-    working = [line for line in lines
-               if re.search(r": [\d,]+ of 40,000 (rows|summaries) \(\d+%\), [\d.,]+/s(, (about [\w ]+|under a second) left)? \(", line)]
-    assert working, done.stderr
-    # every stage ends with a line, at the true numbers
+    # While it works, a stage logs what is done of the total, the rate and the time
+    # left: how many such lines a run shows depends on the machine's speed (the lines
+    # themselves are tested with counters set by hand above), so here only their shape.
+    for line in lines:
+        if " so far)" in line:
+            assert re.search(r": ([\d,]+ of [\d,]+ [a-z]+ \(\d+%\), ([\d.,]+/s|working)"
+                             r"(, (about [\w ]+|under a second) left)? |working )\([\w ]+ so far\)$", line), line
+    # every stage ends with a line, at the true numbers, however fast it was
     assert "rouge-pipeline: starting Beam: done in " in done.stderr
     assert "rouge-pipeline: reading: 40,000 rows in " in done.stderr
     assert "rouge-pipeline: scoring: 40,000 summaries in " in done.stderr
     assert re.search(r"rouge-pipeline: aggregating: 5 systems in ", done.stderr)
     # a stage that ended between two looks of the driver still ends with its line
     assert re.search(r"rouge-pipeline: significance: 10 pairs in ", done.stderr)
-    assert re.search(r"rouge-pipeline: report: (done|1 pages) in ", done.stderr)
+    assert re.search(r"rouge-pipeline: report: done in ", done.stderr)
     assert "rows read 40000, scored 40000, errors 0" in done.stdout  # stdout: the results only
     assert "rouge-pipeline:" not in done.stdout
 
@@ -311,7 +314,7 @@ def test_worker_processes_report_to_the_driver_not_to_the_terminal(long_input, t
 
 
 def test_the_readme_shows_progress_lines_in_the_shapes_they_are_printed():
-    """Every progress line the README shows for run, score, compare and meta-eval has
+    """Every progress line the README and the manual show for run, score, compare and meta-eval has
     one of the shapes a stage prints (checked against its lines above): while it
     works, at its end, or a one-step stage's."""
     shapes = [
@@ -322,7 +325,8 @@ def test_the_readme_shows_progress_lines_in_the_shapes_they_are_printed():
     ]
     stages = ("starting Beam", "reading", "scoring", "aggregating", "significance", "report", "bootstrap",
               "reading runs", "paired tests", "texts", "correlations with bootstrap", "permutation tests")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     shown_lines = re.findall(rf"^rouge-pipeline: ({'|'.join(stages)}): (.*)$", readme, flags=re.M)
     assert {stage for stage, _ in shown_lines} >= {"aggregating", "bootstrap", "paired tests",
                                                     "correlations with bootstrap"}

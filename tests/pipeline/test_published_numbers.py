@@ -39,7 +39,9 @@ def test_simcls_cnndm_rouge_l_is_43_54_with_its_sentence_separator():
     # As given, ROUGE-L sees one sentence per summary, and score says so and what to use.
     given, warnings = r1_r2_rl(simcls)
     assert given == (46.67, 22.15, 31.56)
-    assert "warning: 11,479 texts of simcls_2021 were scored as one sentence but hold several sentences" in warnings
+    # One line for the kind: SimCLS's summaries and its references (11,420 of them, read off the file).
+    assert ("warning: 22,899 texts (11,420 reference texts; simcls_2021 11,479) were scored as one sentence but "
+            "hold several sentences") in warnings
     assert f'use --sentence-split sentencex (or "{PTB_SENTENCES}" for PTB-tokenized text)' in warnings
     segmented, _ = r1_r2_rl(simcls, "--sentence-split", "sentencex")
     assert segmented == (46.67, 22.15, 43.06)  # a segmenter misses some PTB boundaries
