@@ -32,7 +32,9 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tabulate import tabulate
@@ -137,6 +139,8 @@ def main() -> None:
     scratch, out = Path(args.scratch), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tonight = scenarios(Path(args.corpus), scratch, args.scenarios)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
+    made = {"date": time.strftime("%Y-%m-%d"), "commit": commit, "cpus": os.cpu_count(), "repeat": args.repeat}
     with open(scratch / "bench_reuse.log", "a") as log:
         previous = scratch / "last-night"
         last = run(args.python, scratch / "in-last-night", previous, log)
@@ -161,7 +165,7 @@ def main() -> None:
                 }
                 results.append(row)
                 print({k: v for k, v in row.items() if not k.endswith("command")}, flush=True)
-                (out / "reuse.json").write_text(json.dumps({"last_night": last, "runs": results}, indent=1))
+                (out / "reuse.json").write_text(json.dumps({**made, "last_night": last, "runs": results}, indent=1))
     shown = [{k: v for k, v in r.items() if not k.endswith("command") and k != "differing"} for r in results]
     medians = [
         {"scenario": name, "median ratio": statistics.median(r["ratio"] for r in results if r["scenario"] == name),
@@ -171,7 +175,8 @@ def main() -> None:
     commands = "\n".join([last["command"]] + sorted({r[c] for r in results for c in ("full_command", "reuse_command")}))
     text = (tabulate(medians, headers="keys", tablefmt="github") + "\n\n"
             + tabulate(shown, headers="keys", tablefmt="github", intfmt=",") + "\n")
-    (out / "reuse.md").write_text(f"{text}\nLast night: {last['scored']:,} pairs, {last['cpu_s']:.1f} CPU-s.\n\n"
+    (out / "reuse.md").write_text(f"{made['date']}, commit {made['commit']}, {made['cpus']} CPUs (shared), "
+                                  f"{args.repeat} full/reuse pair(s) per scenario.\n\n{text}\nLast night: {last['scored']:,} pairs, {last['cpu_s']:.1f} CPU-s.\n\n"
                                   f"Commands:\n\n```\n{commands}\n```\n")
     print(text)
 
