@@ -27,6 +27,7 @@ from pipeline.compare import ResultFolder, UsageError, compare_runs, settings_di
 from pipeline.config import DEFAULT_PROFILE
 from pipeline.io.published import FolderRefused, PublishedRun, open_published
 from pipeline.io.tables import SYSTEM_COLUMNS, read_parquet_table_bytes
+from rouge_core.signature import RUN_FIELDS
 
 RUN_COLUMNS = [("run_id", "string"), ("started", "string")]
 HISTORY_COLUMNS = RUN_COLUMNS + SYSTEM_COLUMNS
@@ -58,8 +59,8 @@ class Run:
 
 @dataclass
 class Group:
-    """Consecutive runs of one signature; `differences` from the group before it, as
-    (setting, before, now)."""
+    """Consecutive runs of one signature's settings (`signature`: its first run's);
+    `differences` from the group before it, as (setting, before, now)."""
 
     signature: str
     runs: list = field(default_factory=list)
@@ -117,13 +118,15 @@ def csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
 
 
 def signature_groups(runs: list[Run]) -> list[Group]:
-    """Consecutive runs of one signature, each group with its settings' differences
-    from the group before it."""
+    """Consecutive runs of one signature's settings, each group with its settings'
+    differences from the group before it.  The fields a run adds about its data
+    (RUN_FIELDS: references per document, evaluation ids, bootstrap) do not part
+    runs: a night with a document of three references scores as the night before."""
     groups: list[Group] = []
     for run in runs:
-        if not groups or groups[-1].signature != run.signature:
-            before = groups[-1].signature if groups else None
-            groups.append(Group(run.signature, differences=settings_differences(before, run.signature) if before else []))
+        differences = settings_differences(groups[-1].signature, run.signature, RUN_FIELDS) if groups else []
+        if not groups or differences:
+            groups.append(Group(run.signature, differences=differences))
         groups[-1].runs.append(run)
     return groups
 

@@ -18,7 +18,7 @@ from scipy import stats
 
 from pipeline.cli import main
 from tests.pipeline.runs import document_rows, run_pipeline
-from tests.pipeline.test_reuse import DOCUMENTS, night, rows_of
+from tests.pipeline.test_reuse import DOCUMENTS, night, reference, rows_of, three_references
 
 NIGHTS = ("n1", "n2", "n3", "n4")
 
@@ -81,6 +81,24 @@ def test_the_report_has_a_chart_per_metric_and_keeps_other_settings_apart(runs, 
     assert "ROUGE-2" not in second.split("<svg", 1)[1]  # -n 1 has no ROUGE-2
     assert "Scored with other settings than group 1: n: 2 \u2192 1." in second
     assert "group 2: 1 run(s); other settings: n 2 -> 1" in out.out
+
+
+def test_runs_differing_in_run_facts_only_are_one_group(runs, tmp_path, capsys):
+    # a night whose document d000 has three references (nrefs:2-3, not 2) and numbered
+    # evaluation ids: the same settings as n1 and n2, so one line with them; n4's -n 1
+    # is still a group of its own, and only n is named
+    def refs(i):
+        return three_references(i) if i == 0 else reference(i)
+
+    files = {s: rows_of(s, refs=refs) for s in ("alpha", "gamma", "beta")}
+    facts = run_pipeline(tmp_path / "facts", night(tmp_path / "in-facts", files), flags="-n 2 -r 20", eval_ids="index")
+    assert "|eval_ids:index|nrefs:2-3|" in facts["signature"]
+    code = main(["history", str(runs / "n1"), str(runs / "n2"), str(tmp_path / "facts"), str(runs / "n4"),
+                 "--output", str(tmp_path / "h"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert [line for line in out.splitlines() if line.startswith("group ")] == [
+        "group 1: 3 run(s)", "group 2: 1 run(s); other settings: n 2 -> 1"]
 
 
 def test_the_last_significant_change_is_where_a_paired_test_finds_it(runs, tmp_path, capsys):

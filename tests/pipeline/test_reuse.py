@@ -240,3 +240,43 @@ def test_the_signature_and_the_record_of_what_was_reused(last_night, tmp_path):
     assert reused["reuse"]["rows_scored"] == 0 and reused["reuse"]["rows_reused"] == 0
     assert "reuse" not in full
     assert json.loads((tmp_path / "reused" / "run.json").read_text())["reuse"]["rows_carried"] == len(SYSTEMS) * DOCUMENTS
+
+
+def three_references(i: int) -> list[str]:
+    return reference(i) + [f"a third reference of document {i}"]
+
+
+@pytest.mark.parametrize("gamma", ["every document and a new one", "only new documents"])
+def test_documents_with_another_number_of_references_reuse_and_name_it_in_the_signature(tmp_path, last_night, gamma):
+    # Last night every document had 2 references (nrefs:2); tonight gamma also scores
+    # documents with 3 (nrefs:2-3: a fact of the data, not a setting).  alpha and beta
+    # are the same files: carried whole, their rows of system_scores with tonight's
+    # signature.  With gamma on new documents only, the run cannot tell from the
+    # documents it scored that the carried ones lie in 2-3: it carries nothing.
+    new = range(DOCUMENTS, DOCUMENTS + 2)
+    gamma_rows = (rows_of("gamma") if gamma.startswith("every") else []) + rows_of("gamma", new, refs=three_references)
+    files = {"alpha": rows_of("alpha"), "beta": rows_of("beta"), "gamma": gamma_rows}
+    reused, full = tonight(tmp_path, last_night, files)
+    record = reused["reuse"]
+    assert record["refused"] is None
+    assert "|nrefs:2-3|" in full["signature"] and "nrefs:2|" in last_night[1]["signature"]
+    signatures = {r["signature"] for r in pq.read_table(tmp_path / "reused" / "system_scores.parquet").to_pylist()}
+    assert len(signatures) == 1 and "|nrefs:2-3|" in signatures.pop()  # every system's row, carried or not
+    if gamma.startswith("every"):
+        assert record["systems_carried"] == ["alpha", "beta"]
+        assert record["rows_reused"] == DOCUMENTS and record["rows_scored"] == len(new)
+    else:
+        assert record["systems_carried"] == [] and "nrefs" in record["not_carried"]
+        assert record["rows_reused"] == 2 * DOCUMENTS and record["rows_scored"] == len(new)
+
+
+def test_a_real_setting_difference_is_named_beside_other_run_facts(tmp_path, last_night, caplog):
+    # the signatures differ in run facts too (nrefs:2 -> 3, eval_ids doc_id -> index),
+    # which are not settings: only the scorer's setting that changed (-n) is named
+    caplog.set_level(logging.WARNING)
+    files = {s: rows_of(s, refs=three_references) for s in SYSTEMS}
+    reused, full = tonight(tmp_path, last_night, files, flags="-n 1 -r 20 -d", eval_ids="index")
+    assert "|eval_ids:index|nrefs:3|" in full["signature"]
+    assert reused["reuse"]["refused"] == "other settings: n: 2 -> 1"
+    said = [r.getMessage() for r in caplog.records if "reusing" in r.getMessage()]
+    assert said == [f"reusing nothing from {last_night[0] / 'night-1'}: other settings: n: 2 -> 1"]
