@@ -41,7 +41,7 @@ PATHS = {
     "score": ["score"],
     # a dask.distributed scheduler and 2 worker processes on loopback, started by
     # this script; their CPU is added to the run's
-    "dask, 2 worker processes": ["run", "--runner", "DaskRunner"],
+    "dask, 2 worker processes": ["run", "--runner", "DaskRunner", "--shared-filesystem"],
 }
 
 

@@ -1,6 +1,6 @@
 """Where Beam 2.77's worker-process runner loses rows of one large file
 (docs/many_systems.md: a race in the runner's data plane, fixed by
-pipeline/beam/fn_runner_fixes.py; --fixed applies the fix, as every run does).
+pipeline/beam/runners/fn_runner_fixes.py; --fixed applies the fix, as every run with worker processes does).
 
     python benchmarks/make_scale_corpus.py --out /tmp/s1m --systems 10 --documents 100000 --shards 1
     (for f in /tmp/s1m/*.gz; do zcat $f; done) > /tmp/one1m.jsonl
@@ -14,7 +14,7 @@ GroupingBuffer.append, in this process), and candidates the grouped documents
 hold (a counter in the next stage).  The loss shows (in about 5 of 7 runs of
 1,000,000 rows on a loaded 2-core machine, never in process) as emitted >
 received = grouped.  Not a test: it takes minutes and depends on the load
-(tests/pipeline/beam/test_fn_runner_fixes.py reproduces it in small, forced).
+(tests/pipeline/beam/runners/test_fn_runner_fixes.py reproduces it in small, forced).
 The elements the GroupByKey buffer misses were lost on the way into the Flatten
 stage before it (GroupDocuments' CoGroupByKey), whose input the runner sends to a
 worker as many 10 MB chunks.
@@ -37,12 +37,10 @@ def main() -> None:
     ap.add_argument("file", help="one joined-form JSONL file")
     ap.add_argument("--mode", default="multi_processing", choices=["multi_processing", "in_memory", "multi_threading"])
     ap.add_argument("--log", help="Beam's log (INFO) goes here (default: a temporary file)")
-    ap.add_argument("--fixed", action="store_true", help="apply pipeline.beam.fn_runner_fixes first")
+    ap.add_argument("--fixed", action="store_true", help="apply pipeline.beam.runners.fn_runner_fixes first")
     args = ap.parse_args()
-    if args.fixed:
-        from pipeline.beam import fn_runner_fixes
 
-        fn_runner_fixes.apply()
+    import contextlib
 
     import apache_beam as beam
     from apache_beam.metrics import Metrics
@@ -82,8 +80,11 @@ def main() -> None:
     keyed = rows | "Key" >> beam.Map(lambda c: (c[1], c)) | "Emitted" >> beam.Map(emitted)
     references = read["references"] | "ReferenceRows" >> beam.FlatMap(lambda batch: batch[1]) | "KeyReferences" >> beam.Map(lambda r: (r[0], r))
     {"candidates": keyed, "references": references} | beam.CoGroupByKey() | "Grouped" >> beam.Map(grouped)
-    result = p.run()
-    result.wait_until_finish()
+    from pipeline.beam.runners import fn_runner_fixes
+
+    with fn_runner_fixes.fixed(options) if args.fixed else contextlib.nullcontext():
+        result = p.run()
+        result.wait_until_finish()
     counters = {m.key.metric.name: m.committed for m in result.metrics().query(MetricsFilter())["counters"]}
     print(
         f"rows read {counters.get('reading_rows', 0):,}; emitted by the reading stage {counters.get('emitted', 0):,}; "

@@ -19,23 +19,20 @@ value that is not a score, names that print alike, an option out of range, an
 existing output, or any other failure: 1 means only "a significant drop");
 3 the runs are not comparable (signatures differ).
 
-Result folders may be local paths or gs://, s3://, hdfs:// URLs (pipeline.io.files).
+Result folders may be local paths or gs://, s3://, hdfs:// URLs, read through
+pipeline.io.result_folder (complete, as their manifests list them).
 The command line is pipeline/cli/compare.py; the Markdown, pipeline/render/compare.py.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import math
 from collections import defaultdict
 from typing import Callable
 
 from pipeline.config import DEFAULT_PROFILE, parse_profiles_signature
-from pipeline.io import files
 from pipeline.io.names import clashes, control_character, describe_clashes, shown
-from pipeline.io.rows import oversized_page
-from rouge_core.errors import RougeConfigError
+from pipeline.io.result_folder import NUMBER, TEXT, ResultFolder
 from rouge_core.resampling import SCORE_UNITS, to_units
 from rouge_core.signature import Signature
 from rouge_core.significance import holm, paired_significance
@@ -54,44 +51,27 @@ class UsageError(Exception):
 # ------------------------------------------------------------------ reading
 
 
-class ResultFolder:
-    """The run record and one measure of the per-document scores of a result folder.
+class ComparedRun:
+    """The run record and one measure of the per-document scores of a result folder,
+    and its own per-system table (read through pipeline.io.result_folder: complete, as
+    its manifest lists it, and never half replaced).
 
     A result folder is untrusted input (it may be hand-edited, truncated, or not
-    this tool's): every problem is a `UsageError` (exit 2) that names the file, and
-    for a bad value its row and column.  Scores must be finite numbers >= 0; names
-    must be non-empty strings without control characters, and no two may print
-    alike (pipeline.io.names); a (system, metric, doc_id) appears once."""
+    this tool's): every problem is an exit-2 error that names the file, and for a
+    bad value its row and column.  Scores must be finite numbers >= 0; names must
+    be non-empty strings without control characters, and no two may print alike
+    (pipeline.io.names); a (system, metric, doc_id) appears once."""
 
     def __init__(self, path: str, measure: str):
-        self.path = path.rstrip("/") or path
-        if not files.exists(self.path):
-            raise UsageError(f"{path}: no such result folder")
-        run_json = files.join(self.path, "run.json")
-        if not files.exists(run_json):
-            raise UsageError(f"{path}: not a result folder (no run.json; was the run finished?)")
-        try:
-            self.record = json.loads(files.read_bytes(run_json).decode("utf-8"))
-        except OSError as err:
-            raise UsageError(f"{run_json}: cannot read it ({err})") from err
-        except ValueError as err:
-            raise UsageError(f"{run_json}: not valid JSON ({err})") from err
-        if not isinstance(self.record, dict):
-            raise UsageError(f"{run_json}: not a run record (a JSON object)")
-        self.signature = self.record.get("signature")
-        if not isinstance(self.signature, str):
-            raise UsageError(f"{run_json}: no signature")
-        try:
-            parse_profiles_signature(self.signature)
-        except RougeConfigError as err:
-            raise UsageError(f"{run_json}: {err}") from err
-        shards = files.match(files.join(self.path, "per_document", "*.parquet"))
+        self.folder = ResultFolder.open(path)
+        self.path, self.record, self.signature = self.folder.path, self.folder.record, self.folder.signature
+        shards = self.folder.names("per_document/*.parquet")
         if not shards:
             raise UsageError(f"{path}: not a result folder (no per_document/*.parquet)")
         # (system, metric) -> {doc_id: score}; a run with profiles names its metrics
         # "<profile> <metric>" (the default profile: the metric alone)
         self.scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-        for shard in sorted(shards):
+        for shard in shards:
             self._read_shard(shard, measure)
         self._read_system_table(measure)
         for what, names in (("systems", {s for s, _ in self.scores}), ("metrics", {m for _, m in self.scores})):
@@ -99,67 +79,36 @@ class ResultFolder:
             if groups:
                 raise UsageError(f"{path}: {describe_clashes(what, groups)}")
 
-    def _read_table(self, path: str, wanted: list[str], what: str, text: list[str]):
-        """The `wanted` columns of a Parquet table of the folder (and `profile` when it
-        has one) as an Arrow table, its `text` columns checked to hold strings; any
-        problem is a UsageError naming the file as `what` ("a per-document table")."""
-        import pyarrow as pa  # noqa: PLC0415 (result folders are Parquet)
-        import pyarrow.parquet as pq  # noqa: PLC0415
-
-        try:
-            with files.open_read(path) as fh:
-                raw = io.BytesIO(fh.read())
-            table_file = pq.ParquetFile(raw)
-            present = table_file.schema_arrow.names
-            large = oversized_page(raw, table_file.metadata, wanted + ["profile"])
-            if large:
-                raise UsageError(f"{path}: not {what} as this tool writes it: {large}")
-            missing = [name for name in wanted if name not in present]
-            if missing:
-                raise UsageError(f"{path}: not {what}: no column {', '.join(map(repr, missing))}")
-            table = table_file.read(columns=wanted + ["profile"] * ("profile" in present))
-        except UsageError:
-            raise
-        except (pa.ArrowException, OSError, ValueError, KeyError) as err:  # truncated, corrupt
-            raise UsageError(f"{path}: not {what}: cannot read it ({type(err).__name__}: {err})") from err
-        for name in text + ["profile"] * ("profile" in table.column_names):
-            kind = table.schema.field(name).type
-            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or (name == "profile" and pa.types.is_null(kind))):
-                raise UsageError(f"{path}: column {name!r} must hold strings; it holds {kind}")
-        for name in (n for n in wanted if n not in text):
-            kind = table.schema.field(name).type
-            if not (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind)):
-                raise UsageError(f"{path}: column {name!r} must hold numbers; it holds {kind}")
-        return table
-
-    def _rows(self, path: str, table, names: list[str]):
-        """(row number, label, [values of `names`]) per row: the names of the text
-        columns checked (non-empty, no control character), the metric labelled as
-        "<profile> <metric>" in a run with profiles (the default profile: the metric)."""
-        columns = [table.column(name).to_pylist() for name in names]
-        profiles = table.column("profile").to_pylist() if "profile" in table.column_names else [None] * len(table)
-        for number, (profile, *values) in enumerate(zip(profiles, *columns), 1):
-            for name, text in (*zip(names, values), ("profile", profile)):
-                if name in ("system", "doc_id", "metric", "profile"):
-                    if text is None and name == "profile":
-                        continue
-                    if not text:
-                        raise UsageError(f"{path}: row {number}, column {name!r}: empty or null")
-                    bad = control_character(text)
-                    if bad:
-                        raise UsageError(f"{path}: row {number}, column {name!r}: holds a control character ({bad})")
-            metric = values[names.index("metric")]
-            yield number, metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}", values
+    def _rows(self, name: str, columns: dict[str, str]):
+        """(row number, label, row) per row of the listed table `name` (its `columns`,
+        and `profile` when it has one): the names among them checked (non-empty, no
+        control character), the metric labelled as "<profile> <metric>" in a run with
+        profiles (the default profile: the metric)."""
+        where = self.folder.location(name)
+        names = [n for n in ("system", "doc_id", "metric", "profile") if n in columns or n == "profile"]
+        for number, row in self.folder.rows(name, {**columns, "profile": TEXT + "?"}):
+            for key in names:
+                text = row.get(key)
+                if text is None and key == "profile":
+                    continue
+                if not text:
+                    raise UsageError(f"{where}: row {number}, column {key!r}: empty or null")
+                bad = control_character(text)
+                if bad:
+                    raise UsageError(f"{where}: row {number}, column {key!r}: holds a control character ({bad})")
+            profile, metric = row.get("profile"), row["metric"]
+            yield number, metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}", row
 
     def _read_shard(self, shard: str, measure: str) -> None:
-        wanted = ["system", "doc_id", "metric", measure]
-        table = self._read_table(shard, wanted, "a per-document table", wanted[:3])
-        for number, label, (system, doc_id, _, value) in self._rows(shard, table, wanted):
-            self._check_score(shard, number, measure, value)
+        where = self.folder.location(shard)
+        columns = {"system": TEXT, "doc_id": TEXT, "metric": TEXT, measure: NUMBER}
+        for number, label, row in self._rows(shard, columns):
+            system, doc_id, value = row["system"], row["doc_id"], row[measure]
+            self._check_score(where, number, measure, value)
             cell = self.scores[system, label]
             if doc_id in cell:
                 raise UsageError(
-                    f"{shard}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
+                    f"{where}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
                 )
             cell[doc_id] = value
 
@@ -167,17 +116,18 @@ class ResultFolder:
         """`table`: (system, metric label) -> (the run's own table value of `measure`,
         which average it is): ROUGE-1.5.5's printed average ("rouge155") where the
         run has one, else the mean over its documents ("mean"), from system_scores."""
-        path = files.join(self.path, "system_scores.parquet")
-        if not files.exists(path):
+        name = "system_scores.parquet"
+        if name not in self.folder.manifest.files:
             raise UsageError(f"{self.path}: not a result folder (no system_scores.parquet)")
-        wanted = ["system", "metric", measure, f"rouge155_{measure}"]
-        table = self._read_table(path, wanted, "a per-system table", wanted[:2])
+        where = self.folder.location(name)
+        columns = {"system": TEXT, "metric": TEXT, measure: NUMBER, f"rouge155_{measure}": NUMBER}
         self.table: dict[tuple[str, str], tuple[float, str]] = {}
-        for number, label, (system, _, mean, printed) in self._rows(path, table, wanted):
+        for number, label, row in self._rows(name, columns):
+            system, mean, printed = row["system"], row[measure], row[f"rouge155_{measure}"]
             value, average = (mean, "mean") if printed is None else (printed, "rouge155")
-            self._check_score(path, number, measure if printed is None else f"rouge155_{measure}", value)
+            self._check_score(where, number, measure if printed is None else f"rouge155_{measure}", value)
             if (system, label) in self.table:
-                raise UsageError(f"{path}: row {number}: ({shown(system)}, {shown(label)}) appears twice")
+                raise UsageError(f"{where}: row {number}: ({shown(system)}, {shown(label)}) appears twice")
             self.table[system, label] = (value, average)
 
     @staticmethod
@@ -192,7 +142,7 @@ class ResultFolder:
         """The run's own table value of (system, metric) and which average it is."""
         if (system, metric) not in self.table:
             raise UsageError(
-                f"{files.join(self.path, 'system_scores.parquet')}: no row for ({shown(system)}, {shown(metric)}), "
+                f"{self.folder.location('system_scores.parquet')}: no row for ({shown(system)}, {shown(metric)}), "
                 "which the per-document table has"
             )
         return self.table[system, metric]
@@ -239,8 +189,8 @@ def _mean(values) -> float:
 
 
 def compare_runs(
-    old: ResultFolder,
-    new: ResultFolder,
+    old: ComparedRun,
+    new: ComparedRun,
     *,
     measure: str,
     fail_on_drop: float,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import logging
 import os
 import re
 import tomllib
@@ -26,17 +27,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pipeline.io.names import id_problem
+from pipeline.io.patterns import SystemFromPath
 from rouge_core import RougeConfigError, RougeSettings, names
 from rouge_core.signature import Signature, nrefs_range
 
+log = logging.getLogger("rouge-pipeline")
 
-def key(default, doc: str, *, low=None, high=None, choices=None, zero=False):
+
+def key(default, doc: str, *, low=None, high=None, choices=None, zero=False, old=None):
     """A config key's declaration: its default (whose type is the key's type), what it
     does, and the values allowed: `low` to `high` (numbers; `zero`: 0 too, for "off")
-    or `choices` (text; for a list, of each item)."""
+    or `choices` (text; for a list, of each item).  `old`: {old spelling: choice}
+    of values an earlier version took, still read (with a note, `canonical`); the
+    command line's options take the same choices and old spellings."""
     if isinstance(default, list):
         default = tuple(default)
-    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices, "zero": zero})
+    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices, "zero": zero,
+                                            "old": old or {}})
+
+
+def canonical(section: str, name: str, value, where: str = "", option: str = ""):
+    """`value` of key section.name in its one spelling: an old spelling becomes the
+    choice it meant, with a one-line note naming the key (or the command line's
+    `option`) and `where` it was given."""
+    old = declared_key(section, name).metadata["old"]
+    if isinstance(value, str) and value in old:
+        given = f"{option} {value}" if option else f'{section}.{name} = "{value}"' + (f" in {where}" if where else "")
+        log.warning('note: %s is read as "%s", its spelling now', given, old[value])
+        return old[value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -47,14 +67,18 @@ class InputConfig:
     doc_id_field: str = key("doc_id", "the column of the document ID")
     candidate_field: str = key("candidate", "the column of the candidate summary")
     references_field: str = key("references", "the column of a row's references (a list of texts)")
-    reference_field: str = key("reference", "or one reference per row (split form only)")
+    reference_field: str = key("reference", "or a row's one reference (a text), when it has no references field")
+    integer_ids: tuple[str, ...] = key(
+        (), 'id fields whose values are integers, read as their decimal digits: "system", "doc_id" (a text or '
+        "1.0 there is an error row: never coerced, so 1 and \"1\" never merge)", choices=("system", "doc_id"),
+    )
     system_from_path: str = key(
         "", "a regex with a (?P<system>...) group, applied to the file path: the system's name"
     )
     max_text_bytes: int = key(1_000_000, "longer texts go to the errors table", low=1, high=256 << 20)
     conflicting_references: str = key(
-        "error", 'joined form: documents whose rows give different references are an "error", or each row '
-        'scores against its own ("keep")', choices=("error", "keep"),
+        "reject", 'joined form: documents whose rows give different references: "reject" their rows (error '
+        'rows), or each row scores against its own ("keep")', choices=("reject", "keep"), old={"error": "reject"},
     )
     invalid_utf8: str = key(
         "reject", 'a line that is not UTF-8: "reject" it (an error row), or "replace" the bad bytes',
@@ -194,6 +218,11 @@ class OutputConfig:
     per_document_formats: tuple[str, ...] = key(
         ("parquet",), "formats of the per-document table: parquet, csv, jsonl", choices=("parquet", "csv", "jsonl")
     )
+    lock_lease_seconds: float = key(
+        60.0, "an output on an object store (gs://, s3://): the run's lock object (OUT.lock) is renewed every "
+        "quarter of this; a lock not renewed this long is a killed run's, and the next run takes it over "
+        "(docs/object-stores.md)", low=1, high=86_400,
+    )
 
 
 @dataclass(frozen=True)
@@ -208,8 +237,18 @@ class RunOptions:
         "worker's log line)", low=0.1, high=86_400,
     )
     worker_stall_seconds: float = key(
-        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving and no "
-        "process of the run using 5% of a core this long: the run is stopped (0: never)", low=1, high=86_400, zero=True,
+        300.0, "a local Beam worker stopped (SIGSTOP, a debugger) this long, or no counter moving this long "
+        "while a process is busy (once the workers count) or while none uses or waits for a CPU: the run is "
+        "stopped (0: never); a slow or starved run is not", low=1, high=86_400, zero=True,
+    )
+    shared_filesystem: bool = key(
+        False, "every worker of a cluster runner (Dask with an address, PortableRunner, Flink, Spark, Dataflow) "
+        "sees this machine's local paths at the same names (a shared filesystem, or workers on this machine): "
+        "without it a local input, output, temp or staging path is refused with such a runner, before any work",
+    )
+    cluster_wait_seconds: float = key(
+        60.0, "a Dask scheduler with no worker connected this long, or a job service (--job_endpoint) that does "
+        "not answer this long: the run fails, saying so (0: wait for ever)", low=1, high=86_400, zero=True,
     )
     beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
     reuse: str = key(
@@ -280,6 +319,12 @@ class RunConfig:
             "resampling": (s.bootstrap_replicates, s.bootstrap_seed, s.jackknife_buckets),
         }
 
+    def counted_facts(self, counts: dict) -> dict:
+        """`facts` with the references per document a run's counts found
+        (`pipeline.io.tables.run_counts`): the tables' and run.json's signature."""
+        references = counts.get("references_per_document")
+        return self.facts(tuple(references) if references else None)
+
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data.pop("source")
@@ -293,26 +338,21 @@ class RunConfig:
 
         if not self.input.candidates:
             fail("input.candidates", list(self.input.candidates), "at least one file or glob")
+        columns: dict[str, str] = {}
+        for key in ("system", "doc_id", "candidate", "references", "reference"):
+            column = getattr(self.input, f"{key}_field")
+            other = columns.setdefault(column, key)
+            if other != key and {other, key} != {"references", "reference"}:  # (those two may: one text a row)
+                fail(f"input.{key}_field", column, f"a column other than input.{other}_field's")
         if self.input.system_from_path:
             try:
-                pattern = re.compile(self.input.system_from_path)
-            except re.error as err:
-                fail("input.system_from_path", self.input.system_from_path, f"a valid regex ({err})")
-            if "system" not in pattern.groupindex:
-                fail(
-                    "input.system_from_path",
-                    self.input.system_from_path,
-                    "a regex with a (?P<system>...) group",
-                )
-        for section, declared in declarations():
-            value = getattr(getattr(self, section), declared.name)
-            low, high, choices, zero = (declared.metadata[k] for k in ("low", "high", "choices", "zero"))
-            if low is not None and not (low <= value <= high or (zero and value == 0)):
-                fail(f"{section}.{declared.name}", value, f"{'0 (never) or ' if zero else ''}between {low:,} and {high:,}")
-            if choices is not None and isinstance(value, tuple) and not set(value) <= set(choices):
-                fail(f"{section}.{declared.name}", list(value), f"a list of {_either(choices, ', ')}")
-            elif choices is not None and not isinstance(value, tuple) and value not in choices:
-                fail(f"{section}.{declared.name}", value, _either(choices, " or "))
+                SystemFromPath(self.input.system_from_path)
+            except RougeConfigError as err:
+                where = "the command line" if "input.system_from_path" in self.overridden else self.source
+                raise RougeConfigError(f"{err} (from {where})") from None
+        for section in _SECTIONS:
+            check_declared(section, getattr(self, section), fail)
+        _check_names(self, fail)
         try:
             self.settings()
         except RougeConfigError as err:
@@ -330,9 +370,51 @@ class RunConfig:
                 fail("human.enabled", True, 'used with multi_reference = "jackknife" (or --multi-ref jackknife) '
                      "in every setting, so that systems are scored against the same held-out reference sets "
                      "as the human pseudo-system")
-        if self.human.enabled and not self.human.name:
-            fail("human.name", self.human.name, "a non-empty name")
         return self
+
+
+def check_declared(section: str, values, fail) -> None:
+    """Every key of a section (`values`, its dataclass) within its declared range or
+    choices; `fail(key, value, allowed)` raises for the first that is not."""
+    for declared in dataclasses.fields(_SECTIONS[section]):
+        value = getattr(values, declared.name)
+        low, high, choices, zero = (declared.metadata[k] for k in ("low", "high", "choices", "zero"))
+        if low is not None and not (low <= value <= high or (zero and value == 0)):
+            fail(f"{section}.{declared.name}", value, f"{'0 (never) or ' if zero else ''}between {low:,} and {high:,}")
+        if choices is not None and isinstance(value, tuple) and not set(value) <= set(choices):
+            fail(f"{section}.{declared.name}", list(value), f"a list of {_either(choices, ', ')}")
+        elif choices is not None and not isinstance(value, tuple) and value not in choices:
+            fail(f"{section}.{declared.name}", value, _either(choices, " or "))
+
+
+# The columns a row is read by, each in one role: one column in two roles would be
+# scored against itself (candidate_field = "references": 100%), or make every row
+# its own system (system_field = "doc_id").  A candidate file's row holds the first
+# four, a reference file's row doc_id, references or reference, and reference_id.
+_CANDIDATE_ROLES = ("system_field", "doc_id_field", "candidate_field", "references_field")
+_REFERENCE_ROLES = ("doc_id_field", "references_field", "reference_field")
+
+
+def _check_names(config: "RunConfig", fail) -> None:
+    """The names a config gives (column names, human.name, significance.baseline)
+    follow the id rule (pipeline.io.names.id_problem), and no column has two roles."""
+    named = [(f"input.{key}", getattr(config.input, key)) for key in _CANDIDATE_ROLES + ("reference_field",)]
+    named.append(("human.name", config.human.name))
+    if config.significance.baseline:
+        named.append(("significance.baseline", config.significance.baseline))
+    for key, name in named:
+        problem = id_problem(name)
+        if problem:
+            fail(key, name, f"a name that follows the id rule (it {problem})")
+    for roles in (_CANDIDATE_ROLES, _REFERENCE_ROLES + ("reference_id",)):
+        seen: dict = {}
+        for role in roles:
+            column = "reference_id" if role == "reference_id" else getattr(config.input, role)
+            if column in seen:
+                other = "the reference rows' reference_id" if role == "reference_id" else f"input.{role}"
+                fail(f"input.{seen[column]}", column,
+                     f"a column of its own, not also {other} (one column cannot be read in two roles)")
+            seen[column] = role
 
 
 def _either(choices, last: str) -> str:
@@ -404,8 +486,14 @@ def declarations():
     return [(name, declared) for name, cls in _SECTIONS.items() for declared in dataclasses.fields(cls)]
 
 
+def declared_key(section: str, name: str) -> dataclasses.Field:
+    """The declaration of key section.name."""
+    return next(f for f in dataclasses.fields(_SECTIONS[section]) if f.name == name)
+
+
 def _section(cls, values: dict, name: str, source: str):
     known = {f.name: f for f in dataclasses.fields(cls)}
+    section = next(s for s, c in _SECTIONS.items() if c is cls)
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise RougeConfigError(
@@ -428,8 +516,22 @@ def _section(cls, values: dict, name: str, source: str):
             raise RougeConfigError(
                 f"{name}.{key} must be a {type(default).__name__}; got {value!r} (from {source})"
             )
-        converted[key] = value
+        converted[key] = (tuple(canonical(section, key, v, source) for v in value) if isinstance(value, tuple)
+                          else canonical(section, key, value, source))
     return cls(**converted)
+
+
+def input_section(values: dict, source: str) -> InputConfig:
+    """[input] from `values` (a run.json's recorded config: untrusted), its known keys
+    only, with their types, ranges and choices checked (a RougeConfigError if not)."""
+    known = {f.name for f in dataclasses.fields(InputConfig)}
+    section = _section(InputConfig, {k: v for k, v in values.items() if k in known}, "input", source)
+
+    def fail(key: str, value: object, allowed: str) -> None:
+        raise RougeConfigError(f"{key} must be {allowed}; got {value!r} (from {source})")
+
+    check_declared("input", section, fail)
+    return section
 
 
 def load_config(path: str | None) -> RunConfig:
@@ -478,7 +580,7 @@ def with_overrides(config: RunConfig, **overrides: Any) -> RunConfig:
         if value is None:
             continue
         section, key = name.split("_", 1)
-        changes.setdefault(section, {})[key] = value
+        changes.setdefault(section, {})[key] = canonical(section, key, value)
     replaced = {
         section: dataclasses.replace(getattr(config, section), **values)
         for section, values in changes.items()

@@ -16,8 +16,10 @@ Rejected rows never look like a clean result:
 
 from __future__ import annotations
 
+from typing import Optional
 from dataclasses import dataclass, field
 
+from pipeline.io.names import shown
 from rouge_core.textcheck import FIXES, KINDS, ONE_SENTENCE, UNREADABLE
 
 EXIT_REJECTED = 3  # results written, but more rows were rejected than the threshold allows
@@ -102,6 +104,50 @@ def rejected_warning(problems: list[str], max_rejected: float, errors_hint: str,
         f"(threshold {_share_text(max_rejected)}, --max-rejected).{hint} {errors_hint} "
         f"Exit status {EXIT_REJECTED}."
     )
+
+
+def run_rejected(counts: dict, max_rejected: float) -> dict:
+    """A run's rejected share against `max_rejected`, as run.json records it (and the
+    warning that heads system_scores.md when it is past)."""
+    problems = Coverage.from_counts(counts).problems(max_rejected)
+    warning = (
+        rejected_warning(problems, max_rejected, "The rejected rows are in errors/.", counts["errors_by_reason"])
+        if problems
+        else None
+    )
+    return {"max_rejected": max_rejected, "problems": problems, "warning": warning,
+            "exit_status": EXIT_REJECTED if problems else 0}
+
+
+def error_lines(errors, limit: int, hint=None, total: Optional[int] = None) -> list[str]:
+    """The first of `errors` (ErrorRecords, or what has their source, position,
+    reason and message) as lines for a terminal: rows of one file with the same
+    reason and message as one line with their count, at most `limit` lines, then
+    for each file whose rows miss a field `hint(source)` once (what the file's
+    rows hold and how to map them; None: nothing).  `total`: how many errors there
+    were when `errors` holds only the first of them."""
+    groups: dict = {}
+    seen, total = 0, total or 0
+    for error in errors:
+        seen += 1
+        key = (error.source, error.reason, error.message)
+        if key in groups:
+            groups[key][1] += 1
+        elif len(groups) < limit:
+            groups[key] = [error.position, 1]
+    lines = []
+    for (source, reason, message), (position, n) in groups.items():
+        where = source + (f":{position}" if position is not None else "")
+        more = f" (and {n - 1:,} more row{'s' if n > 2 else ''} like it)" if n > 1 else ""
+        lines.append(f"  {shown(where)}{more}: {reason}: {shown(message)}")
+    rest = max(total, seen) - sum(n for _, n in groups.values())
+    if rest:
+        lines.append(f"  ... and {rest:,} more")
+    for source in dict.fromkeys(s for s, reason, _ in groups if reason == "missing_field"):
+        line = hint(source) if hint else None
+        if line:
+            lines.append(f"  {shown(line)}")
+    return lines
 
 
 def document_sets_warning(missing: dict[str, int], documents: int) -> list[str]:

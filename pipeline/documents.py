@@ -9,7 +9,7 @@ import json
 from typing import NamedTuple
 
 from pipeline.io.names import seen_as, spelled
-from pipeline.records import Candidate, ErrorRecord
+from pipeline.records import Candidate, ErrorRecord, make
 
 
 class DocumentGroup(NamedTuple):
@@ -27,6 +27,19 @@ def candidate_error(c: Candidate, reason: str, message: str) -> ErrorRecord:
 
 def _place(row) -> str:
     return f"{row.source}:{row.position}"
+
+
+def share_references(first, row):
+    """`row` (a Candidate, or its plain tuple) with the references of `first` (an
+    earlier row of its document) when the two are equal: the document then holds
+    one copy of them, not one per row (20 systems' rows of one document with 10 x
+    950 KB references each held 190 MB where one copy is 9.5 MB), and the rules
+    below compare them by identity.  Rows with other references, or none (split
+    form), are as they were."""
+    mine, theirs = row[3], first[3]
+    if mine is None or mine is theirs or mine != theirs:
+        return row
+    return make(type(row), (*row[:3], theirs, *row[4:]))
 
 
 def document_key(doc_id: str) -> str:

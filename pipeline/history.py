@@ -11,9 +11,9 @@ line: they are grouped by signature (consecutive runs of one signature), each
 group's settings named against the group before it (pipeline.compare's
 settings_differences, through rouge_core.signature).
 
-Runs are read through pipeline.io.published (complete, verified where the folder
-has a manifest).  The command line is pipeline/cli/history.py; the page,
-pipeline/render/history.py.
+Runs are read through pipeline.io.result_folder.ResultFolder (complete, as its
+manifest lists it, each file checked as it is read).  The command line is
+pipeline/cli/history.py; the page, pipeline/render/history.py.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import io
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from pipeline.compare import ResultFolder, UsageError, compare_runs, settings_differences
+from pipeline.compare import ComparedRun, UsageError, compare_runs, settings_differences
 from pipeline.config import DEFAULT_PROFILE
-from pipeline.io.published import FolderRefused, PublishedRun, open_published
+from pipeline.io.result_folder import ResultFolder, ResultFolderError
 from pipeline.io.tables import SYSTEM_COLUMNS, read_parquet_table_bytes
 from rouge_core.signature import RUN_FIELDS
 
@@ -39,7 +39,7 @@ class Run:
     as its CSV says it (header and rows of text) and as its Parquet holds it."""
 
     path: str
-    folder: PublishedRun
+    folder: ResultFolder
     header: list
     cells: list  # rows of system_scores.csv, each a list of text cells
     rows: list  # rows of system_scores.parquet, as dicts
@@ -73,10 +73,10 @@ def read_runs(paths: list[str], by_start: bool = False) -> list[Run]:
     runs = []
     for path in paths:
         try:
-            folder = open_published(path)
+            folder = ResultFolder.open(path)
             header, *cells = list(csv.reader(io.StringIO(folder.read_bytes("system_scores.csv").decode("utf-8"))))
             rows = read_parquet_table_bytes(folder.read_bytes("system_scores.parquet")).to_pylist()
-        except FolderRefused as err:
+        except ResultFolderError as err:
             raise UsageError(str(err)) from None
         except (ValueError, UnicodeDecodeError) as err:
             raise UsageError(f"{path}: system_scores cannot be read ({err})") from None
@@ -147,7 +147,7 @@ def last_changes(group: Group, measure: str, confidence: float,
     found: dict = {}
     previous = None
     for index, run in enumerate(group.runs):
-        current = ResultFolder(run.path, measure)
+        current = ComparedRun(run.path, measure)
         if previous is not None:
             rows, _ = compare_runs(previous, current, measure=measure, fail_on_drop=100.0, confidence=confidence,
                                    on_pair=on_pair)

@@ -10,12 +10,9 @@ one machine (human judgments are thousands of rows, not millions).
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import os
 import re
-import zlib
 from glob import escape as glob_escape
 from glob import glob
 from typing import Iterable, Optional
@@ -23,8 +20,11 @@ from typing import Iterable, Optional
 import numpy as np
 
 from pipeline.io import files
-from pipeline.io.names import clashes, control_character, describe_clashes, seen_as, shown
-from pipeline.io.rows import oversized_page
+from pipeline.config import InputConfig
+from pipeline.io.names import clashes, describe_clashes, id_problem, seen_as, shown
+from pipeline.io.result_folder import NUMBER, TEXT, ResultFolder
+from pipeline.io.rows import HugeInteger, iter_rows
+from pipeline.records import ErrorRecord
 from rouge_core import RougeConfigError, RougeInputError, names
 from rouge_core import correlation as corr
 
@@ -40,6 +40,10 @@ COLUMNS = (
     + ["resample", "replicates", "confidence", "alpha"]
     + [f"{m}_replicates" for m in corr.METHODS]
 )
+
+# The columns a result folder's per-document table gives meta-eval (pipeline.io.result_folder).
+RUN_COLUMNS = {"system": TEXT, "doc_id": TEXT, "metric": TEXT, "profile": TEXT + "?",
+               "recall": NUMBER + "?", "precision": NUMBER + "?", "f_measure": NUMBER + "?"}
 
 COMPARISON_COLUMNS = [
     "profile", "level", "measure", "judgment", "metric_x", "metric_y", "method",
@@ -70,49 +74,34 @@ def _regular(path: str) -> str:
     return path
 
 
-def read_table(path: str) -> list[dict]:
-    """Rows of a JSONL / JSON / JSONL.gz / Parquet file (or a folder of Parquet parts).
-    A file that cannot be read (truncated, corrupt, not UTF-8) is a RougeInputError
-    naming it."""
+def read_table(path: str, max_rows: Optional[int] = None) -> list[dict]:
+    """Rows of a JSONL / JSON / JSONL.gz / Parquet file (or a folder of Parquet parts),
+    read by the project's one row reader with `run`'s bounds (pipeline.io.rows: a
+    line over input.max_line_bytes, a cell over input.max_text_bytes, a Parquet page
+    past its bound, whatever the footer says, a gzip that expands without end); more
+    than `max_rows` rows are refused too.  A file that cannot be read (truncated,
+    corrupt, not UTF-8) or a row past a bound is a RougeInputError naming it."""
     if os.path.isdir(path):
         parts = sorted(glob(os.path.join(glob_escape(path), "*.parquet")))
         if not parts:
             raise RougeInputError(f"{path}: a folder, but no *.parquet file in it")
-        return [row for part in parts for row in read_table(_regular(part))]
-    try:
-        return _read_file(path)
-    except RougeInputError:
-        raise
-    except (OSError, EOFError, ValueError, zlib.error) as err:  # pyarrow's errors are OSError or ValueError
-        raise RougeInputError(f"{path}: cannot read it ({type(err).__name__}: {err})") from err
-
-
-def _read_file(path: str) -> list[dict]:
-    if path.endswith(".parquet"):
-        import pyarrow.parquet as pq
-
-        with open(path, "rb") as fh:
-            table = pq.ParquetFile(fh)
-            large = oversized_page(fh, table.metadata, table.schema_arrow.names)
-            if large:
-                raise RougeInputError(f"{path}: {large}; not read")
-            return table.read().to_pylist()
-    if not re.search(r"\.(jsonl|json)(\.gz)?$", path):
+        return [row for part in parts for row in read_table(_regular(part), max_rows)]
+    if not path.endswith(".parquet") and not re.search(r"\.(jsonl|json)(\.gz)?$", path):
         raise RougeInputError(f"{path}: expected .jsonl, .json, .jsonl.gz or .parquet")
     rows = []
-    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise RougeInputError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-            if not isinstance(row, dict):
-                raise RougeInputError(f"{path}:{number}: expected a JSON object")
-            rows.append(row)
+    for item in iter_rows(_regular(path), InputConfig(), None):
+        if isinstance(item, ErrorRecord):
+            if item.reason in ("unreadable_file", "invalid_parquet"):
+                raise RougeInputError(f"{path}: cannot read it ({shown(item.message)})")
+            raise RougeInputError(f"{path}:{item.position}: {shown(item.message)}")
+        if max_rows is not None and len(rows) == max_rows:
+            raise RougeInputError(f"{path}: more than {max_rows:,} rows, the bound of what meta-eval reads whole")
+        rows.append(item.row)
     return rows
 
+
+# Judgments are read whole (thousands of rows: SummEval has 1,600): a file of more is refused.
+MAX_JUDGMENTS = 1_000_000
 
 # Scores and judgments are finite numbers of at most this magnitude: correlations
 # square and sum them (1e308 overflowed), so larger values are refused, not mangled.
@@ -120,7 +109,7 @@ MAX_MAGNITUDE = 1e100
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, (bool, HugeInteger))
 
 
 def _keyed(rows: list[dict], path: str) -> None:
@@ -134,12 +123,9 @@ def _keyed(rows: list[dict], path: str) -> None:
                     f"{path}: row {number}, column {key!r}: must be a string or an integer; got {type(value).__name__}"
                 )
             row[key] = str(value)
-            bad = control_character(row[key])
-            if bad or not row[key]:
-                raise RougeInputError(
-                    f"{path}: row {number}, column {key!r}: "
-                    + (f"holds a control character ({bad})" if bad else "is empty")
-                )
+            problem = id_problem(row[key])
+            if problem:
+                raise RougeInputError(f"{path}: row {number}, column {key!r}: {problem}")
 
 
 def _numeric_columns(rows: list[dict], exclude: Iterable[str]) -> list[str]:
@@ -175,9 +161,9 @@ def _check_names(what: str, names: Iterable[str], path: str) -> None:
     """Column or metric names: no control characters, no two printing alike."""
     names = list(names)
     for name in names:
-        bad = control_character(name)
-        if bad:
-            raise RougeInputError(f"{path}: {what} {shown(name)!r} holds a control character ({bad})")
+        problem = id_problem(name)
+        if problem:
+            raise RougeInputError(f"{path}: {what} {shown(name)!r} {problem}")
     groups = clashes(names)
     if groups:
         raise RougeInputError(f"{path}: {describe_clashes(what, groups)}")
@@ -189,7 +175,7 @@ def split_list(text: Optional[str]) -> Optional[list[str]]:
 
 def load_judgments(path: str, columns: Optional[list[str]]) -> tuple[dict, list[str]]:
     """{(system, doc_id): {judgment: value}} and the judgment names."""
-    rows = read_table(path)
+    rows = read_table(path, MAX_JUDGMENTS)
     _keyed(rows, path)
     available = _numeric_columns(rows, KEYS)
     chosen = columns or available
@@ -245,24 +231,20 @@ def load_metric_scores(
 ) -> tuple[dict, dict]:
     """The metric series and a description of where they came from."""
     if run:
-        parts = sorted(glob(os.path.join(glob_escape(run), "per_document", "*.parquet")))
+        folder = ResultFolder.open(run)  # complete, as its manifest lists it, never half replaced
+        parts = folder.names("per_document/*.parquet")
         if not parts:
             raise RougeInputError(f"{run}: no per_document/*.parquet (is it a rouge-pipeline result folder?)")
         scores: dict = {}
         for part in parts:
-            _scores_from_rows(read_table(_regular(part)), part, None, scores)
-        source = {"run": os.path.abspath(run), "parts": len(parts)}
-        record = os.path.join(run, "run.json")
-        if os.path.exists(record):
-            try:
-                run_record = json.loads(files.read_bytes(record).decode("utf-8"))  # (a pipe or device: refused)
-                human = (run_record.get("config") or {}).get("human") or {}
-                signature = run_record.get("signature")
-            except (OSError, ValueError, AttributeError) as err:
-                raise RougeInputError(f"{record}: not a run record ({type(err).__name__}: {err})") from err
-            source["signature"] = signature
-            if isinstance(human, dict) and human.get("enabled"):
-                source["human"] = human.get("name")
+            rows = [row for _, row in folder.rows(part, RUN_COLUMNS)]
+            _scores_from_rows(rows, folder.location(part), None, scores)
+        source = {"run": run if files.is_url(run) else os.path.abspath(run), "parts": len(parts),
+                  "signature": folder.signature}
+        config = folder.record.get("config")
+        human = config.get("human") if isinstance(config, dict) else None
+        if isinstance(human, dict) and human.get("enabled"):
+            source["human"] = human.get("name")
         _check_names("metrics", {k[1] for k in scores}, run)
         return scores, source
     rows = read_table(metric_scores)
@@ -285,6 +267,9 @@ def check_copies(copies: list[tuple[str, str]], judged: dict, scores: dict) -> N
     never silently replaces a real system, nor one that prints like it)."""
     systems = {k[0] for k in judged} | {k[0] for series in scores.values() for k in series}
     for source, copy in copies:
+        problem = id_problem(copy)
+        if problem:
+            raise RougeConfigError(f"--duplicate-system {source}={shown(copy)}: the copy's name {problem}")
         if source not in systems:
             raise RougeConfigError(f"--duplicate-system {source}={copy}: there is no system {source!r}")
         alike = [s for s in systems if seen_as(s) == seen_as(copy)]

@@ -31,6 +31,13 @@ class Candidate(NamedTuple):
     position: int
 
 
+class SameReferences(int):
+    """In place of a joined-form row's references: the same as those of the row at
+    this position of the same file, of the same document (the reader writes a run of
+    rows of one document with equal references once; pipeline.beam.documents puts
+    the references back, one shared copy)."""
+
+
 class ReferenceRow(NamedTuple):
     doc_id: str
     references: list  # one or more texts
@@ -69,7 +76,8 @@ REASONS = {
     "no_system": "input.system_from_path does not match the file path",
     "too_costly": "a text is too long for a quadratic metric (ROUGE-S*, ROUGE-L/W work limits)",
     "lone_surrogate": "a text holds a lone surrogate (a \\ud800-\\udfff escape that is no character)",
-    "invalid_id": "a system, doc_id or reference_id holds a control character or is over 1000 characters",
+    "invalid_id": "a system, doc_id or reference_id holds a control character, is made only of invisible "
+    "characters or spaces, or is over 1000 characters",
     "duplicate_reference": "a reference row repeats a (doc_id, reference_id), or repeats a doc_id's reference list",
     "internal_error": "an unexpected exception while handling this row (a bug: please report it)",
 }

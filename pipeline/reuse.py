@@ -23,7 +23,8 @@ tests/pipeline/test_reuse.py):
   and the run is done again carrying nothing ("carry_violations", REUSE_COUNTS).
 
 Nothing is reused from a previous run that is not complete and verified
-(pipeline.io.published: its manifest's SHA-256 of every file read), or whose
+(pipeline.io.result_folder.ResultFolder: its manifest's size and SHA-256 of
+every file read), or whose
 settings differ (`settings_changes`, through rouge_core.signature); the reason is
 one line, in the output and in run.json.  Carrying needs more (`carry_blockers`):
 the same input, statistics and output settings, evaluation ids that are the
@@ -32,6 +33,7 @@ doc_ids, no human pseudo-system, and in split form reference files unchanged.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import itertools
@@ -42,7 +44,7 @@ import numpy as np
 
 from pipeline.config import RunConfig
 from pipeline.io import files
-from pipeline.io.published import FolderRefused, PublishedRun, open_published
+from pipeline.io.result_folder import ResultFolder, ResultFolderError
 from pipeline.io.tables import document_batches, document_file_stem, missing_documents
 from rouge_core.errors import RougeConfigError
 from rouge_core.signature import RUN_FIELDS, Signature
@@ -54,6 +56,10 @@ from rouge_core.significance import EXACT_MAX_DOCUMENTS
 # "carried_documents", "carry_violations" (what broke the carrying) and "refused"
 # (the message of a previous file that failed its check while read).
 REUSE_COUNTS = "reuse"
+# The most bytes of a previous per-document file or report read whole (ResultFolder's
+# default bound is for run records): a per-document file holds at most 100,000
+# documents by default (pipeline.io.tables), a report every system's block.
+FILE_LIMIT = 4 << 30
 # MetricStats fields in a row's values, as the per-document table names them
 VALUE_COLUMNS = ("reference_total", "candidate_total", "hits", "recall", "precision", "f_measure")
 
@@ -67,7 +73,7 @@ class ReusePlan:
     `not_carried` why no system is carried, when none is."""
 
     source: str
-    folder: Optional[PublishedRun] = None
+    folder: Optional[ResultFolder] = None
     refused: Optional[str] = None
     carried: tuple = ()
     skipped: dict = field(default_factory=dict)
@@ -120,7 +126,7 @@ class ReusePlan:
         out = {}
         for profile in self.tags:
             stem = f"per_document/{document_file_stem(profile, system)}-"
-            out[profile] = [name for name in self.folder.list("per_document")
+            out[profile] = [name for name in self.folder.names("per_document/*")
                             if name.startswith(stem) and name.endswith(".parquet")]
         return out
 
@@ -138,12 +144,9 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
     """The plan of a run of `config` on `inputs` (pipeline.beam.run.resolve_inputs)
     reusing the result folder `source`."""
     try:
-        folder = open_published(source)
-    except FolderRefused as err:
+        folder = ResultFolder.open(source)
+    except ResultFolderError as err:
         return ReusePlan(source, refused=str(err))
-    if not folder.verified:
-        return ReusePlan(source, folder, refused=f"{folder.path}: its files cannot be verified (no manifest of their "
-                         "SHA-256: a folder on an object store, until its run records one)")
     changes = settings_changes(folder.record, config)
     if changes:
         return ReusePlan(source, folder, refused="other settings: " + "; ".join(changes))
@@ -156,8 +159,8 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
         for system in plan.systems:  # every (profile, system) the record names has its files
             for profile, names in plan.document_files(system).items():
                 if not names:
-                    raise FolderRefused(f"{folder.path}: no per-document file of system {system!r} (profile {profile})")
-    except FolderRefused as err:
+                    raise ResultFolderError(f"{folder.path}: no per-document file of system {system!r} (profile {profile})")
+    except ResultFolderError as err:
         return ReusePlan(source, folder, refused=str(err))
     blocker = carry_blockers(previous, config, inputs)
     if blocker:
@@ -171,7 +174,7 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
             folder.read_bytes("significance.parquet")  # (verified here; read again where the pairs are copied)
             plan.significance_copied = True
             plan.previous_documents = int((previous.get("counts") or {}).get("documents") or 0)
-    except FolderRefused as err:
+    except ResultFolderError as err:
         return ReusePlan(source, folder, refused=str(err))
     plan.carried = tuple(sorted(carried))
     plan.skipped = skipped
@@ -179,7 +182,7 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
     return plan
 
 
-def carried_tables(folder: PublishedRun, carried: set) -> tuple[list, dict]:
+def carried_tables(folder: ResultFolder, carried: set) -> tuple[list, dict]:
     """The carried systems' rows of the previous system_scores.parquet, as
     (profile, system, metric, row), and their blocks' places in each ROUGE-1.5.5
     report file, {file: {system: (offset, length)}}: both files verified here
@@ -188,17 +191,17 @@ def carried_tables(folder: PublishedRun, carried: set) -> tuple[list, dict]:
 
     try:
         rows = pq.read_table(io.BytesIO(folder.read_bytes("system_scores.parquet"))).to_pylist()
-    except FolderRefused:
+    except ResultFolderError:
         raise
     except Exception as err:  # noqa: BLE001
-        raise FolderRefused(f"{folder.path}: system_scores.parquet cannot be read ({err})") from err
+        raise ResultFolderError(f"{folder.path}: system_scores.parquet cannot be read ({err})") from err
     mine = [(r.get("profile"), r.get("system"), r.get("metric"), r) for r in rows if r.get("system") in carried]
     parts = folder.record.get("rouge155_parts")
     if not isinstance(parts, dict):
-        raise FolderRefused(f"{folder.path}: run.json does not say where each system's report block lies")
+        raise ResultFolderError(f"{folder.path}: run.json does not say where each system's report block lies")
     places = {}
     for name, listed in parts.items():
-        folder.read_bytes(name)  # (verified whole: a block is copied from it)
+        folder.read_bytes(name, FILE_LIMIT)  # (verified whole: a block is copied from it)
         places[name] = {str(system): (int(offset), int(length)) for system, offset, length in listed if system in carried}
     return mine, places
 
@@ -276,6 +279,14 @@ def add_carried_counts(counts: dict, plan: ReusePlan) -> None:
         if system in (previous.get("text_checks") or {}):
             checks[system] = previous["text_checks"][system]
     counts["text_checks"] = dict(sorted(checks.items()))
+
+
+def with_carried_counts(counts: dict, plan: ReusePlan) -> dict:
+    """A copy of the graph's `counts` completed as `add_carried_counts` does: what the
+    per-system table (documents had, rejected share) counts in the graph."""
+    out = copy.deepcopy(counts)
+    add_carried_counts(out, plan)
+    return out
 
 
 def reuse_record(plan: ReusePlan, counts: dict) -> dict:
@@ -452,7 +463,7 @@ def _fingerprints(paths: list[str], sizes: set) -> dict[str, dict]:
 # ------------------------------------------------------------------ reading previous rows
 
 
-def document_file_parts(folder: PublishedRun, name: str, tags: list[str]):
+def document_file_parts(folder: ResultFolder, name: str, tags: list[str]):
     """One previous per-document file of one (profile, system), verified (its bytes
     against the manifest), in parts of whole documents (`document_batches`): per part
     (doc_ids, digests as (documents, 2) int64, values as (documents, metrics x 6)
@@ -465,32 +476,32 @@ def document_file_parts(folder: PublishedRun, name: str, tags: list[str]):
     metrics, last = len(tags), None
     columns = ["doc_id", "metric", *VALUE_COLUMNS, "candidate_digest", "references_digest"]
     try:
-        for table in document_batches(io.BytesIO(folder.read_bytes(name)), metrics, columns):
+        for table in document_batches(io.BytesIO(folder.read_bytes(name, FILE_LIMIT)), metrics, columns):
             rows = table.num_rows
             if rows % metrics or table.column("doc_id").null_count or table.column("metric").null_count:
-                raise FolderRefused(f"{folder.path}: {name} does not hold every metric of each document")
+                raise ResultFolderError(f"{folder.path}: {name} does not hold every metric of each document")
             documents = rows // metrics
             encoded = pc.dictionary_encode(table.column("metric")).combine_chunks()
             if documents and (encoded.dictionary.to_pylist() != list(tags)
                               or not np.array_equal(encoded.indices.to_numpy(), np.tile(np.arange(metrics), documents))):
-                raise FolderRefused(f"{folder.path}: {name} does not hold the metrics {tags} in order")
+                raise ResultFolderError(f"{folder.path}: {name} does not hold the metrics {tags} in order")
             ids = table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks()
             if documents > 1 and not pc.all(pc.less(ids.slice(0, documents - 1), ids.slice(1))).as_py():
-                raise FolderRefused(f"{folder.path}: {name} does not hold its documents once each, in order")
+                raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
             ids = ids.to_pylist()
             if last is not None and ids and ids[0] <= last:
-                raise FolderRefused(f"{folder.path}: {name} does not hold its documents once each, in order")
+                raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
             last = ids[-1] if ids else last
             digests = np.stack([table.column(c).to_numpy() for c in ("candidate_digest", "references_digest")],
                                axis=1).reshape(documents, metrics, 2)
             if (digests != digests[:, :1]).any():
-                raise FolderRefused(f"{folder.path}: {name} gives a document's metrics different digests")
+                raise ResultFolderError(f"{folder.path}: {name} gives a document's metrics different digests")
             values = np.stack([table.column(c).to_numpy().astype(np.float64) for c in VALUE_COLUMNS], axis=1)
             yield ids, np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, -1))
-    except FolderRefused:
+    except ResultFolderError:
         raise
     except Exception as err:  # noqa: BLE001 (a file that is no per-document table of this tool)
-        raise FolderRefused(f"{folder.path}: {name} is not a per-document table of this version ({err})") from err
+        raise ResultFolderError(f"{folder.path}: {name} is not a per-document table of this version ({err})") from err
 
 
 def previous_rows(plan: ReusePlan, system: str):
@@ -504,7 +515,7 @@ def previous_rows(plan: ReusePlan, system: str):
     for parts in itertools.zip_longest(*streams):
         if any(part is None for part in parts) or any(
                 part[0] != parts[0][0] or not np.array_equal(part[1], parts[0][1]) for part in parts[1:]):
-            raise FolderRefused(f"{plan.folder.path}: the profiles' per-document files of system {system!r} disagree")
+            raise ResultFolderError(f"{plan.folder.path}: the profiles' per-document files of system {system!r} disagree")
         ids, digests = parts[0][0], parts[0][1].tobytes()
         count = len(ids)
         values = [[b[w * i : w * i + w] for i in range(count)]
@@ -531,11 +542,11 @@ def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
     for system in plan.carried[:1] if whole else plan.carried:  # (each scored every document: one says it all)
         for name in plan.document_files(system)[profile]:
             try:
-                table = pq.read_table(io.BytesIO(plan.folder.read_bytes(name)), columns=["doc_id", "references_digest"])
-            except FolderRefused:
+                table = pq.read_table(io.BytesIO(plan.folder.read_bytes(name, FILE_LIMIT)), columns=["doc_id", "references_digest"])
+            except ResultFolderError:
                 raise
             except Exception as err:  # noqa: BLE001
-                raise FolderRefused(f"{plan.folder.path}: {name} is not a per-document table of this version ({err})") from err
+                raise ResultFolderError(f"{plan.folder.path}: {name} is not a per-document table of this version ({err})") from err
             tables.append(table.take(np.arange(0, table.num_rows, metrics)))
     if not tables:
         return {}

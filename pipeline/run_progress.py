@@ -1,4 +1,4 @@
-"""The driver's view of a run on a local runner: the workers' counters (written by
+"""The driver's view of a run: the workers' counters (written by
 pipeline/beam/progress.py to a temporary folder) summed twice a second (or as
 often as [run] progress_seconds asks, if more often) and shown as stages with a
 total, a rate and the time left (pipeline/progress.py).
@@ -11,8 +11,10 @@ Stages and their totals:
     significance pairs of systems per profile          (every pair, or each system against the baseline)
 
 The report, written by the driver after Beam finishes, is a stage of its own
-(pipeline/beam/run.py).  On a runner whose workers are other machines the view
-shows nothing: Dataflow, Spark and Flink show the same counters as live metrics.
+(pipeline/beam/run.py).  Dask's workers hand the same counters to the driver through
+the scheduler, which writes them to the same folder (pipeline/beam/runners/dask_runner.py).
+On a runner whose workers cannot reach the driver the view shows nothing:
+Dataflow, Spark and Flink show the same counters as live metrics.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ from pipeline.progress import Progress, read_counts
 
 POLL_SECONDS = 0.5
 STAGES = {"reading": "rows", "scoring": "summaries", "aggregating": "systems", "significance": "pairs"}
-LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
-                 "PrismRunner"}
 
 
 class RunProgress:
@@ -38,10 +38,12 @@ class RunProgress:
     stage's last line is in the log, also for a stage that ended between two looks."""
 
     def __init__(self, progress: Progress, inputs: dict, *, env: str, profiles: int, baseline: str = "",
-                 significance: bool = False, human: str = "", local: bool = True):
+                 significance: bool = False, human: str = "", live: bool = True):
         self.progress, self.inputs, self.env = progress, inputs, env
         self.profiles, self.baseline, self.significance, self.human = profiles, baseline, significance, human
-        self.active = local  # quiet: the workers still write (so they print nothing), the stages show nothing
+        # live: the runner's workers hand their counters to the driver (local runners, Dask);
+        # else the view shows nothing
+        self.active = live
         self.stages: dict = {}
         self.totals: dict = {"candidates": None, "references": None}
         self.stop = threading.Event()

@@ -4,14 +4,14 @@ pipeline.documents), so both count and report every bad row the same way."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
 from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile, StatisticsConfig
 from pipeline.coverage import REFERENCES, Coverage, TextTally
-from pipeline.documents import DocumentGroup, document_key, resolve_document, split_lookalikes
+from pipeline.documents import DocumentGroup, document_key, resolve_document, share_references, split_lookalikes
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import (
     FILE_LEVEL_REASONS,
     expand_globs,
@@ -29,18 +29,37 @@ from rouge_core.aggregate import SystemSums, stats_array, stats_bytes
 from rouge_core.textcheck import TextCheck
 
 
+KEPT_ERRORS = 10  # error rows `score` keeps (and prints); the others are counted
+
+
 @dataclass
 class LocalScores:
-    """What `score` found: per system, per doc_id, the scores; and every bad row.
-    `rows_read` counts reference rows too, as the pipeline's run record does."""
+    """What `score` found: per system, per doc_id, the scores; the bad rows counted
+    (by reason, and by system), the first KEPT_ERRORS of them kept whole (2,000,000
+    bad lines cost counters, not 2,000,000 records).  `rows_read` counts reference
+    rows too, as the pipeline's run record does."""
 
     # system -> doc_id -> its statistics as `stats_bytes` packs them (every metric tag of
     # the settings, in order; `metric_stats` unpacks them)
     results: dict = field(default_factory=dict)
-    errors: list = field(default_factory=list)  # ErrorRecord
+    errors: list = field(default_factory=list)  # the first KEPT_ERRORS ErrorRecords, in the order found
+    error_count: int = 0
+    by_reason: Counter = field(default_factory=Counter)
+    rejected: int = 0  # row errors, as `run` counts rejected rows (not file-level, not duplicate_reference)
+    rejected_by_system: Counter = field(default_factory=Counter)
     rows_read: int = 0
     texts: TextTally = field(default_factory=TextTally)  # texts the settings read badly
     reference_counts: set = field(default_factory=set)  # the numbers of references a scored candidate had
+
+    def add_error(self, error: ErrorRecord) -> None:
+        self.error_count += 1
+        self.by_reason[error.reason] += 1
+        if error.reason not in FILE_LEVEL_REASONS and error.reason != "duplicate_reference":
+            self.rejected += 1
+            if error.system is not None:
+                self.rejected_by_system[error.system] += 1
+        if len(self.errors) < KEPT_ERRORS:
+            self.errors.append(error)
 
     @property
     def scored(self) -> int:
@@ -52,20 +71,17 @@ class LocalScores:
 
     def coverage(self) -> Coverage:
         """Rows and documents rejected, per system, as `run` counts them."""
-        row_errors = [e for e in self.errors if e.reason not in FILE_LEVEL_REASONS]
-        by_system = Counter(e.system for e in row_errors if e.system is not None and e.reason != "duplicate_reference")
         return Coverage(
             rows=self.rows_read,
-            rejected=sum(e.reason != "duplicate_reference" for e in row_errors),
+            rejected=self.rejected,
             scored={system: len(docs) for system, docs in self.results.items()},
-            rejected_by_system=dict(by_system),
+            rejected_by_system=dict(self.rejected_by_system),
             documents=len({d for docs in self.results.values() for d in docs}),
         )
 
     def summary(self) -> str:
-        by_reason = Counter(e.reason for e in self.errors)
-        return f"rows read {self.rows_read}, scored {self.scored}, errors {len(self.errors)}" + "".join(
-            f"\n  {reason}: {n}" for reason, n in sorted(by_reason.items())
+        return f"rows read {self.rows_read}, scored {self.scored}, errors {self.error_count}" + "".join(
+            f"\n  {reason}: {n}" for reason, n in sorted(self.by_reason.items())
         )
 
 
@@ -100,7 +116,7 @@ def _readable(rows, scores: LocalScores, strict: bool, stage):
 def _report(error: ErrorRecord, scores: LocalScores, strict: bool) -> None:
     if strict:
         raise StrictStop(error)
-    scores.errors.append(error)
+    scores.add_error(error)
 
 
 def score_files(
@@ -122,6 +138,9 @@ def score_files(
         raise RougeInputError("; ".join(e.message for e in missing + missing_refs))
     if "-" in candidates:
         candidate_files.append("-")
+    pattern = system_from_path(config.system_from_path)
+    if pattern is not None:  # (a pattern that backtracks is refused before anything is read)
+        pattern.check("<stdin>" if path == "-" else path for path in candidate_files)
     shown = progress is not None and not progress.quiet
     return score_rows(
         _rows(candidate_files, config),
@@ -153,7 +172,7 @@ def score_rows(
     `progress` shows the stages reading (of `rows_total` rows) and scoring."""
     progress = progress or Progress(quiet=True)
     scores = LocalScores()
-    pattern = re.compile(config.system_from_path) if config.system_from_path else None
+    pattern = system_from_path(config.system_from_path)
     by_doc: dict[str, tuple[list, list]] = {}
     with progress.stage("reading", rows_total, "rows") as stage:
         for row in _readable(candidate_rows, scores, strict, stage):
@@ -161,7 +180,8 @@ def score_rows(
             if isinstance(parsed, ErrorRecord):
                 _report(parsed, scores, strict)
             else:
-                by_doc.setdefault(document_key(parsed.doc_id), ([], []))[0].append(parsed)
+                held = by_doc.setdefault(document_key(parsed.doc_id), ([], []))[0]
+                held.append(share_references(held[0], parsed) if held else parsed)  # (equal references: one copy)
         for row in _readable(reference_rows, scores, strict, stage):
             parsed = parse_reference(row, config)
             if isinstance(parsed, ErrorRecord):

@@ -18,6 +18,7 @@ Beam's `pipeline` CombineFn and `rouge_core.corpus_score` both accumulate with i
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Iterable
 from fractions import Fraction
 from functools import cache
@@ -25,7 +26,7 @@ from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from rouge_core.presets.rouge155 import f_measure
 from rouge_core.resampling import (
@@ -42,12 +43,41 @@ _EXACT_SCALE = 1074  # every finite double is an integer multiple of 2**-1074
 _SMALL = float(1 << 31)  # whole counts below this are summed as int64
 
 
+class _OneBlasThread:
+    """BLAS on one thread while any caller is inside (a runner may score in several
+    threads of one process): the first to enter sets the limit, the last to leave
+    restores what the process had.  The thread pools are found once, at the first
+    use (a search of the loaded libraries costs 0.2 ms; a limit set through them,
+    8 us): numpy's BLAS, which the products use, is loaded by then; a BLAS loaded
+    later (another package's) is neither limited nor touched."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.inside = 0
+        self.controller = ThreadpoolController()
+        self.limiter = None
+
+    def __enter__(self):
+        with self.lock:
+            if not self.inside:
+                self.limiter = self.controller.limit(limits=1, user_api="blas")
+            self.inside += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.inside -= 1
+            if not self.inside:
+                self.limiter.restore_original_limits()
+                self.limiter = None
+
+
 @cache
-def one_blas_thread() -> None:
-    """Once per process: BLAS on one thread.  Every Beam worker process already
-    owns a core, and OpenBLAS's thread pool on top of that made the block products
-    below 30x slower on this 2-core machine."""
-    threadpool_limits(limits=1, user_api="blas")
+def one_blas_thread() -> _OneBlasThread:
+    """A context in which BLAS runs on one thread; the caller's limits are restored
+    after.  Every Beam worker process already owns a core, and OpenBLAS's thread
+    pool on top of that made the block products below 30x slower on this 2-core
+    machine; a notebook's own BLAS work after a `corpus_score` keeps its threads."""
+    return _OneBlasThread()
 
 
 def stats_bytes(scores: dict, tags) -> bytes:
@@ -188,7 +218,6 @@ class SystemSums:
         return self
 
     def _enter(self, block: list, seed: int) -> None:
-        one_blas_thread()
         ids = tuple([doc_id for doc_id, _ in block])  # (the key of the caches of block hashes)
         values = stack([v for _, v in block])
         k = len(ids)
@@ -208,7 +237,8 @@ class SystemSums:
         # Exact in double precision: |units| <= 1e5, weights <= 12, k <= BLOCK.
         weights = poisson_weight_block(ids, self.replicates, seed)  # (float64)
         counted = rows[:, ::3]  # the weight row and each metric m's F (column 3(m + 1) of rows)
-        self.bootstrap += (counted.T.astype(np.float64) @ weights).astype(np.int64)
+        with one_blas_thread():
+            self.bootstrap += (counted.T.astype(np.float64) @ weights).astype(np.int64)
         self.jackknife += bucket_sums(rows, jackknife_bucket_block(ids, self.buckets), self.buckets).T
 
     def merge(self, other: SystemSums, seed: int) -> SystemSums:

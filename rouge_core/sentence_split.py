@@ -34,6 +34,9 @@ from functools import cache, lru_cache
 from rouge_core.errors import RougeConfigError
 
 DEFAULT = "newline"
+# Characters a separator cannot hold (the signature shows it, a tab aside, as it is):
+# C0 and C1 controls, line and paragraph separators, bidirectional overrides, surrogates.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 SEPARATOR_PREFIX = "sep:"
 SENTENCEX = "sentencex"
 
@@ -59,6 +62,12 @@ def check(rule: object) -> str:
     if isinstance(rule, str) and rule.startswith(SEPARATOR_PREFIX) and len(rule) > len(SEPARATOR_PREFIX):
         if "\n" in rule:
             raise RougeConfigError("sentence_split 'sep:STR': STR cannot hold a newline (lines are sentences already)")
+        control = _CONTROL.search(rule)
+        if control:
+            raise RougeConfigError(
+                f"sentence_split 'sep:STR': STR cannot hold a control character ({ascii(control.group())[1:-1]}): "
+                "it would reach the signature, the tables and the terminal as it is"
+            )
         if not separators(rule):
             raise RougeConfigError(f"sentence_split {rule!r} names no separator")
         return rule
@@ -141,8 +150,20 @@ def _sentencex(code: str) -> Callable[[str], list[str]]:
     except ImportError as err:  # a declared dependency; only a broken install lands here
         raise RougeConfigError("sentence_split 'sentencex' needs the sentencex package (pip install sentencex)") from err
 
-    @lru_cache(maxsize=1 << 14)  # references repeat once per system
-    def split(line: str) -> list[str]:
+    def pieces(line: str) -> list[str]:
         return [s.strip() for s in segment(code, line) if s.strip()]
 
+    # References repeat once per system: a short line's pieces are kept, a bounded
+    # number of them (CACHED_LINES x CACHED_CHARS: at most 8 Mi characters, and their
+    # pieces), so memory never grows with the input (a cache of every line up to
+    # max_text_bytes held 785 MB where splitting at newlines held 262).
+    cached = lru_cache(maxsize=CACHED_LINES)(pieces)
+
+    def split(line: str) -> list[str]:
+        return cached(line) if len(line) <= CACHED_CHARS else pieces(line)
+
     return split
+
+
+CACHED_LINES = 4096
+CACHED_CHARS = 2048

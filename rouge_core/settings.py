@@ -393,3 +393,21 @@ def check_flag_ranges(settings: "RougeSettings") -> None:
             continue
         if not ((0 if low is None else low) <= number <= high):
             raise RougeConfigError(f"{_describe(flag, low, high, why)}; got {text!r}")
+
+
+def leading_flags(args: list[str]) -> int:
+    """How many of `args`, from the first, are ROUGE-1.5.5 flags and their values as
+    the script reads them (`-c 95 -2 -1 -U -am`); 0 when the first is not one.  For
+    a command line that names the script's flags where one option holds them all.
+
+    Example:
+        >>> leading_flags(["-c", "95", "-2", "-1", "-m", "c.txt"])
+        5
+    """
+    if not args or not args[0].startswith("-") or args[0].startswith("--"):
+        return 0
+    try:
+        _, rest = getopt.getopt(args, _GETOPTS)
+    except getopt.GetoptError:
+        return 0
+    return len(args) - len(rest)

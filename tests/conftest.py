@@ -60,3 +60,23 @@ def require_kernel(name: str) -> str:
 def kernel(request):
     """Each test using it runs on both scoring paths: the pure-Python reference and the kernel."""
     return require_kernel(request.param)
+
+
+@pytest.fixture(scope="session")
+def gcs_store():
+    """A GCS API emulator on loopback for the whole session (tests/object_stores.py):
+    the environment that points clients at it."""
+    from tests.object_stores import gcs_emulator
+
+    with gcs_emulator() as env:
+        yield env
+
+
+@pytest.fixture(scope="session")
+def s3_store():
+    """moto's S3 server on loopback for the whole session: the environment (endpoint,
+    credentials) that points clients at it."""
+    from tests.object_stores import s3_server
+
+    with s3_server() as env:
+        yield env

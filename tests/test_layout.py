@@ -17,7 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("rouge_core", "pipeline")
 # Optional heavy dependencies that may be imported inside a function (only the
 # code path that needs them pays for them).
-OPTIONAL = ("pyarrow", "apache_beam", "matplotlib", "markupsafe", "jinja2", "tqdm", "nltk", "scipy", "dask", "distributed")
+RUNNER_SUPPORT = "pipeline.beam.runners"
+# (regex: user patterns only, pipeline.io.patterns; `score` starts without it)
+# (google: the GCS client's errors, for gs:// URLs only, pipeline.io.stores)
+OPTIONAL = ("pyarrow", "apache_beam", "matplotlib", "markupsafe", "jinja2", "tqdm", "nltk", "scipy", "dask", "distributed",
+            "regex", "google")
 
 
 def _modules() -> dict[str, Path]:
@@ -151,6 +155,18 @@ def test_beam_is_imported_at_module_level_only_by_the_beam_package():
                 bad.append(module)
             if target.split(".")[0] in ("apache_beam", "pyarrow", "pipeline") and module.startswith("rouge_core"):
                 bad.append(module)
+    assert bad == []
+
+
+def test_beams_private_names_are_imported_only_by_the_runner_support():
+    """Beam's internals are used only in pipeline/beam/runners/, where each use is
+    declared and checked against the installed Beam (pipeline/beam/runners/patches.py)."""
+    bad = []
+    for module in MODULES:
+        for target, names, _ in _imports(module):
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if target.split(".")[0] == "apache_beam" and private and not module.startswith(RUNNER_SUPPORT):
+                bad.append(f"{module}: {target}.{private[0]}")
     assert bad == []
 
 

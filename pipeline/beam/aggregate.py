@@ -27,13 +27,13 @@ from pipeline.beam.combiners import SystemCombineFn
 from pipeline.beam.documents import scored_documents
 from pipeline.beam.progress import tally
 from pipeline.beam.spill import SpilledGroupByKey
-from pipeline.config import Profile, profiles_signature
+from pipeline.config import Profile, RunConfig, profiles_signature
+from pipeline.coverage import Coverage, run_rejected
 from pipeline.io import files
 from pipeline.io.tables import SYSTEM_COLUMNS, csv_text, parquet_bytes
 from pipeline.render import tables as views
 from pipeline.summaries import report_block, table_rows
 from rouge_core.resampling import stable_hash
-from rouge_core.signature import nrefs_range
 
 PARTS = "_rouge155"  # the report's part files, under the staging folder (removed once joined)
 REPORT_INDEX = "_rouge155_index.json"  # where each system's part lies in the report (moved into run.json)
@@ -67,27 +67,34 @@ def system_rows(element, profiles: dict[str, Profile], facts: dict) -> list:
     return out
 
 
-def write_system_tables(summaries: list, staging: str, profiles: list[Profile], facts: dict, carried=None) -> None:
+def write_system_tables(summaries: list, staging: str, profiles: list[Profile], facts: dict, counts: dict,
+                        max_rejected: float, carried=None) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
-    and metric order; the ROUGE-1.5.5 report of a run with one profile as
-    rouge155.txt, else one rouge155-<profile>.txt per profile that has one
-    (`Profile.reports_rouge155`), joined from the systems' part files in system
-    order (streamed: the report is never held whole), and where each system's
-    part lies in it written to REPORT_INDEX (for run.json: what a later run copies
-    of a system that did not change).  `carried` (a pipeline.reuse.ReusePlan): the
-    systems a reusing run takes whole from its previous run, with their table rows
-    (their signature this run's: `facts` hold the run's references per document)
-    and where their report blocks lie in its verified report files."""
+    and metric order, each system's documents had from the run's `counts`
+    (`pipeline.io.tables.run_counts`), the .md headed by the rejected-rows warning
+    when the rejected share is past `max_rejected`, the signature with the run's
+    `facts`; the ROUGE-1.5.5 report of a run with one profile as rouge155.txt, else
+    one rouge155-<profile>.txt per profile that has one (`Profile.reports_rouge155`),
+    joined from the systems' part files in system order (streamed: the report is
+    never held whole), and where each system's part lies in it written to
+    REPORT_INDEX (for run.json: what a later run copies of a system that did not
+    change).  `carried` (a pipeline.reuse.ReusePlan): the systems a reusing run
+    takes whole from its previous run, with their table rows (their signature and
+    documents had this run's) and where their report blocks lie in its verified
+    report files; `counts` then count them too (pipeline.reuse.with_carried_counts)."""
     order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.metric_order)}
     if carried is not None:
         summaries = summaries + carried_rows(carried.system_rows, profiles, facts)
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
-    rows = [s[3] for s in summaries]
+    coverage = Coverage.from_counts(counts)
+    rows = [table_row(s[3], coverage.had(s[1])) for s in summaries]
+    warning = run_rejected(counts, max_rejected)["warning"]
     metadata = {"signature": profiles_signature(profiles, **facts)}
     files.write_bytes(files.join(staging, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
     files.write_bytes(files.join(staging, "system_scores.csv"), csv_text(rows).encode("utf-8"))
     table = views.profiles_markdown(rows, profiles, facts)
-    files.write_bytes(files.join(staging, "system_scores.md"), table.encode("utf-8"))
+    files.write_bytes(files.join(staging, "system_scores.md"),
+                      ((f"**{warning}**\n\n" if warning else "") + table).encode("utf-8"))
     parts, index = [], {}
     reported = [p for p in profiles if p.reports_rouge155]
     for profile in reported:
@@ -142,6 +149,16 @@ def copy_range(out, path: str, offset: int, length) -> int:
     if length is not None and copied != length:
         raise OSError(f"{path}: {length} bytes wanted from {offset}, {copied} found")
     return copied
+
+
+def table_row(row: dict, had: int) -> dict:
+    """A row of the per-system table: its columns in order, numbers as Python's
+    (as the table's readers get them back), and the documents the system had."""
+    out = {}
+    for name, kind in SYSTEM_COLUMNS:
+        value = had if name == "documents_had" else row.get(name)
+        out[name] = float(value) if kind == "float64" and value is not None else value
+    return out
 
 
 def per_system(batch) -> list:
@@ -212,24 +229,17 @@ def numbered(element):
 
 class AggregatePerSystem(beam.PTransform):
     """Scored batches in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
-    report(s) written to `staging`.  The tables' signature takes the run's `facts`
-    (`RunConfig.facts`) and, from `references` (a singleton PCollection: the fewest
-    and the most references of a scored document, `ScoreDocuments`), the
-    references per document.  The rows and report blocks of the systems a reusing
-    run carries whole (`carried`, a pipeline.reuse.ReusePlan) are copied."""
+    report(s) written to `staging`, once the run's `counts` (a singleton PCollection,
+    `CountRows`) are known: each system's documents had, the rejected share and,
+    for the signature, the references per document (`RunConfig.counted_facts`).
+    The rows and report blocks of the systems a reusing run carries whole
+    (`carried`, a pipeline.reuse.ReusePlan) are copied; `counts` must then count
+    them (pipeline.reuse.with_carried_counts)."""
 
-    def __init__(self, profiles: list[Profile], statistics, eval_ids: str, staging: str,
-                 facts: dict | None = None, references=None, carried=None):
+    def __init__(self, config: RunConfig, staging: str, counts, carried=None):
         super().__init__()
-        self.profiles, self.statistics, self.eval_ids, self.staging = profiles, statistics, eval_ids, staging
-        self.facts, self.references, self.carried = facts or {}, references, carried
-
-    def _facts(self, pipeline):
-        """The run's facts with its references per document, as a singleton PCollection."""
-        references = self.references or (pipeline | "NoReferenceCounts" >> beam.Create([None]))
-        return references | "SignatureFacts" >> beam.Map(
-            lambda counts, facts: {**facts, "nrefs": None if counts is None else nrefs_range(*counts)}, self.facts
-        )
+        self.config, self.staging, self.counts, self.carried = config, staging, counts, carried
+        self.profiles, self.statistics, self.eval_ids = config.profile_list(), config.statistics, config.rouge.eval_ids
 
     def expand(self, documents):
         stats = self.statistics
@@ -250,11 +260,14 @@ class AggregatePerSystem(beam.PTransform):
         averages = evaluated | "Rouge155Report" >> SpilledGroupByKey(
             staging, "report", then=lambda documents: system_report(documents, by_name, staging)
         )
-        facts = beam.pvalue.AsSingleton(self._facts(documents.pipeline))
+        config = self.config
+        facts = beam.pvalue.AsSingleton(self.counts | "SignatureFacts" >> beam.Map(config.counted_facts))
         return (
             {"stats": aggregates, "averages": averages}
             | "JoinPerSystem" >> beam.CoGroupByKey()
             | "SystemRows" >> beam.FlatMap(system_rows, by_name, facts)
             | "GatherSummaries" >> beam.combiners.ToList()
-            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, facts, self.carried)
+            | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, facts,
+                                               beam.pvalue.AsSingleton(self.counts), config.run.max_rejected,
+                                               self.carried)
         )

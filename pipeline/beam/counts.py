@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from pipeline.io.tables import merge_read_counts, write_counts
+from pipeline.io.tables import merge_read_counts, run_counts, write_counts
 
 
 def _sum(pcoll, label: str, size):
@@ -50,8 +50,10 @@ class CountRows(beam.PTransform):
     row batches), "unused", "human" (numbers of human pseudo-documents), "documents"
     (scored batches), "errors", "text_checks", "references_per_document", and with
     a previous run "reuse", its (name, value) counts: pipeline.reuse.REUSE_COUNTS);
-    `_counts.json` written to `staging`.  Scored documents are counted once, in the
-    first profile; the human pseudo-system is counted apart (it is not an input
+    out, the run's counts (one dict, `pipeline.io.tables.run_counts`, whence the
+    per-system table's documents had, rejected share and references per document),
+    also written to `staging` as `_counts.json`.  Scored documents are counted once, in
+    the first profile; the human pseudo-system is counted apart (it is not an input
     row).  A document's rows are all in one batch, so its doc_id is counted once by
     counting it per batch."""
 
@@ -97,9 +99,10 @@ class CountRows(beam.PTransform):
             >> beam.Map(lambda by_system, human: sum(n for _, n in by_system) - human,
                         beam.pvalue.AsSingleton(counts["human_documents"]))
         )
-        return (
+        run = (
             c["read_counts"].pipeline
             | "Once" >> beam.Create([None])
-            | "WriteCounts"
-            >> beam.Map(write_counts, self.staging, **{name: beam.pvalue.AsSingleton(pc) for name, pc in counts.items()})
+            | "Counts" >> beam.Map(run_counts, **{name: beam.pvalue.AsSingleton(pc) for name, pc in counts.items()})
         )
+        run | "WriteCounts" >> beam.Map(write_counts, self.staging)
+        return run

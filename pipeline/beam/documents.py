@@ -15,13 +15,20 @@ import numpy as np
 from rouge_core.aggregate import stats_array, stats_bytes
 from pipeline.beam.batches import batched
 from pipeline.beam.progress import Progress
-from pipeline.collector import fewer_collections
+from pipeline.collector import in_worker, this_process
 from pipeline.beam.read import BATCH_ROWS, ERRORS
-from pipeline.beam.spill import SpillFn, load
+from pipeline.beam.spill import SpillFn, iter_load, load
 from pipeline.config import Profile
 from pipeline.digests import NO_CANDIDATE, row_digests
-from pipeline.documents import DocumentGroup, candidate_error, document_key, resolve_document, split_lookalikes
-from pipeline.records import Candidate, ErrorRecord, ReferenceRow, make
+from pipeline.documents import (
+    DocumentGroup,
+    candidate_error,
+    document_key,
+    resolve_document,
+    share_references,
+    split_lookalikes,
+)
+from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SameReferences, make
 from pipeline.reuse import REUSE_COUNTS, BucketPrevious
 from pipeline.score import group_text_problems, score_values
 from rouge_core import MetricStats, RougeInputError, RougeScorer
@@ -109,11 +116,18 @@ class ResolveBucketFn(beam.DoFn):
         if self.previous:
             previous = BucketPrevious(load(grouped.get("previous", [])), not self.keep_conflicts)
         by_id: dict = {}
-        for c in load(grouped["candidates"]):  # (rows of the spill: every field, as read)
+        repeated = False
+        for c in iter_load(grouped["candidates"]):  # (rows of the spill: every field, as read)
             found = by_id.get(c[1])
             if found is None:
                 by_id[c[1]] = found = ([], [])
+            elif found[0]:
+                c = share_references(found[0][0], c)  # (a document's equal references: one copy)
+            repeated = repeated or type(c[3]) is SameReferences
             found[0].append(make(Candidate, c))
+        if repeated:
+            for candidates, _ in by_id.values():
+                _put_back_references(candidates)
         for r in load(grouped["references"]):
             by_id.setdefault(r[0], ([], []))[1].append(make(ReferenceRow, r))
         by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
@@ -176,6 +190,15 @@ class ResolveBucketFn(beam.DoFn):
                 yield beam.pvalue.TaggedOutput(ERRORS, candidate_error(c, "internal_error", message))
 
 
+def _put_back_references(candidates: list) -> None:
+    """Rows whose references the reader wrote once (`SameReferences`: the position of
+    the row of the same file and document that holds them) get that row's, shared."""
+    held = {(c.source, c.position): c.references for c in candidates if type(c.references) is not SameReferences}
+    for i, c in enumerate(candidates):
+        if type(c.references) is SameReferences:
+            candidates[i] = make(Candidate, (*c[:3], held[c.source, int(c.references)], *c[4:]))
+
+
 class GroupDocuments(beam.PTransform):
     """(candidate batches, reference batches[, previous items]), as ReadSummaries
     (and ReadPrevious) make them, in; out a dict: "documents" (lists of
@@ -221,9 +244,10 @@ class ScoreDocumentFn(beam.DoFn):
         self.profiles = profiles
         self.progress = Progress("scoring", progress_seconds)
         self.human = human
+        self.driver = this_process()
 
     def setup(self):
-        fewer_collections()  # in every worker process (pipeline.collector)
+        in_worker(self.driver)  # gc thresholds in a worker process (pipeline.collector)
         self.scorers = [[RougeScorer(s) for s in p.settings] for p in self.profiles]
         self.tags = [[s.metric_tags() for s in p.settings] for p in self.profiles]
         self.check = TextCheck(self.profiles[0].settings[0])  # the first setting's reading

@@ -15,7 +15,7 @@ from pipeline.beam.reuse import CopyCarried, MatchPrevious, ReadPrevious
 from pipeline.beam.significance import SignificanceTables
 from pipeline.beam.write import WriteResults
 from pipeline.config import RunConfig
-from pipeline.reuse import ReusePlan
+from pipeline.reuse import ReusePlan, with_carried_counts
 
 
 def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str,
@@ -49,9 +49,6 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     references = scored["references"]  # (per document, for the signature; with systems carried, pipeline.reuse)
     if carried:
         references = references | "CarriedReferences" >> beam.Map(reuse.references_per_document)
-    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(
-        profiles, config.statistics, config.rouge.eval_ids, staging, config.facts(), references, reuse if carried else None
-    )
     written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
     copied = p | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
     if config.significance.enabled:
@@ -70,4 +67,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     if reuse:
         parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []))
         counts["reuse"] = parts | "ReuseCounts" >> beam.Flatten()
-    counts | "CountRows" >> CountRows(staging, profiles[0].name)
+    counts = counts | "CountRows" >> CountRows(staging, profiles[0].name)
+    if carried:  # the per-system table counts the carried systems' rows as a full run does
+        counts = counts | "CarriedCounts" >> beam.Map(with_carried_counts, reuse)
+    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(config, staging, counts, reuse if carried else None)

@@ -6,10 +6,12 @@ the run ends.  So when the driver names a progress folder (the environment
 variable PROGRESS_FOLDER_ENV, set by pipeline/run_progress.py and inherited by the
 local runners' worker processes), each worker replaces its own small JSON file
 there with its cumulative counts at most four times a second; the driver sums the files
-and draws the stages with their totals (pipeline/progress.py).  Without that
-folder (Dataflow, Spark, Flink: the workers are other machines) each worker
-prints a line to its log every `every_seconds`, and the same counts are the job's
-live Beam metrics ("rouge" namespace, `<stage>_<what>`).
+and draws the stages with their totals (pipeline/progress.py).  A runner whose
+workers are other machines that can reach the driver installs a publisher on each
+worker (`publish_to`; Dask: an event to the scheduler, which the driver writes to
+that folder: pipeline/beam/runners/dask_runner.py).  Without either (Dataflow, Spark,
+Flink) each worker prints a line to its log every `every_seconds`, and the same
+counts are the job's live Beam metrics ("rouge" namespace, `<stage>_<what>`).
 
 Per element, `add` costs one dict update and one integer comparison; the clock,
 the Beam counters and the file are touched once every `CHECK_EVERY` elements.
@@ -31,6 +33,13 @@ PROGRESS_FOLDER_ENV = "ROUGE_PIPELINE_PROGRESS_FOLDER"
 CHECK_EVERY = 64  # elements between two looks at the clock
 FILE_SECONDS = 0.25  # at most four file writes a second per worker
 MAX_SYSTEMS = 10_000  # systems names kept for the driver's totals
+_PUBLISH: list = [None]  # this worker's publisher, if its runner installed one
+
+
+def publish_to(publish) -> None:
+    """Hand this process's counts to `publish(name, counts)` from now on, when the
+    run names no progress folder here (None: a log line, as before)."""
+    _PUBLISH[0] = publish
 
 
 class Progress:
@@ -63,7 +72,8 @@ class Progress:
     def flush(self, force: bool = False) -> None:
         """Hand the counts on, if enough time has passed (or `force`)."""
         now = time.monotonic()
-        every = FILE_SECONDS if self.folder else self.every_seconds
+        publish = _PUBLISH[0] if not self.folder else None
+        every = FILE_SECONDS if self.folder or publish else self.every_seconds
         if not force and now - self.last < every:
             return
         self.last = now
@@ -72,11 +82,14 @@ class Progress:
             if delta:
                 Metrics.counter("rouge", f"{self.stage}_{what}").inc(delta)
         self.reported = dict(self.counts)
-        if self.folder:
+        if self.folder or publish:
             counts = {self.stage: self.counts}
             if self.systems:
                 counts["systems"] = sorted(self.systems)
-            write_counts(self.folder, self.name, counts)
+            if publish:
+                publish(self.name, counts)
+            else:
+                write_counts(self.folder, self.name, counts)
         else:
             self.report(now)
 

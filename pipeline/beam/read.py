@@ -6,20 +6,20 @@ join writes to spill files (pipeline.beam.spill): what it shuffles is their plac
 from __future__ import annotations
 
 import os
-import re
 
 import apache_beam as beam
 
 from pipeline.beam.batches import batched
 from pipeline.beam.progress import Progress
 from pipeline.beam.spill import place_hash
-from pipeline.collector import fewer_collections
+from pipeline.collector import in_worker, this_process
 from pipeline.config import InputConfig
 from pipeline.documents import document_key
 from pipeline.io import files
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import FILE_LEVEL_REASONS, internal_error, iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
-from pipeline.records import ErrorRecord, SourceRow
+from pipeline.records import Candidate, ErrorRecord, SameReferences, SourceRow, make
 
 ERRORS = "errors"
 COUNTS = "counts"
@@ -87,11 +87,12 @@ class ReadFileFn(beam.DoFn):
         self.joined = joined
         self.errors_folder = errors_folder
         self.progress = Progress(f"reading_{kind}", progress_seconds)
+        self.driver = this_process()
 
     def setup(self):
-        fewer_collections()  # in every worker process (pipeline.collector)
+        in_worker(self.driver)  # gc thresholds in a worker process (pipeline.collector)
         self.fields = used_fields(self.config)
-        self.pattern = re.compile(self.config.system_from_path) if self.config.system_from_path else None
+        self.pattern = system_from_path(self.config.system_from_path)
         self.progress.start()
 
     def finish_bundle(self):
@@ -106,6 +107,7 @@ class ReadFileFn(beam.DoFn):
             return internal_error(item.source, item.position, "parsing", err)
 
     def process(self, path: str):
+        self.progress.flush(force=True)  # (a file begins: the stall watch sees the workers counting)
         rows = 0
         errors = ErrorFileWriter(self.errors_folder, path)
         digest: dict = {}
@@ -113,6 +115,7 @@ class ReadFileFn(beam.DoFn):
         pending: dict = {}
         held = chars = 0
         candidates, buckets = self.kind == "candidates", self.buckets
+        run = None  # (doc_id, references, position) of the row whose references the next rows may repeat
         try:
             for item in iter_rows(path, self.config, self.fields, digest):
                 if isinstance(item, SourceRow):
@@ -126,6 +129,11 @@ class ReadFileFn(beam.DoFn):
                 else:
                     if candidates:
                         systems[item.system] = systems.get(item.system, 0) + 1
+                    if candidates and item.references is not None:  # joined form: a document's references once
+                        if run is not None and item.doc_id == run[0] and item.references == run[1]:
+                            item = make(Candidate, (*item[:3], SameReferences(run[2]), *item[4:]))
+                        else:
+                            run = (item.doc_id, item.references, item.position)
                     bucket = bucket_of(item.doc_id, buckets)
                     held_rows = pending.get(bucket)
                     if held_rows is None:

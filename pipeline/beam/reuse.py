@@ -28,7 +28,7 @@ from pipeline.beam.batches import batched
 from pipeline.beam.documents import Matched
 from pipeline.beam.read import BATCH_ROWS, bucket_of
 from pipeline.io import files
-from pipeline.io.published import FolderRefused
+from pipeline.io.result_folder import ResultFolderError
 from pipeline.reuse import REUSE_COUNTS, ReusePlan, carried_documents, previous_rows
 
 
@@ -56,7 +56,7 @@ class ReadPreviousFn(beam.DoFn):
                 items = [("doc", doc_id, refs) for doc_id, refs in carried_documents(self.plan).items()]
                 yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_documents", len(items)))
                 yield from self._batches(pending, items)
-        except FolderRefused as err:
+        except ResultFolderError as err:
             yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
             return
         for bucket, held in sorted(pending.items()):
@@ -129,7 +129,7 @@ def copy_file(task, plan: ReusePlan, staging: str):
     target = files.join(staging, name)
     try:
         plan.folder.copy_to(name, target)
-    except FolderRefused as err:
+    except ResultFolderError as err:
         yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
         return
     if name.endswith(".parquet"):
@@ -146,7 +146,7 @@ class CopyCarried(beam.PTransform):
         self.plan, self.staging = plan, staging
 
     def expand(self, pbegin):
-        listed = self.plan.folder.list("per_document")
+        listed = self.plan.folder.names("per_document/*")
         tasks = []
         for system in self.plan.carried:
             for profile, names in self.plan.document_files(system).items():

@@ -3,6 +3,7 @@ result folder atomically with its run record."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -10,32 +11,37 @@ import platform
 import shutil
 import sys
 import time
-import uuid
 from importlib.metadata import PackageNotFoundError, version
 from typing import Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from pipeline.beam import fn_runner_fixes
 from pipeline.beam.aggregate import REPORT_INDEX
-from pipeline.beam.faults import watch_workers
 from pipeline.beam.spill import remove_spills
+from pipeline.collector import fewer_collections
 from pipeline.beam.graph import build_pipeline
-from pipeline.beam.options import choose_runner
+from pipeline.beam.runners.options import choose_runner
+from pipeline.beam.runners.locality import reachable_inputs, refuse_unreachable, runner_name
+from pipeline.beam.runners.portable import check_job_service
+from pipeline.beam.runners.session import runner_session, shows_progress
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
-from pipeline.io import files
-from pipeline.io.publish import MARKER, OutputError, Staging, check_output, is_local
+from pipeline.io import files, stores
+from pipeline.io.manifest import MARKER
+from pipeline.io.publish import OutputError, Staging, check_output, is_local, test_pause
+from pipeline.io.publish_url import UrlStaging
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
-from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs
-from pipeline.coverage import EXIT_REJECTED, Coverage, rejected_warning
-from pipeline.io.tables import FINGERPRINTS, SYSTEM_COLUMNS, csv_text, parquet_bytes, read_fingerprints, read_json, read_system_rows
+from pipeline.io.fields import mapping_hint
+from pipeline.io.patterns import system_from_path
+from pipeline.io.rows import FILE_LEVEL_REASONS, expand_globs, read_lines
+from pipeline.coverage import error_lines, run_rejected
+from pipeline.io.tables import FINGERPRINTS, read_fingerprints, read_json
 from pipeline.progress import Progress
-from pipeline.render import tables as views
+from pipeline.records import ErrorRecord
 from pipeline.render.html import write_run_report
 from pipeline.reuse import add_carried_counts, plan_reuse, retried_plan, reuse_line, reuse_record
-from pipeline.run_progress import LOCAL_RUNNERS, RunProgress
+from pipeline.run_progress import RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
 
 log = logging.getLogger("rouge-pipeline")
@@ -47,9 +53,17 @@ class RunFailed(Exception):
     """The run finished but must not be published (strict mode, nothing scored, counts off)."""
 
 
-def resolve_inputs(config: RunConfig) -> dict:
+def configure_stores(config: RunConfig, beam_args: Sequence[str] = ()) -> list[str]:
+    """Beam's filesystem options (`--s3_*`, `--no_auth`, ... and the environment's:
+    pipeline.io.stores) applied before any file is listed or opened; returns the
+    options the environment added, which the pipeline carries to its workers."""
+    return stores.configure(list(config.run.beam_args) + list(beam_args))
+
+
+def resolve_inputs(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
     """The input files; a glob that matches nothing stops the run here, before Beam
     starts, naming the glob."""
+    configure_stores(config, beam_args)
     candidates, missing, size = expand_globs(config.input.candidates)
     references, missing_refs, reference_size = expand_globs(config.input.references)
     if missing + missing_refs:
@@ -62,6 +76,9 @@ def resolve_inputs(config: RunConfig) -> dict:
                 "worker that may read it again (a retry). Save it to a file first, or score it with "
                 "`rouge-pipeline score`, which reads every input exactly once"
             )
+    pattern = system_from_path(config.input.system_from_path)
+    if pattern is not None:  # a pattern that backtracks on a path is refused here, not in a worker
+        pattern.check(candidates)
     return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
@@ -69,21 +86,28 @@ def fingerprints(folder: str, paths: list[str], skipped: Optional[dict] = None) 
     """Each input's size and SHA-256, as its reader hashed it while reading: the bytes
     that were scored, even if the file changed after (pipeline.io.rows.HashingReader);
     a file not read because a previous run read the same bytes (`skipped`, `run
-    --reuse`): that run's record of it, under this run's path."""
+    --reuse`): that run's record of it, under this run's path; a file that changed
+    while or after it was read says so (`changed`), here and on stderr."""
     read = {**read_fingerprints(folder), **(skipped or {})}
-    return [read.get(path, {"path": path, "error": "not read"}) for path in paths]
+    found = [read.get(path, {"path": path, "error": "not read"}) for path in paths]
+    for entry in found:
+        if entry.get("changed"):
+            log.warning("input %s changed: %s (run.json records the bytes read)", shown(entry["path"]),
+                        entry["changed"])
+    return found
 
 
-def _announce(inputs: dict, plan, runner_note: str) -> dict:
+def _announce(inputs: dict, plan, runner_note: str, quiet: bool) -> dict:
     """The inputs the graph reads (without the files of systems carried whole), said
-    in one line, and what is reused, in another."""
+    in one line (not with --quiet), and what is reused, in another (always)."""
     read = inputs
     if plan is not None:
         log.warning("%s", reuse_line(plan))
         if plan.skipped:
             read = dict(inputs, candidates=[path for path in inputs["candidates"] if path not in plan.skipped])
-    log.warning("reading %d candidate file(s) and %d reference file(s); %s",
-                len(read["candidates"]), len(read["references"]), runner_note)
+    if not quiet:  # (--quiet: nothing but results, warnings and errors)
+        log.warning("reading %d candidate file(s) and %d reference file(s); %s",
+                    len(read["candidates"]), len(read["references"]), runner_note)
     return read
 
 
@@ -92,16 +116,15 @@ def _run_graph(progress: Progress, config: RunConfig, options, inputs: dict, fol
     view = RunProgress(
         progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(config.profile_list()),
         baseline=config.significance.baseline, significance=config.significance.enabled,
-        human=config.human.name if config.human.enabled else "",
-        local=options.view_as(StandardOptions).runner in LOCAL_RUNNERS,
+        human=config.human.name if config.human.enabled else "", live=shows_progress(options),
     )
     with view:
         try:
-            with watch_workers(config.run.worker_stall_seconds, os.environ.get(PROGRESS_FOLDER_ENV)), \
-                    beam.Pipeline(options=options) as p:
+            with runner_session(options, config.run, os.environ.get(PROGRESS_FOLDER_ENV)) as runner, \
+                    beam.Pipeline(runner=runner, options=options) as p:
                 build_pipeline(p, config, inputs, folder, reuse)
         except BaseException:
-            _remove_spills_after_failure(folder)  # (an output URL has no staging folder to discard)
+            _remove_spills_after_failure(folder)
             raise
         remove_spills(folder)
         counts = read_json(files.join(folder, "_counts.json"))
@@ -143,14 +166,18 @@ def check_counts(counts: dict, strict: bool) -> None:
                         + (": the input files hold no rows)" if not counts["rows_read"] else ")"))
 
 
-def check_names(counts: dict, human: Optional[str]) -> None:
+def check_names(counts: dict, human: Optional[str], baseline: str = "") -> None:
     """Systems are compared as people see them (pipeline.io.names): two that print
     alike are refused, and so is a submitted system named like the human
-    pseudo-system, which would silently take its place."""
+    pseudo-system, which would silently take its place; a significance baseline
+    must be one of the systems (else the significance table would be empty)."""
     systems = counts["documents_by_system"]
     groups = clashes(systems)
     if groups:
         raise RunFailed(describe_clashes("systems", groups))
+    if baseline and baseline not in systems:
+        raise RunFailed(f"significance.baseline {spelled(baseline)} names no system of this run, so no pair could be "
+                        f"tested; its systems: {_listed(sorted(systems))} (--baseline NAME names one of them)")
     if human:
         alike = [s for s in systems if seen_as(s) == seen_as(human) and s != human]
         submitted = systems.get(human, 0) - counts.get("human_documents", 0)
@@ -162,10 +189,22 @@ def check_names(counts: dict, human: Optional[str]) -> None:
             )
 
 
-def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool) -> str:
+def _listed(names: list, limit: int = 10) -> str:
+    """The first `limit` names, spelled (pipeline.io.names.spelled), and how many more."""
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(spelled(n) for n in names[:limit]) + more
+
+
+# Error rows read back to show the first of them (alike rows as one line): a bound on the reading.
+_ERROR_ROWS_SHOWN_FROM = 10_000
+
+
+def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict], keep: bool,
+                    config: Optional[RunConfig] = None) -> str:
     """The first reasons, with their counts, and the first error rows, for the
-    terminal; the errors table is kept (moved to `<output>.failed-<run id>/errors`
-    for a local output) and named."""
+    terminal (alike rows of a file as one line, and for a file whose rows miss a
+    field, how to map its fields); the errors table is kept (moved to
+    `<output>.failed-<run id>/errors` for a local output) and named."""
     lines = []
     if counts:
         by_reason = sorted(counts["errors_by_reason"].items(), key=lambda kv: (-kv[1], kv[0]))
@@ -175,35 +214,74 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
                 + (f" and {len(by_reason) - 5} more reasons" if len(by_reason) > 5 else "")
             )
     errors = sorted(files.match(files.join(folder, "errors", "*.jsonl")))
-    first = []
-    for name in errors:
-        for line in files.read_bytes(name).decode("utf-8", "replace").splitlines():
-            if len(first) == 5:
-                break
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            where = str(row.get("source")) + (f":{row['position']}" if row.get("position") is not None else "")
-            first.append(f"  {shown(where)}: {row.get('reason')}: {shown(str(row.get('message')))[:300]}")
+    hint = (lambda source: mapping_hint(source, config.input)) if config is not None else None
+    first = error_lines(_first_error_rows(errors, _ERROR_ROWS_SHOWN_FROM), 5, hint)
     if first:
         lines.append("first error rows:")
         lines += first
     if counts is not None and not counts["errors"]:
         errors = []  # an empty errors table is not kept, nor pointed at
-    if errors and keep and is_local(folder):
-        kept = f"{final}.failed-{run_id}"
-        os.makedirs(kept)
-        os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
-        if counts:
-            with open(os.path.join(kept, "counts.json"), "w", encoding="utf-8") as fh:
-                json.dump(counts, fh, indent=1)
-        lines.append(f"the errors table is kept in {kept}/errors/ (delete the folder when done)")
+    if errors and keep:
+        lines.append(_keep_errors(folder, f"{final}.failed-{run_id}", counts))
     elif errors:
         lines.append(f"the errors table is in {files.join(folder, 'errors')}/")
     else:
         lines.append("no error rows were written")
     return "\n".join(lines)
+
+
+def _first_error_rows(paths: list[str], limit: int) -> list[ErrorRecord]:
+    """The first `limit` rows of the errors table's files, as records (each file read
+    a line at a time: a table of millions of rows is not loaded)."""
+    rows: list[ErrorRecord] = []
+    for name in paths:
+        with files.open_read(name) as fh:
+            for line in read_lines(fh, 1 << 20):
+                if len(rows) == limit:
+                    return rows
+                try:
+                    row = json.loads(line)
+                except (TypeError, ValueError):  # (None: a line over the bound)
+                    continue
+                rows.append(ErrorRecord(None, None, str(row.get("source")), row.get("position"), str(row.get("reason")),
+                                        str(row.get("message"))[:300]))
+    return rows
+
+
+def _keep_errors(folder: str, kept: str, counts: Optional[dict]) -> str:
+    """The errors table moved (a URL: copied) out of the staging folder, which is then
+    removed, to `kept`, with the counts; a line saying where, or why it could not be
+    kept (a full disk: the staging folder is removed all the same)."""
+    try:
+        if is_local(folder):
+            os.makedirs(kept)
+            os.rename(os.path.join(folder, "errors"), os.path.join(kept, "errors"))
+        else:  # (the staging prefix goes with the failed run)
+            parts = sorted(files.list_tree(files.join(folder, "errors")))
+            files.copy([files.join(folder, "errors", p) for p in parts], [files.join(kept, "errors", p) for p in parts])
+    except OSError as err:
+        if is_local(folder):
+            shutil.rmtree(kept, ignore_errors=True)
+        return f"the errors table could not be kept ({err}); it is removed with the staging folder"
+    line = f"the errors table is kept in {kept}/errors/ (delete the folder when done)"
+    if counts:
+        try:
+            _write_text(files.join(kept, "counts.json"), json.dumps(counts, indent=1))
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                files.delete([files.join(kept, "counts.json")])
+            line += f"; its counts.json could not be written ({err})"
+    return line
+
+
+def runner_options(config: RunConfig, beam_args: Sequence[str], input_bytes: int = 0) -> tuple[PipelineOptions, str]:
+    """The Beam options to run with and the line saying which runner and why; a local
+    path that workers on other machines cannot reach is refused here, before any work
+    (pipeline.beam.runners.locality)."""
+    args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), input_bytes)
+    options = PipelineOptions(args)
+    refuse_unreachable(options, config)
+    return options, runner_note
 
 
 def resolve_output(path: str) -> str:
@@ -229,30 +307,37 @@ def resolve_output(path: str) -> str:
 def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict] = None,
         progress: Optional[Progress] = None) -> dict:
     """Run the whole job and publish its result folder; returns the run record.
-    `progress` shows the stages while it works (default: nothing)."""
-    progress = progress or Progress(quiet=True)
+    `progress` shows the stages while it works (default: nothing).  The garbage
+    collector works as `pipeline.collector` says while the pipeline runs in this
+    process, and is left as the caller had it."""
+    with fewer_collections():
+        return _run(config, beam_args, inputs, progress or Progress(quiet=True))
+
+
+def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], progress: Progress) -> dict:
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
-    inputs = inputs or resolve_inputs(config)
-    staging = None
+    beam_args = list(beam_args) + configure_stores(config, beam_args)  # (the environment's store options go to the workers too)
+    if inputs is None:
+        runner_options(config, beam_args)  # what cannot work is refused before anything is listed
+        inputs = resolve_inputs(config, beam_args)
+    options, runner_note = runner_options(config, beam_args, inputs["bytes"])
+    inputs = reachable_inputs(options, inputs)
+    check_job_service(options, runner_name(options), config.run.cluster_wait_seconds)
+    paths = inputs["candidates"] + inputs["references"]
     if is_local(final):
         final = resolve_output(final)
-        replaces = check_output(final, config.output.overwrite, inputs["candidates"] + inputs["references"])
-        staging = Staging(final, replaces).create()
-        folder, run_id = staging.path, staging.run_id
-    else:
-        if files.exists(files.join(final, "_SUCCESS")) and not config.output.overwrite:
-            raise OutputError(f"output folder {final} holds a finished run; pass --overwrite to replace it")
-        folder, run_id = final, uuid.uuid4().hex[:12]
-    args, runner_note = choose_runner(list(config.run.beam_args) + list(beam_args), inputs["bytes"])
+        staging = Staging(final, check_output(final, config.output.overwrite, paths)).create()
+    else:  # an object store: a lock, a staging prefix, the manifest (pipeline.io.publish_url)
+        staging = UrlStaging(final, config.output.overwrite, paths, lease_seconds=config.output.lock_lease_seconds)
+        final = staging.create().final
+    folder, run_id = staging.path, staging.run_id
     plan = plan_reuse(config.run.reuse, config, inputs) if config.run.reuse else None
-    options = PipelineOptions(args)
     counts = None
-    fn_runner_fixes.apply()  # worker processes: no chunk lost between stages
     try:
         while True:  # once, or again when what a previous run offered could not be used as planned
-            read = _announce(inputs, plan, runner_note)
+            read = _announce(inputs, plan, runner_note, progress.quiet)
             counts = _run_graph(progress, config, options, read, folder, plan if plan and plan.reuses else None)
             retry = plan and retried_plan(plan, counts, list(read_fingerprints(folder).values()))
             if not retry:
@@ -262,9 +347,11 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
             plan = retry
         if plan is not None:
             add_carried_counts(counts, plan)
+        test_pause("before_checks")  # (tests: a disk that fills up before a failed run keeps its errors)
         check_counts(counts, config.run.strict)
-        check_names(counts, config.human.name if config.human.enabled else None)
-        facts = run_facts(config, counts)
+        check_names(counts, config.human.name if config.human.enabled else None,
+                    config.significance.baseline if config.significance.enabled else "")
+        facts = config.counted_facts(counts)
         record = {
             "signature": profiles_signature(profiles, **facts),
             "significance_signature": config.significance.signature() if config.significance.enabled else None,
@@ -295,7 +382,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         }
         if plan is not None:
             record["reuse"] = reuse_record(plan, counts)
-        record["rejected"] = _coverage(folder, counts, config, profiles, facts)
+        record["rejected"] = run_rejected(counts, config.run.max_rejected)
         # where each system's block lies in the ROUGE-1.5.5 report(s): what a later run copies (pipeline.reuse)
         record["rouge155_parts"] = read_json(files.join(folder, REPORT_INDEX))
         files.delete([files.join(folder, "_counts.json"), files.join(folder, REPORT_INDEX)]
@@ -308,17 +395,17 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
         with progress.stage("report", 1, "pages", always_end=True) as stage:
             write_run_report(folder, record)
             stage.update(1)
-        _write_text(files.join(folder, "_SUCCESS"), "")
-        if staging is not None:
-            staging.publish()
+        staging.publish()  # the manifest, _SUCCESS, written last
     except RunFailed as err:
-        explained = explain_failure(folder, final, run_id, counts, keep=staging is not None)
-        if staging is not None:
+        try:
+            explained = explain_failure(folder, final, run_id, counts, keep=True, config=config)
+        except OSError as failure:  # the explanation itself failed (a full disk): the reason still stands
+            explained = f"the errors could not be listed ({failure})"
+        finally:
             staging.discard()
         raise RunFailed(f"{err}\n{explained}") from None
     except BaseException:
-        if staging is not None:
-            staging.discard()
+        staging.discard()
         raise
     return record
 
@@ -330,34 +417,6 @@ def _remove_spills_after_failure(folder: str) -> None:
         remove_spills(folder)
     except Exception as err:  # noqa: BLE001
         log.warning("could not remove the spill files under %s: %s", folder, err)
-
-
-def run_facts(config: RunConfig, counts: dict) -> dict:
-    """What the run adds to its settings' signature (`RunConfig.facts`), with the
-    references per document its counts found."""
-    references = counts.get("references_per_document")
-    return config.facts(tuple(references) if references else None)
-
-
-def _coverage(folder: str, counts: dict, config: RunConfig, profiles, facts: dict) -> dict:
-    """The rejected share against run.max_rejected (pipeline.coverage), for run.json;
-    system_scores.{parquet,csv,md} written again with `documents_had` (the .md headed
-    by the warning when the share is past the threshold: the run still publishes)."""
-    coverage = Coverage.from_counts(counts)
-    problems = coverage.problems(config.run.max_rejected)
-    warning = (
-        rejected_warning(problems, config.run.max_rejected, "The rejected rows are in errors/.", counts["errors_by_reason"])
-        if problems
-        else None
-    )
-    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    metadata = {"signature": profiles_signature(profiles, **facts)}
-    files.write_bytes(files.join(folder, "system_scores.parquet"), parquet_bytes(rows, SYSTEM_COLUMNS, metadata))
-    files.write_bytes(files.join(folder, "system_scores.csv"), csv_text(rows).encode("utf-8"))
-    table = views.profiles_markdown(rows, profiles, facts)
-    _write_text(files.join(folder, "system_scores.md"), (f"**{warning}**\n\n" if warning else "") + table)
-    return {"max_rejected": config.run.max_rejected, "problems": problems, "warning": warning,
-            "exit_status": EXIT_REJECTED if problems else 0}
 
 
 def _flags_or_none(settings):

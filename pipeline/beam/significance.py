@@ -39,6 +39,7 @@ from typing import NamedTuple
 import apache_beam as beam
 import numpy as np
 
+from pipeline.beam.progress import tally
 from pipeline.io import files
 from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, document_batches, names, read_parquet_table_bytes
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
@@ -55,6 +56,24 @@ from rouge_core.significance import (
 from rouge_core.types import MEASURES
 
 _BLOCK = 256  # documents per PairSums.add
+# Every pair of S systems needs 4 S x S matrices of sums per measure of each metric
+# (24 at pyrouge's 8 metrics: 768 MB at 1,000 systems, 19 GB at 5,000) and a table of
+# S(S-1)/2 rows per measure: past this many systems only a baseline is tested.
+MAX_ALL_PAIRS_SYSTEMS = 1_000
+
+
+class TooManySystemsError(Exception):
+    """Significance of every pair of systems, asked of more than MAX_ALL_PAIRS_SYSTEMS."""
+
+
+def _check_all_pairs(systems: int) -> None:
+    if systems > MAX_ALL_PAIRS_SYSTEMS:
+        raise TooManySystemsError(
+            f"significance of every pair of systems is bounded to {MAX_ALL_PAIRS_SYSTEMS:,} systems (its memory "
+            f"and its table grow with the square of their number); this run has more than "
+            f"{MAX_ALL_PAIRS_SYSTEMS:,}: name a baseline to test each system against it (--baseline NAME, or "
+            "significance.baseline in the config), or set significance.enabled = false"
+        )
 
 
 class Block(NamedTuple):
@@ -74,8 +93,9 @@ class MetricSums:
     (until _BLOCK documents: PairSums.add costs S^2 per call, so a batch of a few
     documents of 1,000 systems waits for others)."""
 
-    def __init__(self):
-        self.sums = [PairSums() for _ in MEASURES]
+    def __init__(self, against: str | None = None):
+        self.against = against  # a baseline: only the pairs against it are kept (linear in the systems)
+        self.sums = [PairSums(against=against) for _ in MEASURES]
         self.pending: list[Block] = []
         self.documents = 0  # in `pending`
 
@@ -86,8 +106,9 @@ class MetricSums:
 
     def flush(self) -> MetricSums:
         if self.pending:
-            one_blas_thread()
             systems = sorted({s for block in self.pending for s in block.systems})
+            if self.against is None:  # (before any matrix of every pair grows past the bound)
+                _check_all_pairs(len(set(systems).union(self.sums[0].systems)))
             x = np.zeros((self.documents, len(systems), len(MEASURES)), dtype=np.int64)
             present = np.zeros(x.shape[:2], dtype=bool)
             ids, start = [], 0
@@ -99,22 +120,30 @@ class MetricSums:
                 ids += block.doc_ids
                 start = rows.stop
             self.pending, self.documents = [], 0
-            for k, sums in enumerate(self.sums):
-                sums.add(ids, systems, x[:, :, k], present)
+            with one_blas_thread():
+                for k, sums in enumerate(self.sums):
+                    sums.add(ids, systems, x[:, :, k], present)
         return self
 
     def merge(self, other: MetricSums) -> MetricSums:
-        for mine, theirs in zip(self.sums, other.flush().sums):
+        other.flush()
+        if self.against is None:
+            _check_all_pairs(len(set(self.sums[0].systems).union(other.sums[0].systems)))
+        for mine, theirs in zip(self.sums, other.sums):
             mine.merge(theirs)
         return self
 
 
 class SignificanceCombineFn(beam.CombineFn):
     """Blocks of one metric in (a scored batch's documents, `Block`); out, a
-    MetricSums with nothing pending (the sums of all the metric's documents)."""
+    MetricSums with nothing pending (the sums of all the metric's documents):
+    of every pair (up to MAX_ALL_PAIRS_SYSTEMS systems), or against `against`."""
+
+    def __init__(self, against: str | None = None):
+        self.against = against
 
     def create_accumulator(self):
-        return MetricSums()
+        return MetricSums(self.against)
 
     def add_input(self, acc, block):
         return acc.add(block)
@@ -215,6 +244,7 @@ def significance_block(element, pairs_mode: str, confidence: float, adjust: str,
         name: np.concatenate(parts) if parts else np.zeros(0, dtype=object if kind == "string" else kind)
         for (name, kind), parts in zip(SIGNIFICANCE_COLUMNS, columns.values())
     }
+    tally("significance", "metrics")  # (the stall watch sees the tests progress, a metric at a time)
     return (profile, metric), block
 
 
@@ -275,7 +305,8 @@ class PairedSignificance(beam.PTransform):
         return (
             documents
             | "PerMetric" >> beam.FlatMap(metric_documents, self.tags)
-            | "PairSums" >> beam.CombinePerKey(SignificanceCombineFn())
+            | "PairSums" >> beam.CombinePerKey(
+                SignificanceCombineFn(None if self.pairs_mode == "all" else self.pairs_mode))
             | "PairedTests" >> beam.Map(significance_block, self.pairs_mode, self.confidence, self.adjust)
         )
 

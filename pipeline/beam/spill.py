@@ -122,19 +122,34 @@ class SpillFn(beam.DoFn):
 
 def load(places) -> list:
     """The rows at these places, (path, offset, length) as SpillFn made them, in one
-    list (in file and offset order: what reads them must not depend on an order).
-    Places of a file that touch are read as one run (one seek), a pickle frame at a
-    time (so no buffer of a whole run is made: fresh memory costs a page fault per
-    4 KB)."""
+    list (in file and offset order: what reads them must not depend on an order)."""
     out: list = []
+    for rows in _pickled_lists(places):
+        out.extend(rows)
+    return out
+
+
+def iter_load(places):
+    """The rows of `load`, in its order, one at a time: a row is let go once the
+    caller has taken it (a document whose rows repeat large references holds one
+    copy, not one per row, when the caller keeps one: pipeline.documents.share_references)."""
+    for rows in _pickled_lists(places):
+        for i in range(len(rows)):
+            row, rows[i] = rows[i], None
+            yield row
+
+
+def _pickled_lists(places):
+    """The pickled lists at these places, in file and offset order.  Places of a file
+    that touch are read as one run (one seek), a pickle frame at a time (so no buffer
+    of a whole run is made: fresh memory costs a page fault per 4 KB)."""
     for path, group in itertools.groupby(sorted(places), key=operator.itemgetter(0)):
         with files.open_read(path) as fh:
             for start, length in _runs(group):
                 fh.seek(start)
                 unpickler = pickle.Unpickler(fh)  # (one per run: it reads ahead of where a seek goes)
                 while fh.tell() < start + length:  # pickled lists, one per place (or per element: `pickled`)
-                    out.extend(unpickler.load())
-    return out
+                    yield unpickler.load()
 
 
 def _runs(places) -> list[tuple[int, int]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 
+from pipeline.beam.progress import tally
 from pipeline.beam.spill import SpilledGroupByKey, SpillFn, load, place_hash
 from pipeline.io.tables import errors_writer, per_document_writer
 from pipeline.records import ErrorRecord
@@ -75,9 +76,15 @@ class ShardedWrite(beam.PTransform):
             (located, empty)
             | "FlattenShards" >> beam.Flatten()
             | "GroupShards" >> beam.GroupByKey()
-            | "WriteShard"
-            >> beam.Map(lambda kv, n: write(kv[0], shards(n), [rebuild(r) for r in load([p for p in kv[1] if p])]), count)
+            | "WriteShard" >> beam.Map(lambda kv, n: _written(write(kv[0], shards(n), [rebuild(r) for r in load(
+                [p for p in kv[1] if p])])), count)
         )
+
+
+def _written(result):
+    """A shard was written: counted (the stall watch sees a long write progress)."""
+    tally("writing", "shards")
+    return result
 
 
 def error_places(errors) -> list[int]:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import textwrap
 
-from pipeline.config import make_settings
+from pipeline.config import canonical, declared_key, make_settings
+from pipeline.io import files, stores
+from pipeline.io.fields import FIELD_KEYS
 from rouge_core import RougeConfigError, RougeSettings
 
 PYROUGE_DEFAULTS = "-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m"
@@ -19,9 +23,8 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
         help=f'ROUGE-1.5.5 flags, as a paper reports them (default: the config\'s [rouge] args for run, '
         f'"{PYROUGE_DEFAULTS}" for score)',
     )
-    group.add_argument(
-        "--preset",
-        choices=["rouge155", "rouge_score", "unicode"],
+    config_option(
+        group, "--preset", "rouge", "preset",
         help="the convention: rouge155 (ROUGE-1.5.5, the default), rouge_score (Google's rouge-score 0.1.2, "
         "as HF evaluate), unicode (any script: NFKC, casefold, Snowball stemmers); see the README",
     )
@@ -37,9 +40,8 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
         "--language",
         help="unicode preset: the Snowball stemmer's language, e.g. russian; needed with stemming (-m, --stem)",
     )
-    group.add_argument(
-        "--multi-ref",
-        choices=["average", "best", "jackknife"],
+    config_option(
+        group, "--multi-ref", "rouge", "multi_reference",
         help="how several references combine: average (-f A, ROUGE's default), best (-f B), or "
         "jackknife (Lin 2004 section 2.1: best of each set of M-1 references, averaged); "
         "overrides -f in --rouge-args",
@@ -52,27 +54,91 @@ def add_rouge_options(parser: argparse.ArgumentParser) -> None:
         'for PTB-tokenized text) '
         'or "sentencex" (a sentence segmenter)',
     )
-    group.add_argument(
-        "--eval-ids",
-        choices=["doc_id", "index"],
+    config_option(
+        group, "--eval-ids", "rouge", "eval_ids",
         default="doc_id",
         help="ROUGE evaluation ids: the doc_ids (default) or 1..N in sorted doc_id order, as pyrouge numbers them",
     )
 
 
-def add_conflicting_references(group) -> None:
-    """The one option of run and score for input.conflicting_references."""
+# option -> (section, key) of the config key it sets, for every option with choices
+# that sets one: the same choices and spellings on the command line as in a config.
+CONFIG_OPTIONS: dict[str, tuple[str, str]] = {}
+
+
+def config_option(group, flag: str, section: str, name: str, **options) -> None:
+    """An option that sets config key section.name, taking the values its declaration
+    allows (pipeline.config.key: choices, old spellings read with a note)."""
+    CONFIG_OPTIONS[flag] = (section, name)
+    group.add_argument(flag, choices=[c for c in declared_key(section, name).metadata["choices"] if c],
+                       type=lambda value: canonical(section, name, value, option=flag), **options)
+
+
+FIELDS_EXAMPLE = "system=model,doc_id=id,candidate=prediction,reference=reference"
+
+
+def add_field_options(group) -> None:
+    """run's and score's options for the input's columns (input.*_field, input.integer_ids)."""
     group.add_argument(
-        "--conflicting-references", choices=["reject", "keep"],
-        help="joined form, rows of one doc_id with different references: reject them all (the default, "
-        'input.conflicting_references = "error") or keep each row\'s own references (a system released '
-        "with its own copy of the references, e.g. SimCLS on CNN/DM)",
+        "--fields", type=field_mapping, metavar="KEY=COLUMN,...",
+        help=f"the input's column names, e.g. {FIELDS_EXAMPLE}; keys: {', '.join(FIELD_KEYS)} "
+        "(references: a list of texts; reference: a row's one text); a config's input.<key>_field",
+    )
+    group.add_argument(
+        "--integer-ids", type=integer_ids, metavar="KEY[,KEY]",
+        help="doc_id, system or both: their columns hold integers, read as their decimal digits (a text there "
+        "is an error row: 1 and \"1\" never merge); input.integer_ids",
     )
 
 
-def conflicting_references_policy(args: argparse.Namespace) -> str | None:
-    """--conflicting-references as input.conflicting_references (None: not given)."""
-    return {"reject": "error", "keep": "keep", None: None}[args.conflicting_references]
+def field_mapping(text: str) -> dict[str, str]:
+    """--fields: "key=column,..." as {key: column}, each key of FIELD_KEYS at most
+    once, each column for one key."""
+    mapping: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, column = (p.strip() for p in part.partition("="))
+        if not sep or not column:
+            raise argparse.ArgumentTypeError(f"{part.strip()!r} is not KEY=COLUMN (e.g. {FIELDS_EXAMPLE})")
+        if key not in FIELD_KEYS:
+            raise argparse.ArgumentTypeError(f"{key!r} is not one of the keys {', '.join(FIELD_KEYS)}")
+        if key in mapping:
+            raise argparse.ArgumentTypeError(f"{key} is mapped twice")
+        mapping[key] = column
+    shared = sorted({c for c in mapping.values() if list(mapping.values()).count(c) > 1})
+    if shared:
+        raise argparse.ArgumentTypeError(f"column {shared[0]!r} is mapped to two keys")
+    return mapping
+
+
+def integer_ids(text: str) -> tuple[str, ...]:
+    """--integer-ids: "doc_id", "system" or both, comma-separated."""
+    allowed = declared_key("input", "integer_ids").metadata["choices"]
+    keys = tuple(dict.fromkeys(k.strip() for k in text.split(",")))
+    for key in keys:
+        if key not in allowed:
+            raise argparse.ArgumentTypeError(f"{key!r} is not one of {', '.join(allowed)}")
+    return keys
+
+
+def input_overrides(args: argparse.Namespace) -> dict:
+    """--fields, --integer-ids and --conflicting-references as `config.with_overrides`
+    keys (None: not given)."""
+    fields = args.fields or {}
+    return dict(
+        {f"input_{key}_field": column for key, column in fields.items()},
+        input_integer_ids=args.integer_ids,
+        input_conflicting_references=args.conflicting_references,
+    )
+
+
+def add_conflicting_references(group) -> None:
+    """The one option of run and score for input.conflicting_references."""
+    config_option(
+        group, "--conflicting-references", "input", "conflicting_references",
+        help="joined form, rows of one doc_id with different references: reject them all (the default) or "
+        "keep each row's own references (a system released with its own copy of the references, e.g. "
+        'SimCLS on CNN/DM); input.conflicting_references = "reject" or "keep" in a config',
+    )
 
 
 def settings_from_args(args: argparse.Namespace) -> RougeSettings:
@@ -80,14 +146,29 @@ def settings_from_args(args: argparse.Namespace) -> RougeSettings:
                          args.multi_ref, args.sentence_split)
 
 
-def print_signature(settings: RougeSettings, file=sys.stderr, facts: dict | None = None) -> None:
+def print_signature(settings: RougeSettings, file=None, facts: dict | None = None) -> None:
     """The signature (with what the run adds, `facts`: `RunConfig.facts`) and the
-    equivalent ROUGE-1.5.5 command, once per run."""
+    equivalent ROUGE-1.5.5 command, once per run, to `file` (default: stderr as it is
+    now, not as it was when this module was imported)."""
+    file = file or sys.stderr
     print(f"signature: {settings.signature(**(facts or {}))}", file=file)
     try:
         print(f"ROUGE-1.5.5 equivalent: ROUGE-1.5.5.pl -e DATA {settings.rouge155_flags()} -a CONFIG.xml", file=file)
     except RougeConfigError as err:
         print(f"ROUGE-1.5.5 equivalent: none ({err})", file=file)
+
+
+def measure_name(text: str) -> str:
+    """--measure of score and compare, in any case: F, R, P or the column names
+    f_measure, recall, precision (and the words)."""
+    key = text.strip().lower()
+    if key not in MEASURE_WORDS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a measure: F (F-measure), R (recall) or P (precision)")
+    return MEASURE_WORDS[key]
+
+
+MEASURE_WORDS = {"f": "f_measure", "r": "recall", "p": "precision", "f_measure": "f_measure",
+                 "f-measure": "f_measure", "fmeasure": "f_measure", "recall": "recall", "precision": "precision"}
 
 
 def rouge_overrides(args: argparse.Namespace) -> dict:
@@ -103,3 +184,32 @@ def rouge_overrides(args: argparse.Namespace) -> dict:
         rouge_sentence_split=args.sentence_split,
         rouge_eval_ids=args.eval_ids,
     )
+
+
+STORE_OPTIONS_HELP = textwrap.fill(
+    "folders may be local or URLs of any Beam filesystem (gs://, s3://, hdfs://).  Beam's filesystem "
+    "options are accepted (--s3_endpoint_url, --s3_region_name, --no_auth (GCS without credentials), "
+    "--project, --hdfs_host, ...), and S3 also reads AWS_ENDPOINT_URL, AWS_REGION and the AWS_* "
+    "credentials from the environment: docs/object-stores.md.", 88
+)
+
+
+def takes_store_options(parser: argparse.ArgumentParser) -> None:
+    """The command accepts Beam's filesystem options (pipeline.cli.main hands them to
+    its handler as its extra arguments; `apply_store_options` applies them)."""
+    parser.set_defaults(store_options=True)
+
+
+def apply_store_options(store_args: list[str]) -> None:
+    """Apply the filesystem options given (before the command lists or opens a
+    file); without any, the environment's are applied at the first URL."""
+    if store_args:
+        stores.configure(store_args)
+
+
+def output_is_empty(path: str) -> bool:
+    """An --output that may be written: absent, or an empty folder (a URL: no object
+    under it)."""
+    if files.is_url(path):
+        return not files.list_tree(path)
+    return not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path))

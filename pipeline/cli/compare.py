@@ -5,27 +5,20 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 
-from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE, ResultFolder, UsageError, compare_runs, settings_differences
+from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE, ComparedRun, UsageError, compare_runs, settings_differences
 from pipeline.cli import one_line
+from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, measure_name, output_is_empty, takes_store_options
 from pipeline.io import files
 from pipeline.io.document_texts import find_texts, input_files
 from pipeline.io.names import clashes, describe_clashes, shown
-from pipeline.io.publish import publish_files
+from pipeline.io.publish_url import publish_files
 from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, table_files
 from pipeline.progress import Progress
-from rouge_core.types import MEASURES
 from pipeline.render.compare import markdown_report, moved_markdown, page_context, terminal_text, verdict
 from pipeline.render.html import render_comparison_page
 from rouge_core.errors import RougeConfigError, RougeInputError
-
-
-def output_is_empty(path: str) -> bool:
-    if files.is_url(path):
-        return not files.match(files.join(path, "*"))
-    return not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path))
 
 
 def publish(output: str, rows: list[dict], moved: list[dict], markdown: str, page: str | None = None) -> None:
@@ -74,7 +67,8 @@ exit status:
 example (nightly, after tonight's run):
   rouge-pipeline run --config configs/nightly.toml --output /results/today && \\
     rouge-pipeline compare /results/yesterday /results/today --fail-on-drop 0.5
-"""
+
+""" + STORE_OPTIONS_HELP + "\n"
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -99,12 +93,13 @@ def compare_command(args: argparse.Namespace, extra: list[str]) -> int:
 def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
     try:
         check_options(args)
+        apply_store_options(extra)
         if args.output and not output_is_empty(args.output):
             raise UsageError(f"output folder {args.output} exists and is not empty; choose another --output")
         with Progress(quiet=args.quiet).stage("reading runs", 2, "runs") as stage:  # per-document tables: seconds
-            old = ResultFolder(args.old_run, args.measure)
+            old = ComparedRun(args.old_run, args.measure)
             stage.update(1)
-            new = ResultFolder(args.new_run, args.measure)
+            new = ComparedRun(args.new_run, args.measure)
             stage.update(1)
         doc_ids = {d for run in (old, new) for by_doc in run.scores.values() for d in by_doc}
         for what, names in (("systems", {k[0] for k in old.scores} | {k[0] for k in new.scores}),
@@ -120,12 +115,12 @@ def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
     differences = settings_differences(old.signature, new.signature)
     if differences:
         print("not comparable: the runs were scored with different settings:")
-        for key, before, after in differences:
+        for key, before, after in differences:  # (read from the folders: escaped, never raw on the terminal)
             print(
-                f"  {key}: {before if before is not None else '(absent)'} (old) -> "
-                f"{after if after is not None else '(absent)'} (new)"
+                f"  {shown(key)}: {shown(before) if before is not None else '(absent)'} (old) -> "
+                f"{shown(after) if after is not None else '(absent)'} (new)"
             )
-        print(f"old signature: {old.signature}\nnew signature: {new.signature}")
+        print(f"old signature: {shown(old.signature)}\nnew signature: {shown(new.signature)}")
         return EXIT_NOT_COMPARABLE
 
     progress = Progress(quiet=args.quiet)
@@ -190,12 +185,14 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="exit 1 when a score drops significantly by more than this many points "
         "(x 100 scale; default 0: any significant drop)",
     )
-    parser.add_argument("--measure", choices=MEASURES, default="f_measure", help="default: f_measure")
+    parser.add_argument("--measure", type=measure_name, default="f_measure", metavar="{F,R,P}",
+                        help="F (f_measure, the default), R (recall) or P (precision), any case")
     parser.add_argument(
         "--confidence", type=float, default=95.0, help="of the interval, percent (default 95)"
     )
     parser.add_argument("--all", action="store_true",
                         help="list every (system, metric), not only what changed")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    takes_store_options(parser)
     parser.set_defaults(handler=compare_command)
     return parser

@@ -9,17 +9,17 @@ import math
 import sys
 
 from pipeline.cli import one_line
+from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, measure_name, takes_store_options
 from pipeline.compare import EXIT_OK, EXIT_USAGE, UsageError
 from pipeline.history import HISTORY_COLUMNS, csv_bytes, history_table, last_changes, read_runs, signature_groups
 from pipeline.io.names import shown
-from pipeline.io.publish import publish_files
+from pipeline.io.publish_url import publish_files
 from pipeline.io.tables import parquet_bytes
 from pipeline.progress import Progress
 from pipeline.render.history import history_page
 from pipeline.render.numbers import in_points
 from pipeline.render.html import confidence_level
 from rouge_core.errors import RougeConfigError, RougeInputError
-from rouge_core.types import MEASURES
 
 EPILOG = """\
 writes to --output (published whole; it must not exist or be empty):
@@ -40,7 +40,8 @@ wrote it (named), --output not empty, or any other failure.
 
 example (nightly, after tonight's run; results/ holds one folder per night):
   rouge-pipeline history results/2026-11-* --by-start --output results/history
-"""
+
+""" + STORE_OPTIONS_HELP + "\n"
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -51,6 +52,7 @@ def check_options(args: argparse.Namespace) -> None:
 def history_command(args: argparse.Namespace, extra: list[str]) -> int:
     """Any failure is exit 2, in one line."""
     try:
+        apply_store_options(extra)
         return _history_command(args)
     except (UsageError, RougeConfigError, RougeInputError) as err:
         print(f"rouge-pipeline history: error: {shown(str(err))}", file=sys.stderr)
@@ -108,8 +110,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("runs", nargs="+", metavar="RUN", help="result folders (local or URLs), oldest first")
     parser.add_argument("--output", required=True, metavar="DIR", help="where history.{csv,parquet} and report.html go")
     parser.add_argument("--by-start", action="store_true", help="order the runs by their start time, not as given")
-    parser.add_argument("--measure", choices=MEASURES, default="f_measure", help="default: f_measure")
+    parser.add_argument("--measure", type=measure_name, default="f_measure", metavar="{F,R,P}",
+                        help="F (f_measure, the default), R (recall) or P (precision), any case")
     parser.add_argument("--confidence", type=float, default=95.0, help="of the change's interval, percent (default 95)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    takes_store_options(parser)
     parser.set_defaults(handler=history_command)
     return parser

@@ -10,7 +10,9 @@ import sys
 import time
 from typing import Optional
 
-from pipeline.io.publish import publish_files
+from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, output_is_empty, takes_store_options
+from pipeline.io import files
+from pipeline.io.publish_url import publish_files
 from pipeline.io.tables import csv_text, parquet_bytes
 from pipeline.meta_eval import (
     COLUMNS,
@@ -66,7 +68,12 @@ with their intervals.  Without --output every correlation, with its interval, an
 comparison is printed as Markdown, and nothing is saved.  While it works, stderr shows
 each stage (correlations with bootstrap, permutation tests, report) with its total, rate
 and time left (--quiet: nothing).
-"""
+
+exit status: 0 done; 2 refused before any work (a usage error, an unreadable or
+empty input, --output not empty: one line on stderr, nothing on stdout); 1 any
+other failure.
+
+""" + STORE_OPTIONS_HELP + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -118,7 +125,8 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         if level not in corr.LEVELS:
             raise RougeConfigError(f"--levels: {level!r} is not one of {corr.LEVELS}")
     check_options(args)
-    if args.output and os.path.exists(args.output) and os.listdir(args.output):
+    apply_store_options(extra or [])
+    if args.output and not output_is_empty(args.output):
         raise RougeConfigError(
             f"output folder {args.output} exists and is not empty; choose another --output"
         )
@@ -142,7 +150,7 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         duplicate_systems(series, copies)
     if not scores:
         raise RougeInputError("no metric scores to correlate")
-    if not args.output:
+    if not args.output and not args.quiet:
         print("rouge-pipeline: meta-eval without --output: every correlation and interval is printed, nothing is "
               "saved (--output DIR writes correlations.csv and report.html)", file=sys.stderr)
     progress = Progress(quiet=args.quiet)
@@ -189,7 +197,7 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
         with progress.stage("report", 1, "pages") as stage:
             page = report_html(rows, comparisons, record, human)
             stage.update(1)
-        publish_files(
+        published = publish_files(
             args.output,
             {
                 "correlations.parquet": parquet_bytes(rows, typed_columns(COLUMNS)),
@@ -208,7 +216,7 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
             },
         )
         sys.stdout.write(text)
-        print(f"results: {os.path.abspath(args.output)} (report: {os.path.join(os.path.abspath(args.output), 'report.html')})")
+        print(f"results: {published} (report: {files.join(published, 'report.html')})")
     else:
         sys.stdout.write(markdown(rows, options, intervals=bool(args.replicates), saved=False))
         if comparisons:
@@ -294,5 +302,6 @@ def register(subparsers) -> argparse.ArgumentParser:
         default="both",
         help="swap X's and Y's scores per cell (both, the default), per system or per document",
     )
+    takes_store_options(parser)
     parser.set_defaults(handler=meta_eval_command)
     return parser

@@ -6,16 +6,18 @@ import argparse
 import sys
 
 from pipeline import config as run_config
-from pipeline.beam.options import check_beam_args
-from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run, run_facts
+from pipeline.beam.runners.options import check_beam_args
+from pipeline.beam.run import RunFailed, resolve_inputs, resolve_output, run, runner_options
 from pipeline.cli.common import (
     add_conflicting_references,
+    add_field_options,
     add_rouge_options,
-    conflicting_references_policy,
+    config_option,
+    input_overrides,
     print_signature,
     rouge_overrides,
 )
-from pipeline.coverage import EXIT_REJECTED, Coverage, document_sets_warning, text_warnings
+from pipeline.coverage import EXIT_REJECTED, document_sets_warning, text_warnings
 from pipeline.io.names import shown
 from pipeline.io.tables import read_system_rows
 from pipeline.progress import Progress
@@ -33,6 +35,9 @@ examples:
       any option the command does not know goes to Beam unchanged.
   rouge-pipeline run --config configs/pyrouge.toml --dry-run
       check the config, list the inputs, print the signature; run nothing.
+  rouge-pipeline run --input 'preds/*.jsonl' --fields system=model,doc_id=id,candidate=prediction \\
+      --integer-ids doc_id --output out/preds
+      rows of {"model": ..., "id": 7, "prediction": ..., "reference": ...}: no config needed.
 
 runners: without --runner, Beam's local FnApiRunner in this process, whatever the
 input's size (its worker-process mode, --direct_running_mode=multi_processing, lost
@@ -50,7 +55,9 @@ intervals, significance, errors) and _SUCCESS.  It appears only when the run
 succeeded.
 
 exit status: 0 when the run published; 1 when it failed (nothing published);
-3 when it published but more rows were rejected than --max-rejected allows
+2 when it was refused before any work (a usage error, a bad config, an input glob
+that matches nothing, an output folder in the way: one line on stderr, nothing on
+stdout); 3 when it published but more rows were rejected than --max-rejected allows
 (run.max_rejected, default 1% of all rows or of any one system's documents):
 the printed table, system_scores.md and report.html are headed by a warning.
 """
@@ -69,26 +76,30 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         config,
         input_candidates=tuple(args.input) if args.input else None,
         input_references=tuple(args.references) if args.references else None,
-        input_conflicting_references=conflicting_references_policy(args),
+        **input_overrides(args),
         output_folder=args.output,
         output_overwrite=True if args.overwrite else None,
         **rouge_overrides(args),
         run_strict=True if args.strict else None,
+        run_shared_filesystem=True if args.shared_filesystem else None,
         run_max_rejected=args.max_rejected,
         run_reuse=args.reuse,
         significance_baseline=args.baseline,
-        output_per_document_formats=("parquet", *args.per_document_format) if args.per_document_format else None,
+        output_per_document_formats=(tuple(dict.fromkeys(("parquet", *args.per_document_format)))
+                                     if args.per_document_format else None),
     ).validate()
     check_beam_args(list(config.run.beam_args) + list(beam_args), our_options)
+    runner_options(config, beam_args)  # a local path that the runner's workers cannot reach: refused
     profiles = config.profile_list()
-    inputs = resolve_inputs(config)  # every glob must match: checked before Beam starts
+    inputs = resolve_inputs(config, beam_args)  # every glob must match: checked before Beam starts
     if args.dry_run:  # the signature as far as the config says it (the references per document: once read)
+        folder = config.output.folder
+        output = resolve_output(folder) if "://" not in folder else folder
         print_signatures(profiles, config.facts())
         for kind in ("candidates", "references"):
             for path in inputs[kind]:
                 print(f"{kind[:-1]}: {shown(path)}")
-        folder = config.output.folder
-        print(f"output: {resolve_output(folder) if '://' not in folder else folder}")
+        print(f"output: {output}")
         return 0
     progress = Progress(quiet=args.quiet, interval=config.run.progress_seconds)
     try:
@@ -96,16 +107,15 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
     except RunFailed as err:
         print(f"rouge-pipeline: run failed, nothing published: {err}", file=sys.stderr)
         return 1
+    # stdout gets only results: nothing before the run has published (a refused run prints nothing there)
     folder = record.get("output") or config.output.folder  # the output as the system resolved it
     counts = record["counts"]
-    coverage = Coverage.from_counts(counts)
     rejected = record["rejected"]
     print()
     if rejected["warning"]:  # the table a person reads starts with it
         print(rejected["warning"] + "\n")
-    rows = [dict(r, documents_had=coverage.had(r["system"])) for r in read_system_rows(folder)]
-    facts = run_facts(config, counts)
-    print(views.profiles_text(rows, profiles, facts))
+    facts = config.counted_facts(counts)
+    print(views.profiles_text(read_system_rows(folder), profiles, facts))
     print(
         f"rows read {counts['rows_read']}, scored {counts['scored']}, errors {counts['errors']}"
         + "".join(f"\n  {reason}: {n}" for reason, n in counts["errors_by_reason"].items())
@@ -157,14 +167,22 @@ def register(commands) -> argparse.ArgumentParser:
         help="a previous result folder (local or URL): reuse what it computed from unchanged rows and systems, "
         "verified (every table as a full run's; docs/nightly.md)",
     )
-    io_group.add_argument(
-        "--per-document-format", action="append", choices=["csv", "jsonl"],
-        help="also write per-document scores as CSV or JSON Lines next to the Parquet shards (repeatable)",
+    config_option(
+        io_group, "--per-document-format", "output", "per_document_formats", action="append",
+        help="also write per-document scores as CSV or JSON Lines next to the Parquet shards (always written; "
+        "repeatable)",
     )
+    add_field_options(io_group)
     add_rouge_options(run)
     run.set_defaults(rouge_args=None, eval_ids=None)
     control = run.add_argument_group("run control")
     control.add_argument("--strict", action="store_true", help="fail the run on any bad row")
+    control.add_argument(
+        "--shared-filesystem", action="store_true",
+        help="every worker of a cluster runner (Dask, PortableRunner, Flink, Spark, Dataflow) sees this machine's "
+        "paths (a shared filesystem, or workers on this machine); without it, a local --input, --output, "
+        "--temp_location or --staging_location is refused with such a runner (run.shared_filesystem)",
+    )
     add_conflicting_references(control)
     control.add_argument(
         "--max-rejected", type=float, metavar="SHARE",

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
-from collections import Counter
 
 from pipeline import config as run_config
 from pipeline.cli.common import (
+    FIELDS_EXAMPLE,
     PYROUGE_DEFAULTS,
     add_conflicting_references,
+    add_field_options,
     add_rouge_options,
-    conflicting_references_policy,
+    input_overrides,
+    measure_name,
     print_signature,
     rouge_overrides,
 )
@@ -21,13 +24,16 @@ from pipeline.coverage import (
     DEFAULT_MAX_REJECTED,
     EXIT_REJECTED,
     document_sets_warning,
+    error_lines,
     rejected_warning,
     text_warnings,
 )
-from pipeline.io.names import clashes, describe_clashes, shown
+from pipeline.io import files
+from pipeline.io.fields import mapping_hint
+from pipeline.io.names import clashes, describe_clashes, id_problem
 from pipeline.io.tables import csv_text
 from pipeline.io.pyrouge_folders import check_patterns, pyrouge_rows
-from pipeline.io.text_files import is_text_file, line_aligned_rows
+from pipeline.io.text_files import expand_text_globs, is_text_file, line_aligned_rows
 from pipeline.progress import Progress
 from pipeline.render import tables as views
 from pipeline.render.numbers import points, points_value
@@ -37,14 +43,15 @@ from rouge_core import RougeConfigError, RougeInputError, names
 from rouge_core.report import evaluation_ids
 
 
-def print_errors(scores: LocalScores, limit: int = 10, file=sys.stderr) -> None:
-    """The counts, then the first bad rows with where they are and why."""
+def print_errors(scores: LocalScores, config, limit: int = 10, file=None) -> None:
+    """The counts, then the first bad rows with where they are and why (alike rows
+    of a file as one line; a file whose rows miss a field, how to map its fields),
+    to stderr as it is when called."""
+    file = file or sys.stderr
     print(scores.summary(), file=file)
-    for error in scores.errors[:limit]:
-        where = error.source + (f":{error.position}" if error.position is not None else "")
-        print(f"  {shown(where)}: {error.reason}: {shown(error.message)}", file=file)
-    if len(scores.errors) > limit:
-        print(f"  ... and {len(scores.errors) - limit} more", file=file)
+    lines = error_lines(scores.errors, limit, lambda source: mapping_hint(source, config), total=scores.error_count)
+    for line in lines:
+        print(line, file=file)
 
 
 EPILOG = f"""\
@@ -75,8 +82,9 @@ examples:
       just the number (x 100), as sacreBLEU's -b: one line per system.
 
 exit status: 0 when every row was scored or few were rejected; 1 for an error
-(nothing scored, a usage error, --strict on a bad row); 3 when more rows were
-rejected than --max-rejected allows (default 1% of all rows, or of any one
+(nothing scored, --strict on a bad row); 2 when refused before any work (a usage
+error, a missing file: one line on stderr, nothing on stdout); 3 when more rows
+were rejected than --max-rejected allows (default 1% of all rows, or of any one
 system's documents): everything that could be scored is still printed, headed
 by a warning.  The table's docs column reads scored/had per system.
 
@@ -101,20 +109,13 @@ input: JSON Lines (.jsonl, .jsonl.gz), Parquet, or '-' for JSON Lines on stdin,
 one object per (system, document):
   {{"system": "lead3", "doc_id": "d1", "candidate": "First sentence.\\nSecond.",
    "references": ["A reference.", ["Another", "as a list of sentences."]]}}
+or with one reference a row, "reference": "A reference.".  Other column names:
+  rouge-pipeline score preds.jsonl --fields {FIELDS_EXAMPLE} --integer-ids doc_id
+      a file of {{"model": ..., "id": 7, "prediction": ..., "reference": ...}} rows.
 """
 
 
 FORMATS = ["table", "report", "json", "csv", "jsonl"]
-MEASURE_WORDS = {"f": "f", "r": "r", "p": "p", "f_measure": "f", "f-measure": "f", "fmeasure": "f",
-                 "recall": "r", "precision": "p"}
-
-
-def measure_name(text: str) -> str:
-    """--measure, in any case: F, f, R, P (or the words)."""
-    key = text.strip().lower()
-    if key not in MEASURE_WORDS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a measure: F (F-measure), R (recall) or P (precision)")
-    return MEASURE_WORDS[key]
 
 
 def register(commands) -> argparse.ArgumentParser:
@@ -151,10 +152,11 @@ def register(commands) -> argparse.ArgumentParser:
     out.add_argument("--format", choices=FORMATS, help="see below")
     out.add_argument("--score-only", "-b", action="store_true",
                      help="print only the scores x 100 of --measure: one line per system, the metrics tab-separated")
-    out.add_argument("--measure", type=measure_name, default="f", metavar="{F,R,P}",
+    out.add_argument("--measure", type=measure_name, default="f_measure", metavar="{F,R,P}",
                      help="the measure of the table, json and --score-only: F (default), R or P, any case")
     out.add_argument("--sort", metavar="METRIC",
                      help="rank the table's systems by this metric, e.g. rouge2, ROUGE-L, rougeLsum (default: the first)")
+    add_field_options(score.add_argument_group("JSONL and Parquet input"))
     score.add_argument("--config", help="a run configuration (TOML, as for run): its [input] fields and "
                        "policies, [rouge] and [statistics]; options given here override it")
     policies = score.add_argument_group("rejected rows")
@@ -182,7 +184,7 @@ def score_configuration(args: argparse.Namespace) -> run_config.RunConfig:
         config = run_config.with_overrides(config, rouge_args=PYROUGE_DEFAULTS)
     config = run_config.with_overrides(
         config,
-        input_conflicting_references=conflicting_references_policy(args),
+        **input_overrides(args),
         **rouge_overrides(args),
         run_max_rejected=args.max_rejected,
     )
@@ -206,19 +208,23 @@ def _input_mode(args: argparse.Namespace) -> str:
                 f"--model-pattern; missing {', '.join(missing)}"
             )
         check_patterns(args.system_pattern, args.model_pattern)
+        _tables_only(args, "pyrouge's folders")
         return "pyrouge"
+    _check_exist([*args.input, *([args.candidates] if args.candidates else []), *(args.references or [])])
     if args.candidates and args.input:
         raise RougeConfigError("give either INPUT files or --candidates with --references, not both")
     if args.candidates:
         if not args.references:
             raise RougeConfigError(f"--candidates needs --references: rouge-pipeline score --candidates "
                                    f"{args.candidates} --references REF.txt")
+        _tables_only(args, "text files")
         return "text"
     if not args.input:
         if args.config:  # the config's [input] candidates (checked when they are resolved)
             return "tables"
         raise RougeConfigError("nothing to score: give INPUT files, '-' for stdin, text files CAND REF, "
                                "or pyrouge's --system-dir and --model-dir")
+    args.input = expand_text_globs(args.input)  # ('refs/*.txt' quoted: the text files, as a shell gives them)
     text = [path for path in args.input if is_text_file(path)]
     if text:
         if args.references:
@@ -233,11 +239,30 @@ def _input_mode(args: argparse.Namespace) -> str:
             )
         tables = [path for path in args.input if path != "-" and not is_text_file(path)]
         if tables:
+            if not files.is_url(tables[0]) and not os.path.lexists(tables[0]) and not files.match(tables[0]):
+                raise RougeConfigError(f"no file matches {tables[0]!r}")
             raise RougeConfigError(f"mixed inputs: {text[0]} is a text file but {tables[0]} is JSONL or Parquet")
+        _tables_only(args, "text files")
         return "text"
     if args.sentence_sep:
         raise RougeConfigError("--sentence-sep applies to text files; JSONL input gives sentences as lists")
     return "tables"
+
+
+def _tables_only(args: argparse.Namespace, what: str) -> None:
+    """--fields and --integer-ids name the columns of JSONL and Parquet rows, which
+    `what` has none of."""
+    for option in ("--fields", "--integer-ids"):
+        if getattr(args, option[2:].replace("-", "_")):
+            raise RougeConfigError(f"{option} names the columns of JSONL and Parquet input; {what} have none")
+
+
+def _check_exist(paths: list[str]) -> None:
+    """A local file named (not a glob, not '-' for stdin) that does not exist is
+    named as missing, before its name says anything about its format."""
+    for path in paths:
+        if path != "-" and not files.is_url(path) and not any(c in path for c in "*?[") and not os.path.lexists(path):
+            raise RougeConfigError(f"{path}: no such file")
 
 
 def _checked_sort(args: argparse.Namespace, settings) -> str | None:
@@ -255,6 +280,9 @@ def score_command(args: argparse.Namespace) -> int:
     settings = run.settings()
     mode = _input_mode(args)
     sort = _checked_sort(args, settings)
+    problem = id_problem(args.system)
+    if problem:  # (the name of text or pyrouge input, in every table)
+        raise RougeConfigError(f"--system {args.system!r}: a system name {problem}")
     if args.score_only and args.format:
         raise RougeConfigError("--score-only prints only the scores; it takes no --format")
     # Piped, rouge155 prints the script's report; another preset's number is the mean with
@@ -263,7 +291,14 @@ def score_command(args: argparse.Namespace) -> int:
     form = "score-only" if args.score_only else args.format or ("table" if sys.stdout.isatty() else piped)
     inputs = tuple(args.input) or (() if args.candidates or mode == "pyrouge" else run.input.candidates)
     config = dataclasses.replace(run.input, candidates=inputs, references=tuple(args.references or run.input.references))
+    if mode != "tables":  # the reader makes the rows, ids as text
+        config = dataclasses.replace(config, integer_ids=())
     keep = config.conflicting_references == "keep"
+    if "-" in (*inputs, args.candidates, *(args.references or ())):
+        try:  # '-' on a device or a terminal is refused now, before anything is read
+            files.stdin()
+        except OSError as err:
+            raise RougeInputError(str(err)) from None
     progress = Progress(quiet=args.quiet)
     try:
         if mode == "pyrouge":
@@ -280,8 +315,8 @@ def score_command(args: argparse.Namespace) -> int:
     except StrictStop as err:
         print(f"rouge-pipeline: error: strict mode: {err}", file=sys.stderr)
         return 1
-    if scores.errors:
-        print_errors(scores)
+    if scores.error_count:
+        print_errors(scores, config)
     if not scores.scored:
         print("rouge-pipeline: error: nothing was scored", file=sys.stderr)
         return 1
@@ -296,7 +331,7 @@ def score_command(args: argparse.Namespace) -> int:
     ):
         print(line, file=sys.stderr)
     problems = coverage.problems(run.run.max_rejected)
-    by_reason = dict(Counter(e.reason for e in scores.errors))
+    by_reason = dict(scores.by_reason)
     warning = rejected_warning(problems, run.run.max_rejected, "The first rejected rows are listed on stderr.",
                                by_reason) if problems else ""
     if warning:  # the table a person reads starts with it; machine formats keep stdout clean
@@ -328,7 +363,7 @@ def score_command(args: argparse.Namespace) -> int:
             for system in sorted(scores.results):
                 rows += system_rows({system: scores.results[system]}, settings, ids, run.statistics, had, facts)
                 stage.update(1)
-        measure = views.MEASURES[args.measure]
+        measure = args.measure
         if form == "csv":
             sys.stdout.write(csv_text(rows))
         elif form == "json":

@@ -13,23 +13,23 @@ command's progress).
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
 from typing import Callable, Optional
 
-from pipeline.config import InputConfig
+from pipeline.config import InputConfig, input_section
 from pipeline.io import files
+from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import iter_rows, parse_candidate, parse_reference, used_fields
 from pipeline.records import ErrorRecord, SourceRow
+from rouge_core import RougeConfigError
 
 
 def input_config(record: dict) -> InputConfig:
-    """The run's reading settings, from run.json (defaults for what it does not hold)."""
-    given = (record.get("config") or {}).get("input") or {}
-    known = {f.name for f in dataclasses.fields(InputConfig)}
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if k in known}
-    return InputConfig(**values)
+    """The run's reading settings, from run.json (defaults for what it does not hold),
+    checked as a config's are (types, ranges): run.json is untrusted, and its limits
+    bound what reading the texts costs."""
+    given = (record.get("config") or {}).get("input") if isinstance(record.get("config"), dict) else None
+    return input_section(given if isinstance(given, dict) else {}, "run.json")
 
 
 def input_files(record: dict) -> tuple[list[str], list[str]]:
@@ -44,11 +44,16 @@ def input_files(record: dict) -> tuple[list[str], list[str]]:
 def find_texts(record: dict, wanted: set, on_file: Optional[Callable[[], None]] = None) -> dict:
     """{(system, doc_id): candidate text} and {doc_id: [reference texts]} for the
     `wanted` (system, doc_id) pairs, as far as the run's input files give them."""
-    config = input_config(record)
     candidate_files, reference_files = input_files(record)
+    try:  # (settings out of range, or a pattern that backtracks: the report shows no text)
+        config = input_config(record)
+        pattern = system_from_path(config.system_from_path)
+        if pattern is not None:
+            pattern.check(candidate_files)
+    except RougeConfigError:
+        return {"candidates": {}, "references": {}}
     joined = not reference_files
     fields = used_fields(config)
-    pattern = re.compile(config.system_from_path) if config.system_from_path else None
     doc_ids = {d for _, d in wanted}
     recorded = {
         entry.get("path"): entry.get("sha256")

@@ -11,6 +11,9 @@ import glob as _glob
 import os
 import re
 import stat
+import sys
+
+from pipeline.io.stores import configure_here, object_store
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -23,6 +26,7 @@ def is_url(path: str) -> bool:
 def _beam():
     from apache_beam.io.filesystems import FileSystems  # noqa: PLC0415 (optional, for URLs only)
 
+    configure_here()  # Beam's filesystem options before the first URL (pipeline.io.stores)
     return FileSystems
 
 
@@ -41,6 +45,21 @@ def open_read(path: str, pipe_ok: bool = False):
     if kind and not (pipe_ok and kind == PIPE):
         raise OSError(f"{path} is {kind}, not a regular file" + (" or a pipe" if pipe_ok else ""))
     return open(path, "rb")
+
+
+def stdin():
+    """The standard input as a binary file, read once; refused (OSError) when it is a
+    device or a terminal, as `open_read` refuses one by name: `score - < /dev/zero`
+    would never end, and on a terminal it would wait for typing."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError) as err:  # closed, or not a real file
+        raise OSError(f"stdin cannot be read ({err})") from None
+    kind = next((name for test, name in _SPECIAL if test(mode) and name != PIPE and name != _SOCKET), None)
+    if kind:
+        what = "a terminal" if os.isatty(sys.stdin.fileno()) else kind
+        raise OSError(f"stdin ('-') is {what}, not a file or a pipe: redirect a file (< file.jsonl) or pipe one in")
+    return sys.stdin.buffer
 
 
 def create(path: str):
@@ -72,6 +91,37 @@ def delete(paths: list[str]) -> None:
     urls = [p for p in paths if is_url(p)]
     if urls:
         _beam().delete(urls)
+
+
+def copy(sources: list[str], targets: list[str]) -> None:
+    """Copy files (URLs: on the store's side, without downloading them)."""
+    for source, target in zip(sources, targets):
+        if is_url(source) or is_url(target):
+            _beam().copy([source], [target])
+        else:
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            with open(source, "rb") as src, open(target, "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+
+
+def list_tree(folder: str) -> dict[str, int]:
+    """{path relative to `folder` ('/'-separated): size} of every file under it, at
+    any depth: a local folder's regular files (symlinks not followed), or every
+    object whose name starts with `folder`/ on a store (exactly that prefix, with
+    no glob character of the name taken for a pattern)."""
+    if is_url(folder):
+        prefix = folder.rstrip("/") + "/"
+        return {url[len(prefix):]: size for url, size in object_store(prefix).list(prefix).items()
+                if not url.endswith("/")}  # (a "folder" placeholder some tools make)
+    found = {}
+    for root, _, names in os.walk(folder, followlinks=False):
+        for name in names:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                found[os.path.relpath(path, folder).replace(os.sep, "/")] = st.st_size
+    return found
 
 
 def match(pattern: str) -> dict[str, int]:
@@ -115,8 +165,9 @@ def identity(path: str):
 
 
 PIPE = "a pipe (a FIFO, or <(...) process substitution)"
+_SOCKET = "a socket"
 _SPECIAL = ((stat.S_ISFIFO, PIPE), (stat.S_ISCHR, "a character device"),
-            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, _SOCKET))
 
 
 def special_kind(path: str):

@@ -64,3 +64,35 @@ def control_character(text: str):
     """The first control character of `text` as an escape, or None."""
     found = _CONTROL.search(text)
     return None if found is None else repr(found.group())[1:-1]
+
+
+MAX_ID_CHARS = 1000
+
+
+def id_problem(name: str):
+    """Why `name` cannot name anything (a system, a document, a column, a setting's
+    name), in a few words, or None: the id rule of every name a user or a file
+    gives.  A name is not empty, at most MAX_ID_CHARS characters, holds no control
+    character or lone surrogate (ESC would reach a terminal, a newline would forge
+    a line of a report), and is not made only of invisible characters or spaces
+    (U+200B U+200C U+2060 print as nothing: a name no one can read or type).
+
+    Example:
+        >>> id_problem("lead-3") is None, id_problem("")
+        (True, 'is empty')
+        >>> print(id_problem("a\x1b[2J"))
+        holds a control character (\\x1b), which could forge output lines
+        >>> print(id_problem("\u200b\u2060"))
+        is made only of invisible characters or spaces (\\u200b\\u2060), which print as nothing
+    """
+    if not name:
+        return "is empty"
+    if len(name) > MAX_ID_CHARS:
+        return f"is {len(name)} characters, over the limit of {MAX_ID_CHARS}"
+    found = _CONTROL.search(name)
+    if found:
+        what = "a lone surrogate" if "\ud800" <= found.group() <= "\udfff" else "a control character"
+        return f"holds {what} ({repr(found.group())[1:-1]}), which could forge output lines"
+    if not seen_as(name):
+        return f"is made only of invisible characters or spaces ({ascii(name)[1:-1][:60]}), which print as nothing"
+    return None

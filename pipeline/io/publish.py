@@ -17,10 +17,11 @@ deleted by the next run into the same output.  Where `renameat2` is missing
 (not Linux, or a filesystem without it) the same checks run just before a plain
 rename, which leaves a short window.
 
-`--overwrite` replaces only a folder this tool published: one whose marker file
-records every file this tool wrote there with its SHA-256 (`Staging.seal`), and
-that holds nothing else and no changed file; once the new folder is in place, only
-the recorded files of the old one are deleted.
+`--overwrite` replaces only a folder this tool published: one whose manifest
+(`_SUCCESS`, pipeline.io.manifest) records every file this tool wrote there with
+its size and SHA-256 (`Staging.seal`), and that holds nothing else and no changed
+file; once the new folder is in place, only the recorded files of the old one are
+deleted.  Result folders on object stores (URLs): pipeline.io.publish_url.
 """
 
 from __future__ import annotations
@@ -39,10 +40,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from pipeline.io import files
+from pipeline.io.manifest import MARKER, SUCCESS, Manifest
 from rouge_core import RougeConfigError
 
-MARKER = "_ROUGE_PIPELINE"
 # Top-level names a result folder may hold (a previous version's folders included).
 RESULT_ENTRIES = re.compile(
     r"(_ROUGE_PIPELINE|_SUCCESS|run\.json|rouge155\.txt|report\.html|per_document|errors"
@@ -64,13 +64,18 @@ def is_local(path: str) -> bool:
     return "://" not in path
 
 
+def _marker(run_id: str) -> bytes:
+    """`_ROUGE_PIPELINE`: this tool's folder, of this run (written first)."""
+    return (json.dumps({"tool": "rouge-pipeline", "run_id": run_id}) + "\n").encode("utf-8")
+
+
 def _contains(folder: str, path: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 # Names this tool writes inside a result folder's subfolders, for folders published
 # before the marker recorded its files (checked by name then, not by digest).
-_LEGACY_PARTS = {
+LEGACY_PARTS = {
     "per_document": re.compile(r"part-([0-9a-f]{16}-)?\d{5}-of-\d{5}\.(parquet|csv|jsonl)"),
     "errors": re.compile(r"(part-\d{5}-of-\d{5}|file-[0-9a-f]{16})\.(parquet|jsonl)"),
 }
@@ -101,16 +106,23 @@ def _walk(folder: str) -> tuple[list[str], list[str]]:
     return sorted(found), sorted(other)
 
 
+def recorded_manifest(folder: str) -> Optional[Manifest]:
+    """What this tool wrote in a local `folder`: its manifest (`_SUCCESS`), or the
+    file list an older version kept in `_ROUGE_PIPELINE`; None when neither."""
+    for name, parse in ((SUCCESS, Manifest.parse), (MARKER, Manifest.parse_marker)):
+        try:
+            with open(os.path.join(folder, name), "rb") as fh:
+                return parse(fh.read())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def recorded_files(folder: str) -> dict[str, str]:
-    """{relative path: sha256} of every file this tool wrote in `folder`, from its
-    marker ({} when the marker does not record them: an older folder)."""
-    try:
-        with open(os.path.join(folder, MARKER), encoding="utf-8") as fh:
-            marker = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    listed = marker.get("files") if isinstance(marker, dict) else None
-    return listed if isinstance(listed, dict) else {}
+    """{relative path: sha256} of every file this tool wrote in `folder` (but its
+    markers), from its manifest ({} when it records none: an older folder)."""
+    manifest = recorded_manifest(folder)
+    return {name: entry.sha256 for name, entry in manifest.files.items()} if manifest else {}
 
 
 def _foreign_entries(folder: str) -> Optional[list[str]]:
@@ -132,15 +144,16 @@ def _foreign_entries(folder: str) -> Optional[list[str]]:
     found, other = _walk(folder)
     listed = recorded_files(folder)
     if listed:
-        foreign = [f for f in found if f != MARKER and (f not in listed or _sha256(os.path.join(folder, f)) != listed[f])]
+        markers = {SUCCESS} if MARKER in listed else {SUCCESS, MARKER}
+        foreign = [f for f in found if f not in markers and (f not in listed or _sha256(os.path.join(folder, f)) != listed[f])]
         folders = {os.path.dirname(f) + os.sep for f in listed if os.path.dirname(f)}
-        folders |= {sub + os.sep for sub in _LEGACY_PARTS}  # may be empty
+        folders |= {sub + os.sep for sub in LEGACY_PARTS}  # may be empty
         foreign += [o for o in other if o not in folders]
         return [f + (" (changed since this tool wrote it)" if f in listed else "") for f in sorted(foreign)] or None
     foreign = [n for n in names if not RESULT_ENTRIES.fullmatch(n)]
-    for sub, pattern in _LEGACY_PARTS.items():
+    for sub, pattern in LEGACY_PARTS.items():
         foreign += [f for f in found if f.startswith(sub + os.sep) and not pattern.fullmatch(f[len(sub) + 1 :])]
-    foreign += [o for o in other if o not in (sub + os.sep for sub in _LEGACY_PARTS)]
+    foreign += [o for o in other if o not in (sub + os.sep for sub in LEGACY_PARTS)]
     return sorted(foreign) or None
 
 
@@ -150,7 +163,7 @@ def _legacy_files(folder: str) -> dict[str, str]:
     keep = {}
     for f in found:
         sub, _, rest = f.partition(os.sep)
-        if (rest and sub in _LEGACY_PARTS and _LEGACY_PARTS[sub].fullmatch(rest)) or (not rest and RESULT_ENTRIES.fullmatch(f)):
+        if (rest and sub in LEGACY_PARTS and LEGACY_PARTS[sub].fullmatch(rest)) or (not rest and RESULT_ENTRIES.fullmatch(f)):
             keep[f] = ""
     return keep
 
@@ -159,7 +172,7 @@ def remove_written(folder: str, listed: dict[str, str]) -> list[str]:
     """Delete the files this tool wrote in `folder` (`listed`, and its marker), then
     the folders left empty; returns what is left (anything else, e.g. a file a
     person put there while the run was working), which is never deleted."""
-    for rel in list(listed) + [MARKER]:
+    for rel in list(listed) + [MARKER, SUCCESS]:
         try:
             os.unlink(os.path.join(folder, rel))
         except FileNotFoundError:
@@ -276,22 +289,19 @@ class Staging:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             os.rename(self.path + ".lock-new", self.path + ".lock")
             os.mkdir(self.path)
-            with open(os.path.join(self.path, MARKER), "w", encoding="utf-8") as fh:
-                json.dump({"tool": "rouge-pipeline", "run_id": self.run_id}, fh)
-                fh.write("\n")
+            with open(os.path.join(self.path, MARKER), "wb") as fh:
+                fh.write(_marker(self.run_id))
         except OSError as err:
             self.discard()
             raise OutputError(f"cannot create the result folder {self.final}: {err.strerror} ({err.filename})")
         return self
 
     def seal(self) -> None:
-        """Record every file of the staging folder, with its SHA-256, in the marker:
-        what a later --overwrite may remove (and nothing else).  The last write."""
-        found, _ = _walk(self.path)
-        listed = {f: _sha256(os.path.join(self.path, f)) for f in found if f != MARKER}
-        with open(os.path.join(self.path, MARKER), "w", encoding="utf-8") as fh:
-            json.dump({"tool": "rouge-pipeline", "run_id": self.run_id, "files": listed}, fh, indent=0, sort_keys=True)
-            fh.write("\n")
+        """Write the manifest, `_SUCCESS`: every file of the staging folder with its
+        size and SHA-256, what a reader may trust and a later --overwrite may remove
+        (and nothing else).  The last write."""
+        with open(os.path.join(self.path, SUCCESS), "wb") as fh:
+            fh.write(Manifest.of_folder(self.path, self.run_id).to_bytes())
 
     def publish(self) -> None:
         self.seal()
@@ -404,27 +414,22 @@ def remove_stale_staging(final: str) -> list[str]:
     return removed
 
 
-def publish_files(output: str, contents: dict[str, bytes]) -> str:
-    """Publish a small result folder (`compare`, `meta-eval`) whole: the files are
-    written into a staging folder next to `output` and renamed into place, onto
-    nothing or onto an empty folder, never over anything; on an object store (a
-    URL), written in place with `_SUCCESS` last.  Returns the folder's path."""
-    if not is_local(output):
-        if files.match(files.join(output, "*")):
-            raise OutputError(f"output folder {output} exists and is not empty; choose another --output")
-        for name, data in contents.items():
-            files.write_bytes(files.join(output, name), data)
-        files.write_bytes(files.join(output, "_SUCCESS"), b"")
-        return output
+def publish_local_files(output: str, contents: dict[str, bytes]) -> str:
+    """Publish a small local result folder (`compare`, `meta-eval`) whole: the files
+    and their manifest, `_SUCCESS`, are written into a staging folder next to
+    `output` and renamed into place, onto nothing or onto an empty folder, never over
+    anything (for a URL: pipeline.io.publish_url.publish_files).  Returns the
+    folder's path."""
+    run_id = uuid.uuid4().hex[:12]
     final = os.path.abspath(output)
     if os.path.lexists(final) and (not os.path.isdir(final) or os.path.islink(final) or os.listdir(final)):
         raise OutputError(f"output folder {output} exists and is not empty; choose another --output")
     parent = os.path.dirname(final)
     os.makedirs(parent, exist_ok=True)
-    staging = os.path.join(parent, f".{os.path.basename(final)}.staging-{uuid.uuid4().hex[:12]}")
+    staging = os.path.join(parent, f".{os.path.basename(final)}.staging-{run_id}")
     os.mkdir(staging)
     try:
-        for name, data in {**contents, "_SUCCESS": b""}.items():
+        for name, data in {**contents, SUCCESS: Manifest.of_contents(run_id, contents).to_bytes()}.items():
             with open(os.path.join(staging, name), "xb") as fh:
                 fh.write(data)
         if os.path.isdir(final):

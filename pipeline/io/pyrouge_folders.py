@@ -22,9 +22,9 @@ file is an error row that names the pattern.
 from __future__ import annotations
 
 import os
-import re
 
 from pipeline.config import InputConfig
+from pipeline.io.patterns import bounded, compile_pattern
 from pipeline.io.rows import row_error
 from pipeline.records import SourceRow
 from rouge_core import RougeInputError
@@ -32,12 +32,10 @@ from rouge_core import RougeInputError
 ID = "#ID#"
 
 
-def check_patterns(system_pattern: str, model_pattern: str) -> tuple[re.Pattern, str]:
-    """The compiled system pattern and the model pattern, or a usage error saying what is wrong."""
-    try:
-        system = re.compile(system_pattern)
-    except re.error as err:
-        raise RougeInputError(f"--system-pattern {system_pattern!r} is not a regular expression: {err}") from err
+def check_patterns(system_pattern: str, model_pattern: str) -> tuple:
+    """The compiled system pattern and the model pattern, or a usage error saying what
+    is wrong.  Both run with a time bound (pipeline.io.patterns)."""
+    system = compile_pattern(system_pattern, "--system-pattern")
     if system.groups != 1:
         raise RougeInputError(
             f"--system-pattern {system_pattern!r} must have exactly one group, the document ID, "
@@ -45,10 +43,7 @@ def check_patterns(system_pattern: str, model_pattern: str) -> tuple[re.Pattern,
         )
     if ID not in model_pattern:
         raise RougeInputError(f"--model-pattern {model_pattern!r} must contain {ID}, e.g. 'text.[A-Z].#ID#.txt'")
-    try:
-        re.compile(model_pattern.replace(ID, "x"))
-    except re.error as err:
-        raise RougeInputError(f"--model-pattern {model_pattern!r} is not a regular expression: {err}") from err
+    compile_pattern(model_pattern.replace(ID, "x"), "--model-pattern")
     return system, model_pattern
 
 
@@ -65,14 +60,14 @@ def pyrouge_rows(system_dir: str, model_dir: str, system_pattern: str, model_pat
         if not os.path.isdir(folder):
             raise RougeInputError(f"{option} {folder}: no such folder")
     models = sorted(os.listdir(model_dir))
-    matched = [(name, pattern.match(name)) for name in sorted(os.listdir(system_dir))]
+    matched = [(name, bounded("match", pattern, name, "--system-pattern")) for name in sorted(os.listdir(system_dir))]
     matched = [(name, m.group(1)) for name, m in matched if m]
     if not matched:
         raise RougeInputError(f"no file in {system_dir} matches --system-pattern {pattern.pattern!r}")
     for position, (name, doc_id) in enumerate(matched, 1):
         source = os.path.join(system_dir, name)
-        model = re.compile(model_pattern.replace(ID, doc_id))
-        references = [m for m in models if model.match(m)]
+        model = compile_pattern(model_pattern.replace(ID, doc_id), "--model-pattern")
+        references = [m for m in models if bounded("match", model, m, "--model-pattern")]
         if not references:
             yield row_error(source, position, "no_references",
                             f"no file in {model_dir} matches --model-pattern {model_pattern!r} for ID {doc_id!r}",

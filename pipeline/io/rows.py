@@ -15,25 +15,51 @@ import json
 import logging
 import os
 import re
-import sys
+import stat
 import zlib
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
+import numpy as np
 import orjson
 
 from pipeline.config import InputConfig
 from pipeline.io import files
-from pipeline.io.names import shown
+from pipeline.io.names import MAX_ID_CHARS, id_problem, shown
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SourceRow, make
 
 log = logging.getLogger("rouge-pipeline")
 
 
+# Names of row tables (JSON Lines, Parquet).  A file or glob named by the user is read
+# whatever its name; in a folder, only these and names without an extension (Beam's and
+# Hadoop's `part-00000`) are rows, and the rest (a README, _SUCCESS, .crc files) is skipped.
+TABLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".parquet")
+
+
+def _in_folder_is_table(path: str) -> bool:
+    name = os.path.basename(path)
+    if name.startswith((".", "_")):  # hidden, or Hadoop's and Spark's markers (_SUCCESS, _metadata)
+        return False
+    return name.lower().endswith(TABLE_SUFFIXES) or "." not in name
+
+
+def _tables_in_folder(folder: str, matched: dict[str, int]) -> dict[str, int]:
+    """The row tables among a folder's files; the others named in one warning."""
+    kept = {path: size for path, size in matched.items() if _in_folder_is_table(path)}
+    skipped = sorted(os.path.basename(p) for p in matched if p not in kept)
+    if skipped:
+        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        log.warning("%s: skipped %d file(s) not named as JSON Lines or Parquet (%s): %s%s", shown(folder),
+                    len(skipped), ", ".join(TABLE_SUFFIXES), ", ".join(shown(n) for n in skipped[:3]), more)
+    return kept
+
+
 def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord], int]:
     """Resolve globs to sorted file paths; a glob that matches nothing is an error
-    row.  Also returns the files' total size in bytes.  A file named twice (by two
-    globs, or through a link) is read once, under its first name in sorted order:
-    read twice, every row of it would be a duplicate."""
+    row.  Also returns the files' total size in bytes.  A folder names the row tables
+    in it (TABLE_SUFFIXES; the other files skipped, with a warning).  A file named
+    twice (by two globs, or through a link) is read once, under its first name in
+    sorted order: read twice, every row of it would be a duplicate."""
     found: dict[str, int] = {}
     errors: list[ErrorRecord] = []
     for pattern in patterns:
@@ -45,6 +71,9 @@ def expand_globs(patterns: Iterable[str]) -> tuple[list[str], list[ErrorRecord],
         else:
             folder = not files.is_url(pattern) and os.path.isdir(pattern)
             reason = f"the folder {pattern!r} holds no file" if folder else f"no file matches {pattern!r}"
+            if folder and matched:
+                matched = _tables_in_folder(pattern, matched)
+                reason = f"the folder {pattern!r} holds no JSON Lines or Parquet file ({', '.join(TABLE_SUFFIXES)})"
         if not matched:
             errors.append(ErrorRecord(None, None, pattern, None, "missing_path", reason))
         found.update(matched)
@@ -129,14 +158,14 @@ def _cr_lines(line: bytes):
         yield line
 
 
-class _HugeInteger(int):
+class HugeInteger(int):
     """An integer literal past Python's digit limit, kept as a marker: a field that
     is used rejects it as a wrong type, an unused one is dropped."""
 
 
 def _parse_int(literal: str):
     if len(literal) > 4000:  # int() refuses more than sys.get_int_max_str_digits() (4300)
-        return _HugeInteger(0)
+        return HugeInteger(0)
     return int(literal)
 
 
@@ -232,17 +261,36 @@ def _parquet_digest(raw_file) -> tuple[dict, Optional[tuple]]:
     return reader.digest(), _stat_of(raw_file)
 
 
+def _changed(raw_file, opened: Optional[tuple], read: int) -> Optional[str]:
+    """How a regular file changed since it was opened, its `read` bytes parsed: it grew
+    (an append after the reader reached its end: those bytes were not read), shrank, or
+    was written while it was read; None when it did not."""
+    now = _stat_of(raw_file)
+    if now is None or opened is None or not stat.S_ISREG(now[2]):
+        return None
+    if now[0] > read:
+        return f"it grew by {now[0] - read} bytes after it was read; the {read} bytes read are what was scored"
+    if now[0] < read:
+        return f"it shrank to {now[0]} bytes after {read} were read; the bytes read are what was scored"
+    if now != opened:
+        return "it was written while it was read: its rows may mix two versions of it"
+    return None
+
+
 def _stat_of(raw_file) -> Optional[tuple]:
     try:
         st = os.fstat(raw_file.fileno())
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return None
-    return (st.st_size, st.st_mtime_ns)
+    return (st.st_size, st.st_mtime_ns, st.st_mode)
 
 
-def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Optional[dict] = None):
-    """Every row of one file, as a `SourceRow` holding only `fields`, or an
-    `ErrorRecord`; a file that cannot be read ends with one `unreadable_file` error.
+def iter_rows(path: str, config: InputConfig, fields: Optional[frozenset[str]], digest: Optional[dict] = None):
+    """Every row of one file, as a `SourceRow` holding only `fields` (None: every
+    field), or an `ErrorRecord`; a file that cannot be read ends with one
+    `unreadable_file` error.  Memory is bounded by config's limits whatever the
+    file holds (`max_line_bytes` a line, `max_text_bytes` a Parquet cell, the
+    Parquet page bounds): `run`, `score` and meta-eval's tables read through it.
 
     The format comes from the extension (any case: `.parquet`, `.jsonl`, `.json`,
     `.gz`) and, for gzip, from the file's first bytes.  `run` (one call per file,
@@ -255,7 +303,7 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
     rows = 0
     try:
         if path == "-":  # stdin (score): JSON Lines
-            yield from _jsonl_rows(sys.stdin.buffer, "<stdin>", config, fields)
+            yield from _jsonl_rows(files.stdin(), "<stdin>", config, fields)
             return
         with files.open_read(path, pipe_ok=True) as raw_file:  # (score reads a pipe once; run refuses it)
             if path.lower().endswith(".parquet"):
@@ -266,16 +314,23 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
                 read = _parquet_rows(raw_file, path, config, fields)
                 reader = None
             else:
+                opened = _stat_of(raw_file)
                 reader = HashingReader(raw_file)
                 read = _jsonl_rows(reader, path, config, fields)
+            completed = False
             try:
                 for item in read:
                     rows += 1
                     yield item
+                completed = True
             finally:
                 if reader is not None and digest is not None:
-                    reader.drain()
-                    digest.update(reader.digest())
+                    if not completed:  # (stopped early, at damage: the rest is hashed, so the digest is the file's)
+                        reader.drain()
+                    digest.update(reader.digest())  # (else exactly the bytes that were parsed, never more)
+                    change = _changed(raw_file, opened, reader.size) if completed else None
+                    if change:
+                        digest["changed"] = change
             if reader is None and before[1] is not None and _stat_of(raw_file) != before[1]:
                 raise OSError(f"{path} changed while it was being read; its rows may mix two versions")
     except (OSError, EOFError, zlib.error) as err:  # EOFError, zlib.error: a truncated or corrupt .gz
@@ -293,6 +348,13 @@ def iter_rows(path: str, config: InputConfig, fields: frozenset[str], digest: Op
         )
 
 
+def parquet_file_rows(raw_file, source: str, config: InputConfig, fields: frozenset[str]):
+    """The rows of a Parquet file already open (a result folder's table, checked
+    against its manifest: pipeline.io.result_folder), with every bound `iter_rows`
+    reads Parquet with: a `SourceRow` or an `ErrorRecord` each."""
+    return _parquet_rows(raw_file, source, config, fields)
+
+
 def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
     # Python's gzip, unlike Beam's decompressor, raises EOFError on a truncated
     # file instead of silently ending it early.
@@ -306,7 +368,7 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
             raw = raw[len(codecs.BOM_UTF8) :]
         if not raw or raw.isspace():  # (what strip() would leave empty, without a copy)
             continue
-        row = _fast_row(raw, fields)
+        row = _fast_row(raw, fields) if fields is not None else None  # (every field: json's own reading)
         if row is not None:
             yield make(SourceRow, (path, number, _used(row, fields)))
             continue
@@ -331,20 +393,22 @@ def _jsonl_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]
         yield SourceRow(path, number, _used(row, fields))
 
 
-def _used(row: dict, fields: frozenset[str]) -> dict:
-    """The row's used fields (the row itself when it holds no other)."""
-    return row if row.keys() <= fields else {k: v for k, v in row.items() if k in fields}
+def _used(row: dict, fields: Optional[frozenset[str]]) -> dict:
+    """The row's used fields (the row itself when it holds no other, or `fields` is None: all)."""
+    return row if fields is None or row.keys() <= fields else {k: v for k, v in row.items() if k in fields}
 
 
-# A Parquet batch is made to hold about this many bytes of used columns.
+# A Parquet batch holds at most this many bytes of the used text columns' pages (by
+# their headers: what the batch's rows can decode to), or one row.
 _BATCH_BYTES = 32 << 20
+_BATCH_ROWS = 4096
 # What one leaf value costs in memory beyond its text (offsets, validity, an index):
 # counted against a row's max_text_bytes, so that a run-length encoded list of a
 # hundred million empty strings is refused from the metadata, before it is decoded.
 _VALUE_OVERHEAD = 16
 # Arrow decodes a list column (references) a whole row group at a time, whatever
 # the batch size: a row group whose list column would decode to more than this
-# (its uncompressed bytes plus _VALUE_OVERHEAD a value) is refused unread.
+# (its pages' uncompressed bytes plus _VALUE_OVERHEAD a value) is refused unread.
 _NESTED_GROUP_BYTES = 1 << 30
 # Arrow decodes a page whole, and a dictionary page stays for its row group (each
 # value then a Python bytes object): a page that decodes to more than this (its
@@ -355,11 +419,30 @@ _NESTED_GROUP_BYTES = 1 << 30
 _PAGE_BYTES = 64 << 20
 _DICTIONARY_VALUE_COST = 64
 _DICTIONARY_PAGE = 2
+# DELTA_BYTE_ARRAY stores each value as a prefix of the one before plus a suffix: a
+# page of a few KB can decode to gigabytes, which its header cannot tell.
+_DELTA_BYTE_ARRAY = 7
+# Arrow reads a column chunk through a buffer of this size (not the whole chunk at
+# once: a 2 GB row group's compressed chunks are not held).
+_READ_BUFFER = 1 << 20
+
+
+class _Page(NamedTuple):
+    """One page of a column chunk, from its header: its type, the bytes it decodes to
+    (uncompressed), its values (a dictionary's, or a data page's: rows and nulls of a
+    flat column), its rows where the header says (data page v2), its encoding."""
+
+    kind: int
+    size: int
+    values: Optional[int]
+    rows: Optional[int]
+    encoding: Optional[int]
 
 
 class _PageHeaders:
     """The page headers of one column chunk, read with just enough of Thrift's
-    compact protocol: (page type, uncompressed bytes, dictionary values or None)."""
+    compact protocol, in order: `_Page`s.  Every header is read, whatever the footer
+    says of the chunk's uncompressed size (a footer can understate it)."""
 
     def __init__(self, raw_file, chunk):
         self.raw_file = raw_file
@@ -375,7 +458,7 @@ class _PageHeaders:
                 self.raw_file.seek(offset)
                 self.data, self.position = self.raw_file.read(size), 0
                 try:
-                    fields = self._struct(top=True)
+                    fields = self._struct()
                     break
                 except IndexError:
                     if len(self.data) < size or size >= 1 << 24:
@@ -383,7 +466,9 @@ class _PageHeaders:
                     size *= 8
             if 1 not in fields or 2 not in fields or 3 not in fields:
                 raise ValueError(f"a page header at byte {offset} lacks its type or sizes")
-            yield fields[1], fields[2], fields.get("values")
+            dictionary, v1, v2 = (fields.get(k) or {} for k in (7, 5, 8))
+            header = dictionary or v1 or v2
+            yield _Page(fields[1], fields[2], header.get(1), v2.get(3), v1.get(2, v2.get(4)))
             offset += self.position + fields[3]
 
     def _byte(self) -> int:
@@ -404,7 +489,9 @@ class _PageHeaders:
         n = self._varint()
         return (n >> 1) ^ -(n & 1)
 
-    def _struct(self, top: bool = False, dictionary: bool = False) -> dict:
+    def _struct(self, depth: int = 0) -> dict:
+        """A struct's integer fields {id: value} (the page header's, and those of its
+        data page (5), dictionary page (7) and data page v2 (8) headers); the rest skipped."""
         fields: dict = {}
         field = 0
         while True:
@@ -413,14 +500,10 @@ class _PageHeaders:
             if kind == 0:
                 return fields
             field = field + delta if delta else self._int()
-            if kind in (4, 5, 6) and (top or dictionary):
-                value = self._int()
-                if top:
-                    fields[field] = value  # 1 type, 2 uncompressed size, 3 compressed size
-                elif field == 1:
-                    fields["values"] = value  # DictionaryPageHeader.num_values
-            elif kind == 12 and top and field == 7:
-                fields["values"] = self._struct(dictionary=True).get("values")
+            if kind in (4, 5, 6) and depth < 2:
+                fields[field] = self._int()  # 1 type, 2 uncompressed size, 3 compressed size; 1 values ...
+            elif kind == 12 and depth == 0 and field in (5, 7, 8):
+                fields[field] = self._struct(depth + 1)
             else:
                 self._skip(kind)
 
@@ -451,11 +534,40 @@ class _PageHeaders:
                     self._skip(types >> 4)
                     self._skip(types & 0x0F)
         elif kind == 12:
-            self._struct()
+            self._struct(depth=2)
         else:
             raise ValueError(f"unknown Thrift type {kind} in a page header")
         if self.position > len(self.data):
             raise IndexError
+
+
+def _text_pages(raw_file, meta, columns) -> dict:
+    """{leaf path: [_Page, ...]} of the row group's text (BYTE_ARRAY) column chunks of
+    `columns`, from their page headers."""
+    return {
+        chunk.path_in_schema: list(_PageHeaders(raw_file, chunk))
+        for chunk in (meta.column(i) for i in range(meta.num_columns))
+        if chunk.path_in_schema.split(".")[0] in columns and chunk.physical_type == "BYTE_ARRAY"
+    }
+
+
+def _page_problem(pages: dict, group: int) -> Optional[str]:
+    """Why a row group cannot be read within the bounds, from its text pages: a page
+    (a dictionary, with its values' cost) that decodes to more than _PAGE_BYTES, or
+    a DELTA_BYTE_ARRAY page; None when every page is fine."""
+    bound = f"over the reader's bound of {_PAGE_BYTES >> 20} MiB a page"
+    for leaf, found in pages.items():
+        top = leaf.split(".")[0]
+        for page in found:
+            if page.kind == _DICTIONARY_PAGE and page.size + _DICTIONARY_VALUE_COST * (page.values or 0) > _PAGE_BYTES:
+                return (f"row group {group}, column {top!r}: its dictionary decodes to {page.size} bytes "
+                        f"({page.values} value(s)), {bound}")
+            if page.kind != _DICTIONARY_PAGE and page.size > _PAGE_BYTES:
+                return f"row group {group}, column {top!r}: a page decodes to {page.size} bytes, {bound}"
+            if page.kind != _DICTIONARY_PAGE and page.encoding == _DELTA_BYTE_ARRAY:
+                return (f"row group {group}, column {top!r}: a page is DELTA_BYTE_ARRAY-encoded, whose values can "
+                        "decode to far more than the page (each is a prefix of the one before and more)")
+    return None
 
 
 def oversized_page(raw_file, metadata, columns) -> Optional[str]:
@@ -464,62 +576,75 @@ def oversized_page(raw_file, metadata, columns) -> Optional[str]:
     decode to gigabytes), said in a few words; None when it has none.  For a table
     read whole (a result folder's), before Arrow reads it."""
     for group in range(metadata.num_row_groups):
-        large = _large_page(raw_file, metadata.row_group(group), group, columns)
+        large = _page_problem(_text_pages(raw_file, metadata.row_group(group), columns), group)
         if large:
             return large
     return None
 
 
-def _large_page(raw_file, meta, group: int, columns) -> Optional[str]:
-    """Which page of the row group `group` (its metadata `meta`), of a used text column,
-    decodes to more than _PAGE_BYTES, or None.  Only a chunk that could hold such a
-    page (every dictionary value costs at least 4 bytes on disk) is walked."""
-    bound = f"over the reader's bound of {_PAGE_BYTES >> 20} MiB a page"
-    for i in range(meta.num_columns):
-        chunk = meta.column(i)
-        top = chunk.path_in_schema.split(".")[0]
-        if top not in columns or chunk.physical_type != "BYTE_ARRAY":
-            continue
-        if chunk.total_uncompressed_size * (1 + _DICTIONARY_VALUE_COST // 4) <= _PAGE_BYTES:
-            continue
-        for kind, size, values in _PageHeaders(raw_file, chunk):
-            if kind == _DICTIONARY_PAGE and size + _DICTIONARY_VALUE_COST * (values or 0) > _PAGE_BYTES:
-                return (f"row group {group}, column {top!r}: its dictionary decodes to {size} bytes "
-                        f"({values} value(s)), {bound}")
-            if kind != _DICTIONARY_PAGE and size > _PAGE_BYTES:
-                return f"row group {group}, column {top!r}: a page decodes to {size} bytes, {bound}"
-    return None
+def _batch_rows(pages: dict, rows: int, spread: int = 0) -> int:
+    """Rows per batch for a row group of `rows` rows whose flat text columns have these
+    data pages: the most (up to _BATCH_ROWS, halving) such that no batch's rows lie
+    in pages that decode to more than _BATCH_BYTES in all, or 1.  From the pages the
+    rows are in, not from an average: 10,000 one-byte rows and then 30 of 50 MiB are
+    read one row at a time where the 50 MiB pages are (each page of a batch is at
+    most _PAGE_BYTES, checked before).  `spread`: the bytes of list columns, whose
+    pages do not say which rows they hold, counted as if spread evenly."""
+    spans = []  # (first row, last row + 1, bytes) of every data page
+    for found in pages.values():
+        start = 0
+        for page in found:
+            if page.kind == _DICTIONARY_PAGE:
+                continue
+            count = page.rows if page.rows is not None else page.values
+            if count is None or count < 0:
+                return 1  # (a header without its values: no layout to go by)
+            spans.append((start, start + count, page.size))
+            start += count
+        if start != rows:
+            return 1
+    if rows <= 1:
+        return 1
+    if not spans:
+        spans = [(0, 0, 0)]
+    first, last, size = (np.array(column, dtype=np.int64) for column in zip(*spans))
+    batch = _BATCH_ROWS
+    while batch > 1:
+        windows = np.zeros(-(-rows // batch) + 1, dtype=np.int64)
+        touched = last > first  # (a page of no rows touches no batch)
+        np.add.at(windows, first[touched] // batch, size[touched])
+        np.subtract.at(windows, (last[touched] - 1) // batch + 1, size[touched])
+        if np.cumsum(windows).max() + spread * batch // rows <= _BATCH_BYTES:
+            return batch
+        batch //= 2
+    return 1
 
 
-def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[str]):
-    """Rows of a Parquet file, reading only the used columns, one row group at a
-    time, in batches that shrink for wide rows.
+def _parquet_rows(raw_file, path: str, config: InputConfig, fields: Optional[frozenset[str]]):
+    """Rows of a Parquet file, reading only the used columns (`fields`; None: every
+    column), one row group at a time, in batches that the pages' headers size.
 
-    Memory is bounded by what is decoded, for every encoding.  Text columns are
-    read dictionary-encoded (`read_dictionary`), so a dictionary page of one large
-    text repeated in every row stays one text; each row's decoded size is computed
-    from the dictionary's value lengths (or the plain values' lengths) before any
-    Python string is made, and a row over `max_text_bytes` is an error row naming
-    the file (its source) and the column.  From the metadata alone, before reading,
-    a row group is refused whose column chunk could not hold one row within
-    `max_text_bytes`: by its uncompressed size (compressed pages) or by its number
-    of values (run-length encoded nested lists); and so is a row group whose list
-    column, which Arrow decodes whole, is over _NESTED_GROUP_BYTES; and one with a
-    page (a dictionary page or a data page, of any text column, lists included) over
-    _PAGE_BYTES, by the page headers, read before Arrow decodes a page."""
+    Memory is bounded by what is decoded, for every encoding, never by what the
+    footer claims.  Every page header of the used text columns is read first: a row
+    group with a page (a dictionary page or a data page, of any text column, lists
+    included) over _PAGE_BYTES, or a DELTA_BYTE_ARRAY page, is refused before Arrow
+    reads it; so is a row group whose column chunk could not hold one row within
+    `max_text_bytes` (compressed pages or run-length encoded lists), and one whose
+    list column, which Arrow decodes whole, is over _NESTED_GROUP_BYTES.  A batch's
+    rows lie in pages that decode to at most _BATCH_BYTES, or it is one row.  Text
+    columns that have a dictionary page are read dictionary-encoded
+    (`read_dictionary`), so a dictionary page of one large text repeated in every
+    row stays one text; each row's decoded size is computed from the dictionary's
+    value lengths (or the plain values' lengths) before any Python string is made,
+    and a row over `max_text_bytes` is an error row naming the file (its source)
+    and the column; its cells are never made Python values."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     number = 0
     try:
-        probe = pq.ParquetFile(raw_file)
-        columns = [name for name in probe.schema_arrow.names if name in fields]
-        text_leaves = [
-            probe.schema.column(i).path
-            for i in range(len(probe.schema))
-            if probe.schema.column(i).path.split(".")[0] in columns
-            and probe.schema.column(i).physical_type == "BYTE_ARRAY"
-        ]
+        probe = pq.ParquetFile(raw_file, buffer_size=_READ_BUFFER, pre_buffer=False)
+        columns = [name for name in probe.schema_arrow.names if fields is None or name in fields]
         list_columns = {
             field.name for field in probe.schema_arrow
             if field.name in columns and (pa.types.is_list(field.type) or pa.types.is_large_list(field.type))
@@ -530,66 +655,42 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
         readers: dict = {}
         for group in range(probe.num_row_groups):
             meta = probe.metadata.row_group(group)
-            encoded = tuple(sorted(
-                meta.column(i).path_in_schema for i in range(meta.num_columns)
-                if meta.column(i).path_in_schema in text_leaves and meta.column(i).has_dictionary_page
-            ))
+            rows = meta.num_rows
+            pages = _text_pages(raw_file, meta, columns) if rows else {}
+            encoded = tuple(sorted(leaf for leaf, found in pages.items()
+                                   if any(p.kind == _DICTIONARY_PAGE for p in found)))
             if encoded not in readers:
                 raw_file.seek(0)
-                readers[encoded] = pq.ParquetFile(raw_file, read_dictionary=list(encoded))
+                readers[encoded] = pq.ParquetFile(raw_file, read_dictionary=list(encoded), buffer_size=_READ_BUFFER,
+                                                  pre_buffer=False)
             parquet = readers[encoded]
-            rows = meta.num_rows
-            # Column chunks by leaf path: a list column has several leaves under one name.
-            sizes, values_of = {}, {}
-            for i in range(meta.num_columns):
-                chunk = meta.column(i)
-                top = chunk.path_in_schema.split(".")[0]
-                sizes[top] = sizes.get(top, 0) + chunk.total_uncompressed_size
-                values_of[top] = values_of.get(top, 0) + chunk.num_values
-            cost = {name: sizes.get(name, 0) + _VALUE_OVERHEAD * values_of.get(name, 0) for name in columns}
-            used_bytes = sum(cost.values())
-            worst = max(columns, key=lambda name: cost[name], default=None)
-            nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
-            large = _large_page(raw_file, meta, group, columns) if rows else None
-            refused = None  # why the row group is not read: every row of it is one text_too_long error
-            if rows and worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
-                refused = (
-                    f"row group {group} holds {sizes.get(worst, 0)} bytes in {values_of.get(worst, 0)} value(s) "
-                    f"of column {worst!r} for {rows} row(s), over input.max_text_bytes "
-                    f"({config.max_text_bytes}) a row; not read"
-                )
-            elif large:
-                refused = (f"{large}; not read (write the file with smaller pages: pyarrow's write_batch_size, "
-                           "data_page_size and dictionary_pagesize_limit)")
-            elif rows and nested:
-                refused = (
-                    f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "
-                    f"bytes, of list column {nested[0]!r} for {rows} row(s): Arrow decodes a list column a row "
-                    f"group at a time, and this one is over the reader's bound of {_NESTED_GROUP_BYTES >> 20} MiB; "
-                    "not read (write the file with smaller row groups)"
-                )
-            if refused is not None:
+            refused = _refused(meta, group, pages, columns, list_columns, config) if rows else None
+            if refused is not None:  # every row of the row group is one text_too_long error
                 for _ in range(rows):
                     number += 1
                     yield row_error(path, number, "text_too_long", refused)
                 continue
-            batch_rows = max(1, min(4096, int(_BATCH_BYTES * rows / max(used_bytes, 1))))
+            flat = {leaf: found for leaf, found in pages.items() if leaf.split(".")[0] not in list_columns}
+            spread = sum(p.size for leaf, found in pages.items() if leaf not in flat for p in found)
+            batches = parquet.iter_batches(batch_size=_batch_rows(flat, rows, spread), row_groups=[group],
+                                           columns=columns)
             dictionaries: dict = {}
-            for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns):
+            for batch in batches:
                 arrays = [batch.column(i) for i in range(batch.num_columns)]
                 cell_sizes = [_cell_bytes(array, pa) for array in arrays]
-                values = [_batch_values(array, pa, dictionaries, i) for i, array in enumerate(arrays)]
+                too_long = [any(sizes[r] > config.max_text_bytes for sizes in cell_sizes) for r in range(batch.num_rows)]
+                values = [_batch_values(_without(array, too_long, pa), pa, dictionaries, i)
+                          for i, array in enumerate(arrays)]
                 for r in range(batch.num_rows):
                     number += 1
-                    too_long = [columns[i] for i in range(len(columns)) if cell_sizes[i][r] > config.max_text_bytes]
-                    if too_long:
-                        size = max(cell_sizes[i][r] for i in range(len(columns)))
+                    if too_long[r]:
+                        size, column = max((cell_sizes[i][r], columns[i]) for i in range(len(columns)))
                         yield row_error(
                             path,
                             number,
                             "text_too_long",
-                            f"field {too_long[0]!r} decodes to {size} bytes, over input.max_text_bytes "
-                            f"({config.max_text_bytes}); not decoded",
+                            f"field {column!r} decodes to {size} bytes, over input.max_text_bytes "
+                            f"({config.max_text_bytes}); the row is not used",
                         )
                         continue
                     try:
@@ -603,6 +704,54 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: frozenset[st
                     yield SourceRow(path, number, row)
     except Exception as err:  # pyarrow raises several types for a corrupt file
         yield row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
+
+
+def _refused(meta, group: int, pages: dict, columns: list, list_columns: set, config: InputConfig) -> Optional[str]:
+    """Why row group `group` (its metadata `meta`, its text `pages`) is not read, or
+    None: a page over the bounds; a column that cannot hold a row within
+    max_text_bytes; a list column over _NESTED_GROUP_BYTES.  Sizes are the pages'
+    (from their headers), or the footer's where it says more."""
+    large = _page_problem(pages, group)
+    if large:
+        return (f"{large}; not read (write the file with smaller pages: pyarrow's write_batch_size, "
+                "data_page_size and dictionary_pagesize_limit)")
+    rows = meta.num_rows
+    sizes, values_of = {}, {}  # by column: a list column has several leaves under one name
+    for i in range(meta.num_columns):
+        chunk = meta.column(i)
+        top = chunk.path_in_schema.split(".")[0]
+        walked = sum(p.size + (_DICTIONARY_VALUE_COST * (p.values or 0) if p.kind == _DICTIONARY_PAGE else 0)
+                     for p in pages.get(chunk.path_in_schema, ()))
+        sizes[top] = sizes.get(top, 0) + max(chunk.total_uncompressed_size, walked)
+        values_of[top] = values_of.get(top, 0) + chunk.num_values
+    cost = {name: sizes.get(name, 0) + _VALUE_OVERHEAD * values_of.get(name, 0) for name in columns}
+    worst = max(columns, key=lambda name: cost[name], default=None)
+    if worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
+        return (
+            f"row group {group} holds {sizes.get(worst, 0)} bytes in {values_of.get(worst, 0)} value(s) "
+            f"of column {worst!r} for {rows} row(s), over input.max_text_bytes "
+            f"({config.max_text_bytes}) a row; not read"
+        )
+    nested = [name for name in columns if name in list_columns and cost[name] > _NESTED_GROUP_BYTES]
+    if nested:
+        return (
+            f"row group {group} holds {values_of.get(nested[0], 0)} value(s), {sizes.get(nested[0], 0)} "
+            f"bytes, of list column {nested[0]!r} for {rows} row(s): Arrow decodes a list column a row "
+            f"group at a time, and this one is over the reader's bound of {_NESTED_GROUP_BYTES >> 20} MiB; "
+            "not read (write the file with smaller row groups)"
+        )
+    return None
+
+
+def _without(array, drop: list, pa):
+    """A flat text array with the cells of the rows in `drop` made null (they are never
+    made Python values: a row over the limit costs nothing more than its page)."""
+    if not any(drop) or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
+                             or pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)):
+        return array
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    return pc.if_else(pa.array(drop, pa.bool_()), pa.scalar(None, array.type), array)
 
 
 def _batch_values(array, pa, dictionaries: dict, key) -> list:
@@ -686,10 +835,6 @@ def row_error(source: str, position: Optional[int], reason: str, message: str, s
     return ErrorRecord(printable(system), printable(doc_id), source, position, reason, message)
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-MAX_ID_CHARS = 1000
-
-
 def printable(value) -> Optional[str]:
     """An id as the errors table shows it: a string with control characters and
     lone surrogates escaped (`\\n`, `\\x1b`, `\\ud800`), cut to MAX_ID_CHARS."""
@@ -697,7 +842,7 @@ def printable(value) -> Optional[str]:
         return None
     if len(value) > MAX_ID_CHARS:
         value = value[:MAX_ID_CHARS] + "..."
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], value)
+    return shown(value)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # (a loop over a non-ASCII text's characters cost 30 us per 1 KB)
@@ -720,11 +865,16 @@ def _text_bytes(value) -> int:
 
 
 def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_pattern):
-    """A `SourceRow` of a candidate file -> a `Candidate`, or an `ErrorRecord`."""
+    """A `SourceRow` of a candidate file -> a `Candidate`, or an `ErrorRecord`.
+    `system_pattern`: input.system_from_path as a `pipeline.io.patterns.SystemFromPath`, or None."""
     source, position, row = item
+    if c.integer_ids:
+        row, problem = _integer_ids(row, c, c.integer_ids)
+        if problem:
+            return row_error(source, position, *problem)
     system = row.get(c.system_field)
     doc_id = row.get(c.doc_id_field)
-    if system_pattern is None:  # the common row, checked in a few C calls
+    if system_pattern is None and not c.integer_ids:  # the common row, checked in a few C calls
         text = row.get(c.candidate_field)
         references = row.get(c.references_field) if joined else None
         limit = c.max_text_bytes
@@ -735,33 +885,66 @@ def parse_candidate(item: SourceRow, c: InputConfig, joined: bool, system_patter
             return make(Candidate, (system, doc_id, text, references, source, position))
     from_path = system_pattern is not None and c.system_field not in row
     if from_path:
-        match = system_pattern.search(source)
-        system = match.group("system") if match else None
+        system = system_pattern.system(source)  # (pipeline.io.patterns.SystemFromPath: once a file, bounded)
         if not system:
             return row_error(
                 source, position, "no_system",
                 f"input.system_from_path {c.system_from_path!r} does not match {source!r} "
                 "(or its system group is empty)", doc_id=doc_id,
             )
-    fields = [c.doc_id_field, c.candidate_field] + ([c.references_field] if joined else [])
+    # Joined form: a row's references (a list), or without them its one reference (a text), as in the split form.
+    one_reference = joined and one_reference_a_row(row, c)
+    fields = [c.doc_id_field, c.candidate_field] + ([c.reference_field if one_reference else c.references_field]
+                                                     if joined else [])
     if not from_path:
         fields.insert(0, c.system_field)
     for name in fields:
-        problem = _check_field(row, name, c, list_of_texts=name == c.references_field)
+        problem = _check_field(row, name, c, list_of_texts=joined and not one_reference and name == c.references_field)
         if problem:
             return row_error(source, position, *problem, system=system, doc_id=doc_id)
     if from_path:
         problem = _check_id("system (from the path)", system)
         if problem:
             return row_error(source, position, *problem, doc_id=doc_id)
-    references = row[c.references_field] if joined else None
+    references = ([row[c.reference_field]] if one_reference else row[c.references_field]) if joined else None
     return Candidate(system, doc_id, row[c.candidate_field], references, source, position)
+
+
+def one_reference_a_row(row: dict, c: InputConfig) -> bool:
+    """Whether a row gives one reference (input.reference_field: a text) rather than a
+    list of them (input.references_field): it has no list field, or both name one
+    column (`--fields reference=COLUMN` says the column holds one text)."""
+    return c.reference_field in row and (c.references_field not in row or c.references_field == c.reference_field)
+
+
+def _integer_ids(row: dict, c: InputConfig, keys):
+    """(row, None) with the id fields `keys` (of input.integer_ids) turned from integers
+    into their decimal digits, or (None, (reason, message)) when one holds anything
+    but an integer (a text "1" beside an integer 1 would merge two documents; 1.0
+    is not read as 1)."""
+    out = row
+    for key in keys:
+        name = getattr(c, f"{key}_field")
+        value = row.get(name)
+        if value is None:
+            continue  # (a missing or null field is reported by _check_field)
+        if type(value) is not int:
+            kind = "an integer of over 4000 digits" if isinstance(value, HugeInteger) else type(value).__name__
+            return None, ("wrong_type", f"field {name!r} must be an integer (input.integer_ids, --integer-ids "
+                                        f"{key}); got {kind}")
+        if out is row:
+            out = dict(row)
+        out[name] = str(value)
+    return out, None
 
 
 def _plain_id(value) -> bool:
     """An id `_check_field` would pass, and cheaply seen to: printable ASCII within
     the limit (any other goes through the full checks, which say what is wrong)."""
-    return type(value) is str and 0 < len(value) <= MAX_ID_CHARS and value.isascii() and value.isprintable()
+    return (
+        type(value) is str and 0 < len(value) <= MAX_ID_CHARS and value.isascii() and value.isprintable()
+        and (value[0] != " " or not value.isspace())  # (spaces alone print as nothing)
+    )
 
 
 def _plain_text(value, limit: int) -> bool:
@@ -780,8 +963,12 @@ def _plain_texts(values: list, limit: int) -> bool:
 def parse_reference(item: SourceRow, c: InputConfig):
     """A `SourceRow` of a reference file -> a `ReferenceRow`, or an `ErrorRecord`."""
     source, position, row = item
+    if "doc_id" in c.integer_ids:
+        row, problem = _integer_ids(row, c, ("doc_id",))
+        if problem:
+            return row_error(source, position, *problem)
     doc_id = row.get(c.doc_id_field)
-    one_per_row = c.references_field not in row and c.reference_field in row
+    one_per_row = one_reference_a_row(row, c)
     field = c.reference_field if one_per_row else c.references_field
     for name in (c.doc_id_field, field):
         problem = _check_field(row, name, c, list_of_texts=not one_per_row and name == field)
@@ -792,7 +979,7 @@ def parse_reference(item: SourceRow, c: InputConfig):
     reference_id = row.get("reference_id")
     if reference_id is None:
         reference_id = ""
-    elif isinstance(reference_id, (str, int)) and not isinstance(reference_id, (bool, _HugeInteger)):
+    elif isinstance(reference_id, (str, int)) and not isinstance(reference_id, (bool, HugeInteger)):
         reference_id = str(reference_id)
         problem = _check_id("reference_id", reference_id)
         if problem:
@@ -817,13 +1004,9 @@ def internal_error(source: str, position: Optional[int], stage: str, err: Except
 
 
 def _check_id(name: str, value: str):
-    if len(value) > MAX_ID_CHARS:
-        return "invalid_id", f"{name} is {len(value)} characters, over the limit of {MAX_ID_CHARS}"
-    bad = _CONTROL.search(value)
-    if bad:
-        what = "a lone surrogate" if "\ud800" <= bad.group() <= "\udfff" else "a control character"
-        return "invalid_id", f"{name} holds {what} ({repr(bad.group())[1:-1]}), which could forge output lines"
-    return None
+    """("invalid_id", why) for an id that breaks the id rule (pipeline.io.names.id_problem), else None."""
+    problem = id_problem(value)
+    return None if problem is None else ("invalid_id", f"{name} {problem}")
 
 
 def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bool):
@@ -833,16 +1016,20 @@ def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bo
     value = row[name]
     if value is None:
         return "null_value", f"field {name!r} is null"
-    if isinstance(value, _HugeInteger):
+    if isinstance(value, HugeInteger):
         return "wrong_type", f"field {name!r} holds an integer of over 4000 digits, not a text"
     if name in (config.system_field, config.doc_id_field):
         if not isinstance(value, str) or not value:
-            return "wrong_type", f"field {name!r} must be a non-empty string; got {type(value).__name__}"
+            key = "system" if name == config.system_field else "doc_id"
+            hint = f" (integers: --integer-ids {key}, input.integer_ids)" if type(value) is int else ""
+            return "wrong_type", f"field {name!r} must be a non-empty string; got {type(value).__name__}{hint}"
         return _check_id(f"field {name!r}", value)
     texts = value if list_of_texts else [value]
     if list_of_texts and (not isinstance(value, list) or not value):
         kind = "an empty list" if isinstance(value, list) else type(value).__name__
-        return "wrong_type", f"field {name!r} must be a non-empty list of texts; got {kind}"
+        hint = (f" (one text a row: --fields reference={name}, input.reference_field)"
+                if isinstance(value, str) else "")
+        return "wrong_type", f"field {name!r} must be a non-empty list of texts; got {kind}{hint}"
     for text in texts:
         if text is None:
             return "null_value", f"field {name!r} holds a null text"

@@ -449,22 +449,23 @@ def read_fingerprints(staging: str) -> dict[str, dict]:
 
 def errors_writer(staging: str):
     """errors/part-NNNNN-of-MMMMM.{parquet,jsonl}: the rows that failed after reading
-    (grouping, scoring), sorted by source and position within each shard.  (Rows that
-    failed while being read are in errors/file-*, written by their reader.)"""
+    (grouping, scoring), sorted by source and position within each shard; a shard
+    with no rows has its .parquet (a schema) and no .jsonl.  (Rows that failed while
+    being read are in errors/file-*, written by their reader.)"""
 
     def write(shard: int, shards: int, errors: list):
         rows = [dict(zip(ERROR_COLUMNS, e)) for e in sorted(errors, key=_sort_key)]
         name = files.join(staging, "errors", f"part-{shard:05d}-of-{shards:05d}")
         files.write_bytes(name + ".parquet", parquet_bytes(rows, ERROR_TABLE_COLUMNS))
-        files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+        if rows:  # an empty JSON Lines file is 0 bytes, which Beam's S3 writer cannot create: not written
+            files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
         return name
 
     return write
 
 
-def write_counts(
+def run_counts(
     _,
-    staging: str,
     read_counts: tuple,
     scored: int,
     errors_by_reason: list,
@@ -477,11 +478,11 @@ def write_counts(
     text_checks: list = (),
     references_per_document: tuple | None = None,
     reuse: Optional[list] = None,
-) -> None:
-    """The run's counts, for run.json.  Systems that scored fewer than all documents
-    are listed: their averages are over different document sets.  A run reusing a
-    previous one also has "reuse": its (name, value) counts (pipeline.reuse.REUSE_COUNTS)
-    summed per name, the messages of "refused" listed."""
+) -> dict:
+    """The run's counts, for run.json and the per-system table.  Systems that scored
+    fewer than all documents are listed: their averages are over different document
+    sets.  A run reusing a previous one also has "reuse": its (name, value) counts
+    (pipeline.reuse.REUSE_COUNTS) summed per name, the messages of "refused" listed."""
     by_system = dict(sorted(documents_by_system))
     rows_read, read_errors = read_counts
     by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
@@ -507,6 +508,11 @@ def write_counts(
         for name, value in reuse:
             summed[name] += [value] if name == "refused" else value
         counts["reuse"] = dict(summed, refused=sorted(summed["refused"]))
+    return counts
+
+
+def write_counts(counts: dict, staging: str) -> None:
+    """`_counts.json`, which the driver reads after the pipeline."""
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
 

@@ -11,18 +11,30 @@ from __future__ import annotations
 import bz2
 import gzip
 import os
-import sys
 
 from pipeline.config import InputConfig
 from pipeline.io import files
-from pipeline.io.rows import read_lines, row_error
+from pipeline.io.names import shown
+from pipeline.io.rows import TABLE_SUFFIXES, read_lines, row_error
 from pipeline.records import SourceRow
 from rouge_core import RougeInputError
 
 _DECOMPRESS = {".gz": lambda raw: gzip.GzipFile(fileobj=raw), ".bz2": bz2.BZ2File}
 
 
-TABLE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson", ".parquet")
+def expand_text_globs(paths: list[str]) -> list[str]:
+    """`paths` with each local glob that matches only text files replaced by its
+    matches in sorted order, as a shell expands it (a quoted 'refs/*.txt'); a glob of
+    tables (or of nothing) stays a glob, for the row reader."""
+    out: list[str] = []
+    for path in paths:
+        if path != "-" and not files.is_url(path) and any(c in path for c in "*?[") and not os.path.lexists(path):
+            matched = sorted(files.match(path))
+            if matched and all(is_text_file(m) for m in matched):
+                out += matched
+                continue
+        out.append(path)
+    return out
 
 
 def is_text_file(path: str) -> bool:
@@ -45,14 +57,48 @@ def is_text_file(path: str) -> bool:
     return not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
 
 
-def _lines(path: str, config: InputConfig) -> list:
-    """The file's lines (decompressed by its extension, .gz or .bz2); '-' is stdin."""
+def _lines(path: str, config: InputConfig):
+    """The file's lines, one at a time (decompressed by its extension, .gz or .bz2);
+    '-' is stdin (refused when it is a device or a terminal)."""
     if path == "-":
-        return list(read_lines(sys.stdin.buffer, config.max_line_bytes))
+        yield from read_lines(files.stdin(), config.max_line_bytes)
+        return
     with files.open_read(path, pipe_ok=True) as raw:
         opener = next((f for ext, f in _DECOMPRESS.items() if path.lower().endswith(ext)), None)
         fh = opener(raw) if opener else raw
-        return list(read_lines(fh, config.max_line_bytes))
+        yield from read_lines(fh, config.max_line_bytes)
+
+
+_END = object()
+
+
+def _aligned(paths: list[str], config: InputConfig):
+    """The n-th line of every file, together, n = 1, 2, ...: read in step, so files of
+    different lengths are refused as soon as one ends before another (an endless
+    stdin against a 10-line reference: at line 11), and nothing is held."""
+    sources = [_lines(path, config) for path in paths]
+    number = 0
+    while True:
+        try:
+            lines = [next(source, _END) for source in sources]
+        except OSError as err:
+            raise RougeInputError(f"cannot read line-aligned input: {err}") from err
+        ended = [path for path, line in zip(paths, lines) if line is _END]
+        if len(ended) == len(paths):
+            return
+        if ended:
+            longer = [path for path in paths if path not in ended]
+            raise RougeInputError(
+                f"line-aligned files must have the same number of lines: {_named(ended)} "
+                f"{'ends' if len(ended) == 1 else 'end'} after {number} lines, but {_named(longer)} "
+                f"{'has' if len(longer) == 1 else 'have'} more"
+            )
+        number += 1
+        yield number, lines
+
+
+def _named(paths: list[str]) -> str:
+    return ", ".join("- (stdin)" if path == "-" else shown(path) for path in paths)
 
 
 def line_aligned_rows(
@@ -60,21 +106,13 @@ def line_aligned_rows(
 ):
     """Joined-form rows (`SourceRow`) from line-aligned files, or an `ErrorRecord` for
     a line that cannot be read (too long, not UTF-8); files of different lengths are
-    a usage error that names them."""
+    a usage error that names them, raised as soon as one ends before another."""
     if not references:
         raise RougeInputError("line-aligned input needs --references: one or more files with one reference per line")
     paths = [candidates] + list(references)
     if paths.count("-") > 1:
         raise RougeInputError("only one of the line-aligned files can be '-' (stdin)")
-    try:
-        contents = [_lines(path, config) for path in paths]
-    except OSError as err:
-        raise RougeInputError(f"cannot read line-aligned input: {err}") from err
-    lengths = {path: len(lines) for path, lines in zip(paths, contents)}
-    if len(set(lengths.values())) > 1:
-        shown = ", ".join(f"{path}: {n} lines" for path, n in lengths.items())
-        raise RougeInputError(f"line-aligned files must have the same number of lines; {shown}")
-    for number, lines in enumerate(zip(*contents), 1):
+    for number, lines in _aligned(paths, config):
         problem = None
         texts = []
         for path, raw in zip(paths, lines):

@@ -7,8 +7,9 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+from pipeline.io.names import shown
 from pipeline.render.numbers import in_points, p_value, points
-from pipeline.render.tables import Markdown, markdown_cell, markdown_table, text_table
+from pipeline.render.tables import Markdown, code_span, markdown_cell, markdown_table, text_table
 from rouge_core import names
 
 
@@ -21,10 +22,10 @@ def markdown_report(
     all_moved: bool = True,
 ) -> str:
     """The comparison for people: scores x 100, the change with its interval."""
-    lines = [
-        f"Old: `{old.path}`  ",
-        f"New: `{new.path}`  ",
-        f"Signature: `{new.signature}`  ",
+    lines = [  # (paths and the signature are untrusted: code spans with control characters escaped)
+        f"Old: {code_span(old.path)}  ",
+        f"New: {code_span(new.path)}  ",
+        f"Signature: {code_span(new.signature)}  ",
         options,
         "",
         averages_note(rows) + ".",
@@ -58,10 +59,10 @@ def markdown_report(
                 f"both runs scored (old run {before}, new run {after})"
             ),
         ]
-    shown = {(r["system"], r["metric"]) for r in rows if all_moved or r["verdict"] in ("better", "worse")}
+    listed_pairs = {(r["system"], r["metric"]) for r in rows if all_moved or r["verdict"] in ("better", "worse")}
     groups = defaultdict(list)
     for m in moved:
-        if (m["system"], m["metric"]) in shown:
+        if (m["system"], m["metric"]) in listed_pairs:
             groups[m["system"], m["metric"]].append(m)
     if groups:
         lines += ["", f"Documents whose {rows[0]['measure']} moved most (x 100):"]
@@ -211,10 +212,10 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
         if systems:
             out.append(f"{label}: {', '.join(systems)}")
     out += partial_notes(rows)
-    shown = {(r["system"], r["metric"]) for r in listed if r["verdict"] in ("better", "worse")}
+    listed_pairs = {(r["system"], r["metric"]) for r in listed if r["verdict"] in ("better", "worse")}
     groups: dict = defaultdict(list)
     for m in moved:
-        if (m["system"], m["metric"]) in shown and len(groups[m["system"], m["metric"]]) < moved_per_metric:
+        if (m["system"], m["metric"]) in listed_pairs and len(groups[m["system"], m["metric"]]) < moved_per_metric:
             groups[m["system"], m["metric"]].append(m)
     if groups:
         out += ["", f"Documents whose {measure} moved most (x 100):"]
@@ -222,7 +223,7 @@ def terminal_text(old, new, rows: list[dict], moved: list[dict], options: str, f
             out.append(f"  {system} {metric}: " + ", ".join(
                 f"{m['doc_id']} {points(m['old'])} -> {points(m['new'])} ({in_points(m['delta_points'])})"
                 for m in items))
-    out += ["", f"old: {old.path}", f"new: {new.path}", f"signature: {new.signature}", options]
+    out += ["", f"old: {shown(old.path)}", f"new: {shown(new.path)}", f"signature: {shown(new.signature)}", options]
     return "\n".join(out) + "\n"
 
 
@@ -286,8 +287,8 @@ def page_context(old, new, rows: list[dict], moved: list[dict], options: str, fa
         "measure": measure,
         "options": options,
         "averages": averages_note(rows),
-        "old": {"path": old.path, "link": report_link(old.path), "signature": old.signature},
-        "new": {"path": new.path, "link": report_link(new.path), "signature": new.signature},
+        "old": {"path": shown(old.path), "link": report_link(old.path), "signature": shown(old.signature)},
+        "new": {"path": shown(new.path), "link": report_link(new.path), "signature": shown(new.signature)},
         "rows": table,
         "counts": {
             "compared": sum(r["status"] == "both" for r in rows),

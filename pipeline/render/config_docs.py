@@ -42,7 +42,8 @@ def _allowed(metadata) -> str:
     if metadata["low"] is not None:
         return ("0 (never) or " if metadata["zero"] else "") + f"{metadata['low']:,} to {metadata['high']:,}"
     if metadata["choices"] is not None:
-        return ", ".join(f"`{json.dumps(c)}`" for c in metadata["choices"])
+        old = "".join(f" (and `{json.dumps(o)}`, the old spelling of `{json.dumps(c)}`)" for o, c in metadata["old"].items())
+        return ", ".join(f"`{json.dumps(c)}`" for c in metadata["choices"]) + old
     return ""
 
 
@@ -59,18 +60,26 @@ def reference_markdown() -> str:
     return "\n".join(parts)
 
 
-def rewrite(path: str) -> bool:
-    """Put the reference between the markers of `path`; True when the file changed."""
+def rewrite(path: str, reference: str | None = None, begin: str = BEGIN) -> bool:
+    """Put `reference` (default: the config's) between `begin` and END in `path`;
+    True when the file changed."""
+    reference = reference_markdown() if reference is None else reference
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    head, found, rest = text.partition(BEGIN + "\n")
+    head, found, rest = text.partition(begin + "\n")
     if not found or END not in rest:
-        raise SystemExit(f"{path}: the marker lines are missing:\n{BEGIN}\n{END}")
-    new = head + BEGIN + "\n\n" + reference_markdown() + "\n" + END + rest.split(END, 1)[1]
+        raise SystemExit(f"{path}: the marker lines are missing:\n{begin}\n{END}")
+    new = head + begin + "\n\n" + reference + "\n" + END + rest.split(END, 1)[1]
     if new != text:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(new)
     return new != text
+
+
+def generated_part(path: str, begin: str = BEGIN) -> str:
+    """What `path` holds between `begin` and END (for the tests that compare it)."""
+    with open(path, encoding="utf-8") as fh:
+        return fh.read().split(begin + "\n", 1)[1].split(END, 1)[0]
 
 
 if __name__ == "__main__":

@@ -27,6 +27,25 @@ class Markdown(str):
     does not escape."""
 
 
+def code_span(value) -> str:
+    """`value` as a Markdown code span: control characters written as escapes (a newline
+    in a field read from a result folder cannot start a heading or a line of its own),
+    fenced by more backticks than it holds in a row (so it cannot close the span).
+
+    Example:
+        >>> print(code_span("rouge155|n:2"), code_span("a`b\x1b[2J"))
+        `rouge155|n:2` ``a`b\\x1b[2J``
+    """
+    text = shown(str(value))
+    run = longest = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def markdown_cell(value) -> str:
     """A Markdown table cell: floats with five decimals, text with control characters
     written as escapes (`\\n`) and Markdown's special characters escaped (a name cannot

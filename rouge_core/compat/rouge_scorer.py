@@ -28,6 +28,7 @@ from rouge_core import lcs as _lcs
 from rouge_core import names
 from rouge_core import ngram as _ngram
 from rouge_core.compat import scoring, tokenizers
+from rouge_core.compat.tokenize import ensure_str
 from rouge_core.presets.rouge_score import porter_stem
 
 
@@ -58,13 +59,18 @@ class RougeScorer(scoring.BaseScorer):
         tokenizer = self._tokenizer
         if self._split_summaries or type(tokenizer) is not tokenizers.DefaultTokenizer:
             return None
+        if type(self.rouge_types) not in (list, tuple):
+            return None  # a generator, a set, a string ...: rouge-score's own reading, from the Python path
         built_for = self._engine_for
         if built_for is not None and built_for == (self.rouge_types, tokenizer, tokenizer.use_stemmer):
             return self._engine
         types = tuple(dict.fromkeys(self.rouge_types))  # a repeated type is scored once, as a dict key
-        if not all(isinstance(t, str) for t in types):
-            return None  # rouge-score's own TypeError, from the Python path
-        metrics = [names.rouge_score_type(t) for t in types]  # its ValueError for a type it refuses
+        if not all(type(t) is str for t in types):
+            return None  # bytes ...: as rouge-score reads (or refuses) them, from the Python path
+        try:
+            metrics = [names.rouge_score_type(t) for t in types]
+        except ValueError:
+            return None  # refused, by the Python path, after the texts are read (rouge-score's order)
         self._engine = None
         spelled = all(m.tag() == t for m, t in zip(metrics, types))  # ("rouge1\n" passes rouge-score's test)
         if types and spelled and kernel_module.choose(None) == "c" and kernel_module.rouge_score_kernel_available():
@@ -91,7 +97,8 @@ class RougeScorer(scoring.BaseScorer):
         Raises:
             ValueError: an invalid rouge type, or no targets.
         """
-        engine = self._compiled()
+        engine = self._compiled() if _texts(prediction) and type(targets) in (list, tuple) and targets \
+            and all(map(_texts, targets)) else None
         if engine is not None:
             result = engine.score(prediction, targets)
             if result is not None:
@@ -112,7 +119,7 @@ class RougeScorer(scoring.BaseScorer):
         Raises:
             ValueError: if an invalid rouge type is encountered.
         """
-        engine = self._compiled()
+        engine = self._compiled() if _texts(target) and _texts(prediction) else None
         if engine is not None:
             result = engine.score(prediction, (target,))
             if result is not None:
@@ -131,7 +138,7 @@ class RougeScorer(scoring.BaseScorer):
             raise ValueError(
                 f"targets and predictions differ in length: {len(targets)} targets, {len(predictions)} predictions"
             )
-        engine = self._compiled()
+        engine = self._compiled() if all(map(_texts, targets)) and all(map(_texts, predictions)) else None
         if engine is None:
             return [self.score(t, p) for t, p in zip(targets, predictions)]
         results = engine.score_batch([(p, (t,)) for t, p in zip(targets, predictions)])
@@ -139,14 +146,14 @@ class RougeScorer(scoring.BaseScorer):
 
     def _score_python(self, target, prediction):
         """rouge-score's `score`, in its order: the reference for the compiled path."""
-        if len(self.rouge_types) == 1 and names.rouge_score_type(self.rouge_types[0]).summary_level:  # rougeLsum
+        if len(self.rouge_types) == 1 and self.rouge_types[0] == "rougeLsum":
             target_tokens = prediction_tokens = None
         else:
             target_tokens = self._tokenizer.tokenize(target)
             prediction_tokens = self._tokenizer.tokenize(prediction)
         result = {}
         for rouge_type in self.rouge_types:
-            metric = names.rouge_score_type(rouge_type)  # rouge-score's reading and errors
+            metric = _rouge_type(rouge_type)  # rouge-score's reading and errors, in its order
             if metric.family == "n":
                 scores = _score_ngrams(
                     _create_ngrams(target_tokens, metric.n), _create_ngrams(prediction_tokens, metric.n)
@@ -167,8 +174,27 @@ class RougeScorer(scoring.BaseScorer):
 
             sents = nltk.sent_tokenize(text)
         else:
-            sents = text.split("\n")  # sentences are separated by newlines
+            sents = ensure_str(text).split("\n")  # sentences are separated by newlines
         return [x for x in sents if len(x)]
+
+
+def _texts(value) -> bool:
+    """A text the compiled kernel reads as rouge-score would: a str (bytes and the rest
+    take the Python path, where rouge-score's decoding and errors are reproduced)."""
+    return type(value) is str
+
+
+def _rouge_type(rouge_type):
+    """`names.rouge_score_type` in rouge-score 0.1.2's own order: "rougeL" and "rougeLsum"
+    by equality, any other by `re.match("rouge[0-9]$", six.ensure_str(t))`, so bytes are
+    decoded (b"rouge2" is ROUGE-2, b"rougeL" is refused) and what is neither a string nor
+    bytes is its TypeError."""
+    if type(rouge_type) is str or rouge_type == "rougeL" or rouge_type == "rougeLsum":
+        return names.rouge_score_type(rouge_type)
+    text = ensure_str(rouge_type)
+    if text in ("rougeL", "rougeLsum"):
+        raise ValueError("Invalid rouge type: %s" % (rouge_type,))
+    return names.rouge_score_type(text)
 
 
 # ---------------------------------------------------------------- rouge-score's helpers

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 
+from rouge_core.compat.tokenize import ensure_str
 from rouge_core.presets.rouge_score import tokenize as _preset_tokenize
 
 
@@ -35,4 +36,8 @@ class DefaultTokenizer(Tokenizer):
     def tokenize(self, text):
         # presets.rouge_score.tokenize is rouge-score's tokenize.tokenize with
         # porter.PorterStemmer().stem behind a cache (tests/core/compat checks both).
-        return _preset_tokenize(text, self.use_stemmer)
+        if type(text) is str:
+            return _preset_tokenize(text, self.use_stemmer)
+        # rouge-score's order: lower() first (None, a number: its AttributeError), then
+        # six.ensure_str (bytes decoded as UTF-8; a bytearray: TypeError), never lowered again.
+        return _preset_tokenize(ensure_str(text.lower()), self.use_stemmer, lower=False)

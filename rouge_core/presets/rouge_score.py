@@ -85,14 +85,14 @@ def _porter():
     return lru_cache(maxsize=1 << 16)(porter_stem())
 
 
-def tokenize(sentence: str, stemming: bool = False) -> list[str]:
-    """rouge-score's `tokenize.tokenize(text, stemmer)`.
+def tokenize(sentence: str, stemming: bool = False, lower: bool = True) -> list[str]:
+    """rouge-score's `tokenize.tokenize(text, stemmer)` (`lower=False`: a text lower-cased already).
 
     Example:
         >>> tokenize("The runners' well-known CAFÉ 1,000 runs", stemming=True)
         ['the', 'runner', 'well', 'known', 'caf', '1', '000', 'run']
     """
-    tokens = _TOKEN.findall(sentence.lower())
+    tokens = _TOKEN.findall(sentence.lower() if lower else sentence)
     if stemming:
         stem = _porter()
         tokens = [stem(t) if len(t) > 3 else t for t in tokens]

@@ -12,7 +12,7 @@ from scipy import stats
 
 from pipeline.cli.compare import register
 from pipeline.compare import settings_differences
-from tests.pipeline.runs import run_pipeline, write_jsonl
+from tests.pipeline.runs import run_pipeline, seal, write_jsonl
 
 WORDS = [f"w{i}" for i in range(60)]
 
@@ -174,9 +174,10 @@ def test_usage_errors(runs, tmp_path, capsys):
     (tmp_path / "broken" / "per_document").mkdir(parents=True)
     (tmp_path / "broken" / "run.json").write_text('{"signature": "rouge155|n:2"}')
     (tmp_path / "broken" / "per_document" / "part-0.parquet").write_text("not parquet")
+    seal(tmp_path / "broken")
     assert compare(runs / "old", tmp_path / "broken") == 2
     err = capsys.readouterr().err
-    assert "no such result folder" in err and "not a result folder (no run.json" in err
+    assert "no such result folder" in err and "not a complete result folder (no _SUCCESS" in err
     assert "exists and is not empty" in err and "--confidence must be" in err
     assert "part-0.parquet: not a per-document table" in err
 

@@ -31,7 +31,7 @@ def test_a_run_that_scores_nothing_shows_its_reasons_and_keeps_its_errors(tmp_pa
     err = done.stderr
     assert "run failed, nothing published: nothing was scored (4 rows read)" in err
     assert "error rows by reason: missing_field 3, invalid_json 1" in err
-    assert f"{data}:1: missing_field: missing field 'candidate'" in err
+    assert f"{data}:1 (and 2 more rows like it): missing_field: missing field 'candidate'" in err  # once
     assert not (tmp_path / "out").exists()
     [kept] = [p for p in tmp_path.iterdir() if p.name.startswith("out.failed-")]
     assert f"the errors table is kept in {kept}/errors/" in err

@@ -95,7 +95,6 @@ def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path)
         "in.jsonl",
         "out/_ROUGE_PIPELINE",
         "out/_SUCCESS",
-        "out/errors/part-00000-of-00001.jsonl",
         "out/errors/part-00000-of-00001.parquet",
         "out/report.html",
         "out/rouge155.txt",

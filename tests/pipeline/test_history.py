@@ -140,6 +140,6 @@ def test_a_folder_missing_incomplete_or_changed_is_refused_in_one_line(runs, tmp
     code = main(["history", str(runs / "n1"), str(broken), "--output", str(tmp_path / "h"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert str(broken) in err and {"missing": "no such folder", "incomplete": "no _SUCCESS",
-                                   "changed": "system_scores.csv changed since its run wrote it"}[damage] in err
+    assert str(broken) in err and {"missing": "no such result folder", "incomplete": "no _SUCCESS",
+                                   "changed": "system_scores.csv has"}[damage] in err
     assert not (tmp_path / "h").exists()

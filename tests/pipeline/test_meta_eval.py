@@ -16,6 +16,7 @@ from pipeline.meta_eval import COLUMNS
 from rouge_core import RougeSettings, names
 from pipeline.io.tables import DOCUMENT_COLUMNS, arrow_schema
 from tests.conftest import markdown_cells
+from tests.pipeline.runs import seal
 
 SYSTEMS = ["s1", "s2", "s3", "s4"]
 DOCS = ["d1", "d2", "d3"]
@@ -77,9 +78,9 @@ def fake_run(tmp_path, profiles=None, human=False):
         pq.write_table(
             pa.Table.from_pylist(part, schema=schema), run / "per_document" / f"part-{k:05d}-of-00002.parquet"
         )
-    record = {"signature": "rouge155|test", "config": {"human": {"enabled": human, "name": "human"}}}
+    record = {"signature": "rouge155|n:2|v:0.1.0", "config": {"human": {"enabled": human, "name": "human"}}}
     (run / "run.json").write_text(json.dumps(record), encoding="utf-8")
-    return run
+    return seal(run)
 
 
 def read_csv(folder):
@@ -148,7 +149,7 @@ def test_run_folder_in_correlations_out(tmp_path, capsys):
     table = pq.read_table(out / "correlations.parquet")
     assert table.column_names == COLUMNS and table.num_rows == 12
     record = json.loads((out / "meta_eval.json").read_text())
-    assert record["inputs"]["signature"] == "rouge155|test"
+    assert record["inputs"]["signature"] == "rouge155|n:2|v:0.1.0"
     assert record["counts"]["matched_pairs"] == 12
     printed = capsys.readouterr().out
     assert "ROUGE-1" in [row[0] for row in markdown_cells(printed)]
@@ -265,7 +266,7 @@ def test_input_errors_exit_2_with_a_message(tmp_path, capsys):
     )
     assert "no numeric judgment column 'nope'" in capsys.readouterr().err
     assert cli.main(["meta-eval", "--run", str(tmp_path), "--judgments", str(human)]) == 2
-    assert "per_document" in capsys.readouterr().err
+    assert "not a complete result folder (no _SUCCESS" in capsys.readouterr().err
     dup = write_jsonl(tmp_path / "dup.jsonl", [{"system": "s1", "doc_id": "d1", "q": 1}] * 2)
     assert cli.main(["meta-eval", "--run", str(run), "--judgments", str(dup)]) == 2
     assert "appears twice" in capsys.readouterr().err
@@ -448,7 +449,7 @@ def test_report_html_shows_the_correlations_of_the_csv(tmp_path):
         == "95%, 50 bootstrap replicates resampling systems and documents (BOOT-BOTH), seed 3"
     )
     assert settings["summary-level filter"] == "none" and settings["undefined documents"] == "left out"
-    assert settings["metric scores"] == f"{run} (signature rouge155|test)"
+    assert settings["metric scores"] == f"{run} (signature rouge155|n:2|v:0.1.0)"
 
 
 HOSTILE_JUDGMENT = "<script>alert(1)</script>"

@@ -94,7 +94,7 @@ def test_the_airflow_dags_nights_reuse_compare_and_keep_a_history(tmp_path):
     second = json.loads((results / "2026-11-23" / "run.json").read_text())
     assert second["reuse"]["run_id"] == json.loads((results / "2026-11-22" / "run.json").read_text())["run_id"]
     assert second["reuse"]["rows_reused"] == 25  # system 24's rows: the same texts, in a file that changed
-    assert "no such folder" in json.loads((results / "2026-11-22" / "run.json").read_text())["reuse"]["refused"]
+    assert "no such result folder" in json.loads((results / "2026-11-22" / "run.json").read_text())["reuse"]["refused"]
     history = (results / "history" / "2026-11-23" / "history.csv").read_text().splitlines()
     metrics = len(second["profiles"][0]["metrics"])  # ROUGE-1..4, L, W-1.2, S*, SU*
     assert len(history) == 1 + 2 * 2 * metrics == 1 + 2 * 2 * 8

@@ -41,12 +41,14 @@ def previous(tmp_path):
     return data, tmp_path / "out"
 
 
-def test_the_marker_records_every_file_with_its_digest(previous):
+def test_the_manifest_records_every_file_with_its_size_and_digest(previous):
     _, out = previous
-    marker = json.loads((out / "_ROUGE_PIPELINE").read_text())
-    written = {name: hashlib.sha256(data).hexdigest() for name, data in files_of(out).items() if name != "_ROUGE_PIPELINE"}
-    assert marker["files"] == written
-    assert any(name.startswith("per_document/part-") for name in written) and "_SUCCESS" in written
+    manifest = json.loads((out / "_SUCCESS").read_text())
+    written = {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+               for name, data in files_of(out).items() if name != "_SUCCESS"}
+    assert manifest["files"] == written and manifest["tool"] == "rouge-pipeline" and manifest["manifest"] == 1
+    assert manifest["run_id"] == json.loads((out / "_ROUGE_PIPELINE").read_text())["run_id"]
+    assert any(name.startswith("per_document/part-") for name in written) and "_ROUGE_PIPELINE" in written
 
 
 @pytest.mark.parametrize("where", ["per_document/mine.parquet", "errors/notes.txt", "per_document/deeper/x.txt"])
@@ -72,6 +74,7 @@ def test_a_file_changed_since_this_tool_wrote_it_is_refused(previous):
 def test_an_older_folder_without_a_file_list_is_checked_inside_its_subfolders(previous):
     data, out = previous
     (out / "_ROUGE_PIPELINE").write_text('{"tool": "rouge-pipeline", "run_id": "0123456789ab"}\n')
+    (out / "_SUCCESS").write_bytes(b"")  # as the versions before the manifest wrote it
     (out / "errors" / "mine.txt").write_text("a person's file")
     done = cli(data, out, "--overwrite")
     assert done.returncode == 2 and "errors/mine.txt" in done.stderr

@@ -153,23 +153,33 @@ def tampered_copy(tmp_path, last_night, change):
     return folder
 
 
-def test_a_tampered_per_document_table_reuses_nothing(tmp_path, last_night, caplog):
+@pytest.mark.parametrize("size", ["another size", "the same size"])
+def test_a_tampered_per_document_table_reuses_nothing(tmp_path, last_night, caplog, size):
+    # Another size is seen when the previous folder is opened (ResultFolder.open checks
+    # every listed file's size); the same size only when the file is read, while the
+    # run works (its SHA-256): then the run starts again, reusing nothing.
     caplog.set_level(logging.WARNING)
 
-    def change(folder):  # one score of alpha's per-document file, rewritten as a valid table
+    def change(folder):  # one score of alpha's per-document file
         part = sorted((folder / "per_document").glob("*.parquet"))[0]
-        table = pq.read_table(part)
-        values = table.column("f_measure").to_pylist()
-        values[0] = 0.99
-        pq.write_table(table.set_column(table.column_names.index("f_measure"), "f_measure", pa.array(values)), part)
+        if size == "another size":  # rewritten as a valid table
+            table = pq.read_table(part)
+            values = table.column("f_measure").to_pylist()
+            values[0] = 0.99
+            pq.write_table(table.set_column(table.column_names.index("f_measure"), "f_measure", pa.array(values)), part)
+        else:  # one byte of its data changed
+            data = bytearray(part.read_bytes())
+            data[len(data) // 2] ^= 0x01
+            part.write_bytes(bytes(data))
 
     previous = tampered_copy(tmp_path, last_night, change)
     reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS}, previous=previous)
     record = reused["reuse"]
-    assert "changed since its run wrote it" in record["refused"] and "per_document/part-" in record["refused"]
+    expected = {"another size": "where its _SUCCESS says", "the same size": "its bytes differ from the _SUCCESS"}[size]
+    assert expected in record["refused"] and "per_document/part-" in record["refused"], record["refused"]
     assert "rows_reused" not in record
     said = [r.getMessage() for r in caplog.records if r.getMessage().endswith("; running again")]
-    assert len(said) == 1 and "changed since its run wrote it" in said[0]
+    assert len(said) == (size == "the same size") and all(expected in line for line in said)
 
 
 @pytest.mark.parametrize("damage", ["no _SUCCESS", "a per-document file removed", "run.json edited", "no manifest"])
@@ -182,13 +192,13 @@ def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_
         elif damage == "run.json edited":
             (folder / "run.json").write_text((folder / "run.json").read_text().replace('"run_id"', '"run_id" ', 1))
         else:
-            (folder / "_ROUGE_PIPELINE").unlink()
+            (folder / "_SUCCESS").write_text("")
 
     previous = tampered_copy(tmp_path, last_night, change)
     reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS[:2]}, previous=previous)
     refused = reused["reuse"]["refused"]
-    expected = {"no _SUCCESS": "no _SUCCESS", "a per-document file removed": "incomplete",
-                "run.json edited": "run.json changed since its run wrote it", "no manifest": "_ROUGE_PIPELINE"}[damage]
+    expected = {"no _SUCCESS": "not a complete result folder (no _SUCCESS", "a per-document file removed": "is missing",
+                "run.json edited": "run.json has", "no manifest": "_SUCCESS is empty"}[damage]
     assert refused is not None and expected in refused, refused
 
 

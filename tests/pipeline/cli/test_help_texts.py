@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.beam.options import choose_runner
+from pipeline.beam.runners.options import choose_runner
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -19,7 +19,7 @@ def test_the_runner_line_uses_one_unit_and_names_the_runner_chosen():
         args, line = choose_runner([], size)
         assert "--direct_running_mode=in_memory" in args
         assert line == (f"runner: in this process (the input, {shown} MiB; "
-                        "--runner or --direct_running_mode=multi_processing overrides)")
+                        "--runner chooses another: run --help)")
     assert choose_runner(["--runner=DataflowRunner"], 1)[1] == "runner: as given"
 
 

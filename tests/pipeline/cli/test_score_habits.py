@@ -159,3 +159,41 @@ def test_pyrouge_folders_with_id_patterns(tmp_path):
                   "--model-pattern", "text.[A-Z].#ID#.txt", "--rouge-args", "-n 1 -r 10", "--format", "csv")
     assert missing.returncode == 3  # 1 of 3 documents rejected: more than --max-rejected allows
     assert "no_references: no file in" in missing.stderr and "for ID '003'" in missing.stderr
+
+
+def test_a_quoted_glob_of_text_references_is_expanded_as_a_shell_would(texts):
+    """`score c.txt 'refs/*.txt'` (the glob quoted, or from a shell that did not
+    expand it) scores what `score c.txt ref1.txt ref2.txt` scores; a glob that
+    matches nothing is named as such, not called JSONL."""
+    cand, (ref1, ref2) = texts
+    flags = ("--preset", "rouge_score", "--rouge-types", "rouge1,rouge2", "--format", "json", "--quiet")
+    listed = cli("score", cand, ref1, ref2, *flags)
+    globbed = cli("score", cand, str(ref1.parent / "ref*.txt"), *flags)
+    assert listed.returncode == globbed.returncode == 0, globbed.stderr
+    assert json.loads(globbed.stdout) == json.loads(listed.stdout)
+    missing = cli("score", cand, str(ref1.parent / "nothing*.txt"))
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert "no file matches" in missing.stderr and "JSONL" not in missing.stderr
+
+
+def test_a_folder_names_its_row_tables_and_skips_a_readme(tmp_path):
+    """A folder of JSONL shards with a README.md and a _SUCCESS beside them: the shards
+    are scored, the other files skipped with one warning naming them (not read as
+    rows: no invalid_json errors); a folder with no table is refused, saying so."""
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    rows = [{"system": "s", "doc_id": str(i), "candidate": c, "references": r}
+            for i, (c, r) in enumerate(zip(CANDIDATES, REFERENCES))]
+    (folder / "part-0.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    alone = cli("score", folder / "part-0.jsonl", "--format", "json", "--quiet")
+    (folder / "README.md").write_text("# What these outputs are\n\nNot rows.\n")
+    (folder / "_SUCCESS").write_text("")
+    done = cli("score", folder, "--format", "json", "--quiet")
+    assert done.returncode == alone.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(alone.stdout)
+    assert "skipped 2 file(s)" in done.stderr and "README.md" in done.stderr and "invalid_json" not in done.stderr
+    empty = tmp_path / "docs"
+    empty.mkdir()
+    (empty / "README.md").write_text("# nothing here\n")
+    refused = cli("score", empty)
+    assert refused.returncode == 2 and "holds no JSON Lines or Parquet file" in refused.stderr, refused.stderr

@@ -13,7 +13,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.io.tables import document_file_stem
 from tests.pipeline.test_compare import corpus
-from tests.pipeline.runs import run_pipeline, write_jsonl
+from tests.pipeline.runs import run_pipeline, seal, write_jsonl
 
 # The per-document file of the system "good" (each (profile, system) has files of its own).
 SHARD = f"per_document/{document_file_stem('default', 'good')}-00000-of-00001.parquet"
@@ -33,7 +33,7 @@ def edited(base, tmp_path, change):
     shutil.copytree(base / "new", folder)
     table = pq.read_table(folder / SHARD)
     pq.write_table(change(table), folder / SHARD)
-    return folder
+    return seal(folder)  # a hostile folder whose manifest agrees with it: its values are checked
 
 
 def set_cell(table, column, row, value, kind=None):
@@ -42,6 +42,14 @@ def set_cell(table, column, row, value, kind=None):
     index = table.column_names.index(column)
     field = table.schema.field(column) if kind is None else pa.field(column, kind)
     return table.set_column(index, field, pa.array(values, type=field.type))
+
+
+def seal_record(folder, record):
+    """run.json replaced by `record`, the folder's manifest written again to agree."""
+    import json
+
+    (folder / "run.json").write_text(json.dumps(record))
+    seal(folder)
 
 
 def compare(base, new, *options, capsys):
@@ -82,6 +90,7 @@ def test_strings_where_scores_belong_a_missing_column_and_a_truncated_file(base,
     truncated = edited(base, tmp_path, lambda t: t)
     data = (truncated / SHARD).read_bytes()
     (truncated / SHARD).write_bytes(data[: len(data) // 2])
+    seal(truncated)
     code, err = compare(base, truncated, capsys=capsys)
     assert code == 2 and f"{truncated / SHARD}: not a per-document table: cannot read it" in err
 
@@ -187,19 +196,19 @@ def test_the_moved_documents_texts_come_only_from_inputs_that_still_hold_the_sco
     record = json.loads((folder / "run.json").read_text())
     [entry] = record["inputs"]["candidates"]
     entry["path"] = str(data)
-    (folder / "run.json").write_text(json.dumps(record))
+    seal_record(folder, record)
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     data.write_text("".join(json.dumps(dict(r, candidate="WORDS-CHANGED-AFTER " + r["candidate"])) + "\n"
                             for r in rows))
     scored = entry["sha256"]
     # as if these bytes had been scored (their SHA-256 in run.json): their texts are shown
     entry["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
-    (folder / "run.json").write_text(json.dumps(record))
+    seal_record(folder, record)
     changed, page = texts_shown(folder)
     assert changed, page
     # the bytes that were scored are not these: no text from the file
     entry["sha256"] = scored
-    (folder / "run.json").write_text(json.dumps(record))
+    seal_record(folder, record)
     changed, _ = texts_shown(folder)
     assert not changed
     for hostile in ("pipe", "/dev/zero"):
@@ -207,7 +216,7 @@ def test_the_moved_documents_texts_come_only_from_inputs_that_still_hold_the_sco
         if hostile == "pipe":
             os.mkfifo(target)
         entry["path"] = str(target) if hostile == "pipe" else hostile
-        (folder / "run.json").write_text(json.dumps(record))
+        seal_record(folder, record)
         changed, _ = texts_shown(folder)
         assert not changed
 
@@ -227,6 +236,7 @@ def test_a_shard_whose_page_decodes_to_gigabytes_is_refused_unread(base, tmp_pat
     bomb = pa.DictionaryArray.from_arrays(pa.array([i % 400 for i in range(rows)], pa.int32()), texts)
     pq.write_table(table.set_column(table.column_names.index("doc_id"), "doc_id", bomb), folder / SHARD,
                    compression="zstd", dictionary_pagesize_limit=1 << 31)
+    seal(folder)
     assert (folder / SHARD).stat().st_size < 100_000
     judgments = tmp_path / "judgments.jsonl"
     judgments.write_text(json.dumps({"system": "good", "doc_id": "doc-00", "quality": 1}) + "\n")
@@ -242,5 +252,5 @@ def test_a_shard_whose_page_decodes_to_gigabytes_is_refused_unread(base, tmp_pat
                                               python_args=True).stdout)
         print(f"{command[0]}: peak {peak_mb} MB")
         assert status == 2, (command, err)
-        assert f"{folder / SHARD}" in err and "column 'doc_id': its dictionary decodes to 360001600 bytes" in err, err
+        assert f"{folder / SHARD}" in err and "column 'doc_id'" in err and "360001" in err, err
         assert peak_mb < 400

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from pipeline.beam.faults import BUSY_SHARE, StallWatch
+from pipeline.beam.runners.faults import WORKING_SHARE, StallWatch
 
 BOUND_SECONDS = 60  # from the kill to the run's exit
 
@@ -231,18 +231,20 @@ def test_stall_rules_tell_a_wedged_run_from_a_slow_one():
                 return t, reason
         return None
 
-    assert looks(StallWatch(10), 60) == (10, "no progress for 10 s: no counter moved and no process of the run "
-                                              "used 5% of a core (a wedged worker)")
+    idle_waits = lambda pid: 0.0  # noqa: E731 (no thread waits for a CPU)
+    assert looks(StallWatch(10, idle_waits), 60) == (
+        10, "no progress for 10 s: no counter moved, and no process of the run used 2% of a core or waited "
+        "for one (the run waits for something that does not come: a wedged worker)")
     # one worker working slowly (a tenth of a core: a loaded machine), no counter: not wedged
-    assert looks(StallWatch(10), 60, busy=0.1) is None
+    assert looks(StallWatch(10, idle_waits), 60, busy=0.1) is None
     # just under the share for the whole window: wedged
-    assert looks(StallWatch(10), 60, busy=BUSY_SHARE - 0.01)[0] == 10
+    assert looks(StallWatch(10, idle_waits), 60, busy=WORKING_SHARE - 0.01)[0] == 10
     # counters moving every 5 s with no CPU: not wedged
-    assert looks(StallWatch(10), 60, counters=lambda t: t // 5) is None
+    assert looks(StallWatch(10, idle_waits), 60, counters=lambda t: t // 5) is None
     # counters stop moving at 30 s: wedged 10 s later
-    assert looks(StallWatch(10), 60, counters=lambda t: min(t, 30) // 5)[0] == 40
+    assert looks(StallWatch(10, idle_waits), 60, counters=lambda t: min(t, 30) // 5)[0] == 40
     # no worker processes (the in-process runner): the no-progress rule does not apply
-    assert looks(StallWatch(10), 60, workers=False) is None
+    assert looks(StallWatch(10, idle_waits), 60, workers=False) is None
     # a stopped worker: after the limit, though the others (and counters) move
     t, reason = looks(StallWatch(10), 60, busy=1.0, counters=lambda t: t, state="T")
     assert (t, reason) == (10, "a Beam worker process (3) has been stopped (state T: SIGSTOP or a debugger) for 10 s")

@@ -16,13 +16,19 @@ when, for `stall_seconds`:
 
 * a process of the run is stopped (state T or t in /proc: SIGSTOP, a debugger), or
 * no progress counter moved (the workers' files in the progress folder:
-  pipeline/beam/progress.py) and no process of the run used more than
-  `BUSY_SHARE` of one core: everything waits on something that does not come.
-  Idle workers and the driver use well under 1% (gRPC's wake-ups); a worker that
-  works, even slowly on a loaded machine, uses far more, or moves a counter.
+  pipeline/beam/progress.py), and either
+  - the workers had begun counting and a process of the run kept at least
+    BUSY_SHARE of a core busy: a step that never ends (a loop without progress),
+    or one slower than the limit allows, which the message says; or
+  - no process of the run used WORKING_SHARE of a core, nor waited for a CPU
+    WAIT_SHARE of the time: everything waits on something that does not come.
+    Idle workers and the driver use well under 1% (gRPC's wake-ups).
 
-A worker that spins without progress (a busy loop in a user's code) is not told
-from a slow one, and is not stopped.
+A run that works slowly is never stopped as wedged: before its first counter
+(Beam's start-up moves none) a process that uses a CPU or waits for one is
+starting; on a starved CPU (every process held to a few percent of a core by a
+quota) its processes use that little and wait for a CPU the rest of the time
+(the run-queue wait of /proc/PID/task/*/schedstat), which an idle process does not.
 """
 
 from __future__ import annotations
@@ -44,7 +50,9 @@ class WorkerStalled(WorkerLost):
     """A process of the run was stopped, or nothing moved, for too long; the run stopped."""
 
 
-BUSY_SHARE = 0.05  # of one core, over the window: a process using more is working
+BUSY_SHARE = 0.2  # of one core, over the window: busy (with no counter moving: no progress; a starved run uses less)
+WORKING_SHARE = 0.02  # of one core: a process using more is working (idle ones use under 1%)
+WAIT_SHARE = 0.5  # of the time, a process waiting this long for a CPU wants one: starved, not idle
 LOOK_SECONDS = 0.5
 FAULT_WAIT_SECONDS = 5.0  # after the runner fails, for a worker's exit to be seen
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -60,6 +68,23 @@ def _state(pid: int):
         return None
 
 
+def run_queue_wait(pid: int) -> float:
+    """Seconds the threads of a process have waited, runnable, for a CPU (the second
+    field of /proc/PID/task/TID/schedstat); 0 where the kernel does not keep it."""
+    waited = 0
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as fh:
+                waited += int(fh.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return waited / 1e9
+
+
 def _folder_state(folder):
     """What changes when a worker writes its counters: each file's name, size and time."""
     if not folder:
@@ -72,19 +97,23 @@ def _folder_state(folder):
 
 
 class StallWatch:
-    """The wedge rules over successive looks (`look` returns a reason, or None)."""
+    """The wedge rules over successive looks (`look` returns a reason, or None).
+    `waited(pid)`: seconds the process has waited for a CPU so far (run_queue_wait)."""
 
-    def __init__(self, limit: float):
+    def __init__(self, limit: float, waited=run_queue_wait):
         self.limit = limit
+        self.waited = waited
         self.stopped_since: dict = {}
         self.window_start = None
         self.window_ticks: dict = {}
         self.counters = None
+        self.half = None  # (time, {pid: waited}) halfway through a window without progress
 
     def look(self, now: float, processes: dict, counters, workers: bool) -> str | None:
         """`processes`: {pid: (state, ticks)} of the driver and its descendants;
-        `counters`: anything that changes when a counter moves; `workers`: the
-        run has worker processes (without them the rules do not apply)."""
+        `counters`: anything that changes when a counter moves, empty (false) before
+        the first; `workers`: the run has worker processes (without them the rules
+        do not apply)."""
         for pid, (state, _) in processes.items():
             if state in ("T", "t"):
                 since = self.stopped_since.setdefault(pid, now)
@@ -100,19 +129,31 @@ class StallWatch:
             self._new_window(now, processes, counters)
             return None
         elapsed = now - self.window_start
+        if self.half is None and elapsed >= self.limit / 2:  # (the threads' waits: read twice a window)
+            self.half = (now, {pid: self.waited(pid) for pid in processes})
         if elapsed < self.limit:
             return None
-        busiest = max((ticks - self.window_ticks.get(pid, 0) for pid, (_, ticks) in processes.items()), default=0)
-        if busiest / _TICKS > BUSY_SHARE * elapsed:
-            self._new_window(now, processes, counters)
+        used = {pid: (ticks - self.window_ticks.get(pid, 0)) / _TICKS / elapsed for pid, (_, ticks) in processes.items()}
+        busiest = max(used, key=used.get, default=None)
+        share = used.get(busiest, 0.0)
+        if share >= BUSY_SHARE and counters:
+            return (f"no progress counter moved for {elapsed:.0f} s while a process of the run ({busiest}) kept "
+                    f"{share:.0%} of a core busy: a step that never ends (such as a regex that backtracks), or "
+                    "one slower than the limit allows (raise it if the run is only slow)")
+        since, before = self.half
+        waiting = max((self.waited(pid) - w for pid, w in before.items() if pid in processes), default=0.0)
+        if share >= WORKING_SHARE or waiting >= WAIT_SHARE * max(now - since, 1e-9):
+            self._new_window(now, processes, counters)  # working, or starved of CPU: slow, not wedged
             return None
-        return (f"no progress for {elapsed:.0f} s: no counter moved and no process of the run used "
-                f"{BUSY_SHARE:.0%} of a core (a wedged worker)")
+        return (f"no progress for {elapsed:.0f} s: no counter moved, and no process of the run used "
+                f"{WORKING_SHARE:.0%} of a core or waited for one (the run waits for something that does not "
+                "come: a wedged worker)")
 
     def _new_window(self, now, processes, counters):
         self.window_start = now
         self.window_ticks = {pid: ticks for pid, (_, ticks) in processes.items()}
         self.counters = counters
+        self.half = None
 
 
 def _watch_stalls(limit: float, folder, done: threading.Event, on_stall) -> None:
@@ -276,10 +317,9 @@ def watch_workers(stall_seconds: float = 0, progress_folder: str | None = None):
         with lock:
             done.set()
         signal.signal(signal.SIGUSR1, previous_handler)
-        if not fault:
-            threading.excepthook = previous_hook
-        else:
+        if fault:
             kill_descendants()
+        threading.excepthook = previous_hook  # (the runner's threads failing later: the CLI's own hook)
 
 
 def describe(message: str) -> str:

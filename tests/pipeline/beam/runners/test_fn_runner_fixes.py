@@ -1,17 +1,18 @@
 """The row loss of Beam's worker-process runner (issue 18), in small: the data-plane
-stream race that pipeline.beam.fn_runner_fixes works around, shown on the stream
+stream race that pipeline.beam.runners.fn_runner_fixes works around, shown on the stream
 itself (deterministic) and in a whole run with the runner's flushing forced."""
 
 import random
 import threading
 import time
 
+import apache_beam as beam
 import pytest
 from apache_beam.coders.stream import OutputStream
 from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_handlers
 from apache_beam.runners.worker import data_plane
 
-from pipeline.beam import fn_runner_fixes
+from pipeline.beam.runners import fn_runner_fixes
 from tests.pipeline.runs import TWO_PROCESSES, TWO_THREADS, run_pipeline, write_jsonl
 
 NEVER_MS = 10**9  # the stream's own timer never fires: the tests flush by hand
@@ -81,10 +82,47 @@ def test_the_runner_writes_no_chunk_during_a_flush():
     assert b"".join(callback.sent) == b"first chunk;second chunk;"
 
 
-def test_fix_is_applied_by_every_run(tmp_path):
-    source = write_jsonl(tmp_path / "in.jsonl", [{"system": "a", "doc_id": "d", "candidate": "x y", "references": ["x"]}])
-    run_pipeline(tmp_path / "out", [source])
-    assert fn_runner_fixes.applied()
+class Spy(beam.DoFn):
+    """Records, in a file, whether the fixes are in place while the workers run."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def process(self, element):
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(f"{fn_runner_fixes.applied()}\n")
+        yield element
+
+
+@pytest.mark.parametrize("mode", ["multi_threading", "in_memory"])
+def test_the_fix_is_in_place_for_a_run_with_a_data_plane_and_undone_after(tmp_path, mode):
+    """Worker threads share the runner's process: they see whether the fix is in
+    place during the run (with worker processes the runner's own side is what the
+    fix changes, in this process, as here)."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.beam.runners.session import runner_session
+    from pipeline.config import RunOptions
+
+    originals = [getattr(owner, attr) for owner, attr, _ in fn_runner_fixes.FIXES.replaces()]
+    options = PipelineOptions(["--runner=FnApiRunner", f"--direct_running_mode={mode}", "--direct_num_workers=2"])
+    with runner_session(options, RunOptions(), None) as runner, beam.Pipeline(runner=runner, options=options) as p:
+        p | beam.Create([1, 2, 3]) | beam.ParDo(Spy(str(tmp_path / "seen")))
+    seen = set((tmp_path / "seen").read_text().split())
+    assert seen == ({"True"} if mode == "multi_threading" else {"False"})
+    assert [getattr(owner, attr) for owner, attr, _ in fn_runner_fixes.FIXES.replaces()] == originals
+    assert not fn_runner_fixes.applied()
+
+
+def test_a_failed_run_undoes_the_fix_too():
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    options = PipelineOptions(["--runner=FnApiRunner", "--direct_running_mode=multi_processing"])
+    with pytest.raises(ZeroDivisionError):
+        with fn_runner_fixes.fixed(options):
+            assert fn_runner_fixes.applied()
+            1 / 0
+    assert not fn_runner_fixes.applied()
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import math
 from typing import Iterable, Optional, Sequence
 
 from rouge_core import RougeConfigError
@@ -22,16 +23,16 @@ from rouge_core import RougeConfigError
 # (`--direct_running_mode=multi_processing`) is opt-in: on this 2-core machine it
 # was slower than one process.  In Beam 2.77 it also lost rows of one large input
 # file (1,000,000 rows in one JSONL file: 12,023 to 256,355 missing in 5 of 7 runs),
-# a race in the runner's data plane that pipeline.beam.fn_runner_fixes now closes
+# a race in the runner's data plane that pipeline.beam.runners.fn_runner_fixes now closes
 # (docs/many_systems.md).  A run that loses rows is still refused by the count
 # check (`rows read = scored + errors`), on every runner.
 IN_PROCESS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
 
 # Runners Beam ships but does not list in StandardOptions.ALL_KNOWN_RUNNERS (so
 # Beam itself would not find them by their short name).  DaskRunner runs with the
-# fixes of pipeline.beam.dask_runner (Beam 2.77's own mixes tagged outputs and
+# fixes of pipeline.beam.runners.dask_runner (Beam 2.77's own mixes tagged outputs and
 # computes only the last sink).
-EXTRA_RUNNERS = {"daskrunner": "pipeline.beam.dask_runner.DaskRunner"}
+EXTRA_RUNNERS = {"daskrunner": "pipeline.beam.runners.dask_runner.DaskRunner"}
 # What to install when a runner's module cannot be imported.
 EXTRAS = {"dask": "apache-beam[dask]", "dataflow": "apache-beam[gcp]", "interactive": "apache-beam[interactive]"}
 
@@ -71,9 +72,14 @@ def import_runner(path: str) -> None:
         raise RougeConfigError(f"runner {path} cannot be loaded ({err}){install}") from err
 
 
-def beam_option_names() -> frozenset[str]:
-    """Every `--flag` of every Beam PipelineOptions class registered so far (a
-    runner's options appear once its module is imported)."""
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # (argparse would print and exit)
+        raise RougeConfigError(f"Beam option: {message}")
+
+
+def _beam_parser() -> argparse.ArgumentParser:
+    """A parser of every Beam PipelineOptions class registered so far (a runner's
+    options appear once its module is imported)."""
     from apache_beam.options import pipeline_options
 
     def subclasses(cls):
@@ -81,13 +87,48 @@ def beam_option_names() -> frozenset[str]:
             yield sub
             yield from subclasses(sub)
 
-    parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
-    for cls in set(subclasses(pipeline_options.PipelineOptions)):
+    parser = _Parser(allow_abbrev=False, add_help=False, exit_on_error=False)
+    for cls in sorted(set(subclasses(pipeline_options.PipelineOptions)), key=lambda c: c.__qualname__):
         try:
             cls._add_argparse_args(parser)
         except argparse.ArgumentError:  # two classes declaring one flag
             pass
-    return frozenset(o for action in parser._actions for o in action.option_strings)
+    return parser
+
+
+def beam_option_names() -> frozenset[str]:
+    """Every `--flag` of every Beam PipelineOptions class registered so far."""
+    return frozenset(o for action in _beam_parser()._actions for o in action.option_strings)
+
+
+# Bounds of Beam's numeric options where "not negative" is not enough: local worker
+# processes (each a Python process of 100-200 MB; 0 means one per CPU) and ports.
+OPTION_RANGES = {"direct_num_workers": (0, 256), "job_port": (0, 65_535), "artifact_port": (0, 65_535),
+                 "expansion_port": (0, 65_535), "profile_sample_rate": (0, 1)}
+
+
+def check_beam_values(args: Sequence[str]) -> None:
+    """Each Beam option's value of the right type and in its range, refused here with
+    a sentence (`--direct_num_workers=-1` ended in an IndexError inside Beam): an
+    integer or a number not below 0 (or below the option's own negative default,
+    "unset"), nor past OPTION_RANGES; a float finite; a choice among its choices."""
+    parser = _beam_parser()
+    try:
+        given, _ = parser.parse_known_args(list(args))
+    except argparse.ArgumentError as err:
+        raise RougeConfigError(f"Beam option {err.argument_name}: {err.message}") from None
+    named = {arg.split("=", 1)[0] for arg in args if arg.startswith("--")}
+    for action in parser._actions:  # noqa: SLF001 (argparse keeps its actions there)
+        if not named & set(action.option_strings) or action.type not in (int, float):
+            continue
+        value = getattr(given, action.dest, None)
+        if value is None:
+            continue
+        default = action.default if isinstance(action.default, (int, float)) else 0
+        low, high = OPTION_RANGES.get(action.dest, (min(0, default), math.inf))
+        if not (math.isfinite(value) and low <= value <= high):
+            bound = f"from {low} to {high}" if math.isfinite(high) else f"{low} or more"
+            raise RougeConfigError(f"Beam option {action.option_strings[0]} must be {bound}; got {value}")
 
 
 def runner_arg(args: Sequence[str]) -> Optional[tuple[int, str]]:
@@ -125,6 +166,7 @@ def check_beam_args(args: Sequence[str], ours: Iterable[str]) -> None:
         close = difflib.get_close_matches(name, sorted(ours | known), n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]}?" if close else " (not an option of rouge-pipeline nor of Beam)"
         raise RougeConfigError(f"unknown option {name}{hint}")
+    check_beam_values(args)
 
 
 def choose_runner(args: Sequence[str], input_bytes: int) -> tuple[list[str], str]:
@@ -141,5 +183,5 @@ def choose_runner(args: Sequence[str], input_bytes: int) -> tuple[list[str], str
         return args, "runner: as given"
     return IN_PROCESS + args, (
         f"runner: in this process (the input, {input_bytes / (1 << 20):.1f} MiB; "
-        "--runner or --direct_running_mode=multi_processing overrides)"
+        "--runner chooses another: run --help)"
     )

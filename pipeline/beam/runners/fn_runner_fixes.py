@@ -1,6 +1,9 @@
 """Beam's FnApiRunner (apache-beam 2.77) with the fix of the defect that lost rows
 between stages with worker processes (issue 18, docs/scaling.md section 3).
-`pipeline.beam.run` applies it before every run; `apply()` is idempotent.
+`fixed(options)` applies it for a run whose FnApiRunner has a data plane (worker
+threads or processes: `--direct_running_mode` multi_threading or multi_processing)
+and restores Beam's own methods when the run ends; each replaced method, and what
+the fix relies on, is checked first (pipeline.beam.runners.patches).
 
 RUNNER_INPUT_WRITE_RACE.  The runner sends each bundle's input to its worker
 through a data-plane output stream (`BundleManager._send_input_to_worker`: one
@@ -30,7 +33,7 @@ workers are threads of the runner's process and get the same timed streams
 for their outputs, written element by element by Beam's encoders: the same race
 loses elements, and a timer flush can also cut an element in two (the next stage
 then fails to decode it).  The fix: their streams flush by size only, between
-elements, as worker processes' streams do (data_buffer_time_limit_ms = 0).  tests/pipeline/beam/test_fn_runner_fixes.py shows the race on
+elements, as worker processes' streams do (data_buffer_time_limit_ms = 0).  tests/pipeline/beam/runners/test_fn_runner_fixes.py shows the race on
 the stream itself and the loss in a small pipeline with the runner's flushing
 forced (every millisecond, into a one-element send queue), both failing without
 the fix.
@@ -41,9 +44,14 @@ from __future__ import annotations
 import contextlib
 
 from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_handlers
+from apache_beam.runners.worker import data_plane
 
-# BundleManager's method -> its locked replacement here
-_SENDS = {"_send_input_to_worker": "send_input_to_worker", "_send_timers_to_worker": "send_timers_to_worker"}
+from pipeline.beam.runners.locality import runner_name
+from pipeline.beam.runners.patches import Internals
+
+# Runners that are Beam's FnApiRunner here, and its modes that have a data plane.
+FN_API_RUNNERS = {"", "DirectRunner", "SwitchingDirectRunner", "FnApiRunner"}
+DATA_PLANE_MODES = {"multi_threading", "multi_processing"}
 
 
 def _locked(stream):
@@ -77,15 +85,45 @@ def start_embedded_worker(self) -> None:
     _START_EMBEDDED(self)
 
 
-def apply() -> None:
-    """Replace BundleManager's two senders by the locked ones, and the embedded
-    workers' timed flushing by flushing by size (idempotent)."""
-    for theirs, ours in _SENDS.items():
-        setattr(fn_runner.BundleManager, theirs, globals()[ours])
-    worker_handlers.EmbeddedGrpcWorkerHandler.start_worker = start_embedded_worker
+def _stream_probe():
+    """A time-based stream, closed at once: what the lock of `_locked` is read from."""
+    stream = data_plane.TimeBasedBufferingClosableOutputStream(time_flush_threshold_ms=10**9)
+    stream.close()
+    return stream
+
+
+FIXES = Internals(
+    "RUNNER_INPUT_WRITE_RACE + EMBEDDED_WORKER_TIMED_FLUSH (pipeline/beam/runners/fn_runner_fixes.py)",
+    uses=lambda: [
+        (_stream_probe(), "_flush_lock"),
+        (_START_EMBEDDED.__code__, "_data_buffer_time_limit_ms"),
+        (worker_handlers.GrpcWorkerHandler, "data_conn"),
+    ],
+    replaces=lambda: [
+        (fn_runner.BundleManager, "_send_input_to_worker", send_input_to_worker),
+        (fn_runner.BundleManager, "_send_timers_to_worker", send_timers_to_worker),
+        (worker_handlers.EmbeddedGrpcWorkerHandler, "start_worker", start_embedded_worker),
+    ],
+)
+
+
+def needed(options) -> bool:
+    """Whether the run's runner is the FnApiRunner with worker threads or processes."""
+    from apache_beam.options.pipeline_options import DirectOptions
+
+    return runner_name(options) in FN_API_RUNNERS and options.view_as(DirectOptions).direct_running_mode in DATA_PLANE_MODES
+
+
+@contextlib.contextmanager
+def fixed(options):
+    """The fixes in place while the body runs, if the runner needs them."""
+    if not needed(options):
+        yield
+        return
+    with FIXES.applied():
+        yield
 
 
 def applied() -> bool:
-    return worker_handlers.EmbeddedGrpcWorkerHandler.start_worker is start_embedded_worker and all(
-        getattr(fn_runner.BundleManager, theirs) is globals()[ours] for theirs, ours in _SENDS.items()
-    )
+    """Whether Beam's methods are replaced by the fixes now."""
+    return all(getattr(owner, attr) is ours for owner, attr, ours in FIXES.replaces())
