@@ -338,12 +338,6 @@ class RunConfig:
 
         if not self.input.candidates:
             fail("input.candidates", list(self.input.candidates), "at least one file or glob")
-        columns: dict[str, str] = {}
-        for key in ("system", "doc_id", "candidate", "references", "reference"):
-            column = getattr(self.input, f"{key}_field")
-            other = columns.setdefault(column, key)
-            if other != key and {other, key} != {"references", "reference"}:  # (those two may: one text a row)
-                fail(f"input.{key}_field", column, f"a column other than input.{other}_field's")
         if self.input.system_from_path:
             try:
                 SystemFromPath(self.input.system_from_path)
@@ -391,8 +385,11 @@ def check_declared(section: str, values, fail) -> None:
 # scored against itself (candidate_field = "references": 100%), or make every row
 # its own system (system_field = "doc_id").  A candidate file's row holds the first
 # four, a reference file's row doc_id, references or reference, and reference_id.
+# references_field and reference_field may name one column: a list there is a
+# document's references, a text one reference (--fields reference=references).
 _CANDIDATE_ROLES = ("system_field", "doc_id_field", "candidate_field", "references_field")
 _REFERENCE_ROLES = ("doc_id_field", "references_field", "reference_field")
+_ONE_COLUMN_MAY = {"references_field", "reference_field"}
 
 
 def _check_names(config: "RunConfig", fail) -> None:
@@ -410,9 +407,12 @@ def _check_names(config: "RunConfig", fail) -> None:
         seen: dict = {}
         for role in roles:
             column = "reference_id" if role == "reference_id" else getattr(config.input, role)
-            if column in seen:
-                other = "the reference rows' reference_id" if role == "reference_id" else f"input.{role}"
-                fail(f"input.{seen[column]}", column,
+            if column in seen and {seen[column], role} != _ONE_COLUMN_MAY:
+                first, second = seen[column], role  # (the one the command line set is named first)
+                if f"input.{second}" in config.overridden and f"input.{first}" not in config.overridden:
+                    first, second = second, first
+                other = "the reference rows' reference_id" if second == "reference_id" else f"input.{second}"
+                fail(f"input.{first}", column,
                      f"a column of its own, not also {other} (one column cannot be read in two roles)")
             seen[column] = role
 

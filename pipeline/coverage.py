@@ -16,7 +16,6 @@ Rejected rows never look like a clean result:
 
 from __future__ import annotations
 
-from typing import Optional
 from dataclasses import dataclass, field
 
 from pipeline.io.names import shown
@@ -119,35 +118,51 @@ def run_rejected(counts: dict, max_rejected: float) -> dict:
             "exit_status": EXIT_REJECTED if problems else 0}
 
 
-def error_lines(errors, limit: int, hint=None, total: Optional[int] = None) -> list[str]:
-    """The first of `errors` (ErrorRecords, or what has their source, position,
-    reason and message) as lines for a terminal: rows of one file with the same
-    reason and message as one line with their count, at most `limit` lines, then
-    for each file whose rows miss a field `hint(source)` once (what the file's
-    rows hold and how to map them; None: nothing).  `total`: how many errors there
-    were when `errors` holds only the first of them."""
-    groups: dict = {}
-    seen, total = 0, total or 0
-    for error in errors:
-        seen += 1
+class AlikeErrors:
+    """Error rows as a terminal shows them: the rows of one file with the same reason
+    and message are one kind, shown as one line with their count.  The first `limit`
+    kinds are kept (where the first row is, and how many rows), later ones only
+    counted: memory stays bounded whatever the number of rows."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.kinds: dict = {}  # (source, reason, message) -> [position of the first row, rows]
+        self.total = 0
+
+    def add(self, error) -> None:
+        """Counts `error` (an ErrorRecord, or what has its source, position, reason, message)."""
+        self.total += 1
         key = (error.source, error.reason, error.message)
-        if key in groups:
-            groups[key][1] += 1
-        elif len(groups) < limit:
-            groups[key] = [error.position, 1]
-    lines = []
-    for (source, reason, message), (position, n) in groups.items():
-        where = source + (f":{position}" if position is not None else "")
-        more = f" (and {n - 1:,} more row{'s' if n > 2 else ''} like it)" if n > 1 else ""
-        lines.append(f"  {shown(where)}{more}: {reason}: {shown(message)}")
-    rest = max(total, seen) - sum(n for _, n in groups.values())
-    if rest:
-        lines.append(f"  ... and {rest:,} more")
-    for source in dict.fromkeys(s for s, reason, _ in groups if reason == "missing_field"):
-        line = hint(source) if hint else None
-        if line:
-            lines.append(f"  {shown(line)}")
-    return lines
+        if key in self.kinds:
+            self.kinds[key][1] += 1
+        elif len(self.kinds) < self.limit:
+            self.kinds[key] = [error.position, 1]
+
+    def lines(self, hint=None) -> list[str]:
+        """One line per kept kind, then how many rows are not shown, then for each file
+        whose rows miss a field `hint(source)` once (what the file's rows hold and how
+        to map them; None: nothing)."""
+        lines = []
+        for (source, reason, message), (position, n) in self.kinds.items():
+            where = source + (f":{position}" if position is not None else "")
+            more = f" (and {n - 1:,} more row{'s' if n > 2 else ''} like it)" if n > 1 else ""
+            lines.append(f"  {shown(where)}{more}: {reason}: {shown(message)}")
+        rest = self.total - sum(n for _, n in self.kinds.values())
+        if rest:
+            lines.append(f"  ... and {rest:,} more")
+        for source in dict.fromkeys(s for s, reason, _ in self.kinds if reason == "missing_field"):
+            line = hint(source) if hint else None
+            if line:
+                lines.append(f"  {shown(line)}")
+        return lines
+
+
+def error_lines(errors, limit: int, hint=None) -> list[str]:
+    """`errors` as lines for a terminal, at most `limit` kinds (AlikeErrors)."""
+    alike = AlikeErrors(limit)
+    for error in errors:
+        alike.add(error)
+    return alike.lines(hint)
 
 
 def document_sets_warning(missing: dict[str, int], documents: int) -> list[str]:

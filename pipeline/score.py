@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pipeline.config import DEFAULT_PROFILE, InputConfig, Profile, StatisticsConfig
-from pipeline.coverage import REFERENCES, Coverage, TextTally
+from pipeline.coverage import REFERENCES, AlikeErrors, Coverage, TextTally
 from pipeline.documents import DocumentGroup, document_key, resolve_document, share_references, split_lookalikes
 from pipeline.io.patterns import system_from_path
 from pipeline.io.rows import (
@@ -29,20 +29,20 @@ from rouge_core.aggregate import SystemSums, stats_array, stats_bytes
 from rouge_core.textcheck import TextCheck
 
 
-KEPT_ERRORS = 10  # error rows `score` keeps (and prints); the others are counted
+KEPT_ERRORS = 10  # kinds of error rows `score` keeps (and prints); the others are counted
 
 
 @dataclass
 class LocalScores:
     """What `score` found: per system, per doc_id, the scores; the bad rows counted
-    (by reason, and by system), the first KEPT_ERRORS of them kept whole (2,000,000
+    (by reason, and by system), the first KEPT_ERRORS kinds of them kept (2,000,000
     bad lines cost counters, not 2,000,000 records).  `rows_read` counts reference
     rows too, as the pipeline's run record does."""
 
     # system -> doc_id -> its statistics as `stats_bytes` packs them (every metric tag of
     # the settings, in order; `metric_stats` unpacks them)
     results: dict = field(default_factory=dict)
-    errors: list = field(default_factory=list)  # the first KEPT_ERRORS ErrorRecords, in the order found
+    errors: AlikeErrors = field(default_factory=lambda: AlikeErrors(KEPT_ERRORS))  # the first KEPT_ERRORS kinds
     error_count: int = 0
     by_reason: Counter = field(default_factory=Counter)
     rejected: int = 0  # row errors, as `run` counts rejected rows (not file-level, not duplicate_reference)
@@ -58,8 +58,7 @@ class LocalScores:
             self.rejected += 1
             if error.system is not None:
                 self.rejected_by_system[error.system] += 1
-        if len(self.errors) < KEPT_ERRORS:
-            self.errors.append(error)
+        self.errors.add(error)
 
     @property
     def scored(self) -> int:

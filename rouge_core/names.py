@@ -294,6 +294,19 @@ def rouge_score_type(name: str) -> MetricName:
     raise RougeConfigError(f"Invalid rouge type: {name}")
 
 
+def is_rouge_score_lcs(value) -> bool:
+    """rouge-score 0.1.2's test of its two LCS types, by equality (`value == "rougeL"
+    or value == "rougeLsum"`): bytes, or anything else, compare as Python compares
+    them.  The compat layer reads types in rouge-score's own order with it."""
+    return value == "rougeL" or value == "rougeLsum"
+
+
+def is_rouge_score_lsum_only(types) -> bool:
+    """rouge-score 0.1.2's `score` skips tokenizing the texts when its one type equals
+    "rougeLsum" (which tokenizes per sentence)."""
+    return len(types) == 1 and types[0] == "rougeLsum"
+
+
 def is_metric_name(name: str) -> bool:
     """Whether `name` is a metric name of either style (`parse` would read it).
 

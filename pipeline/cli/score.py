@@ -24,7 +24,6 @@ from pipeline.coverage import (
     DEFAULT_MAX_REJECTED,
     EXIT_REJECTED,
     document_sets_warning,
-    error_lines,
     rejected_warning,
     text_warnings,
 )
@@ -43,14 +42,13 @@ from rouge_core import RougeConfigError, RougeInputError, names
 from rouge_core.report import evaluation_ids
 
 
-def print_errors(scores: LocalScores, config, limit: int = 10, file=None) -> None:
+def print_errors(scores: LocalScores, config, file=None) -> None:
     """The counts, then the first bad rows with where they are and why (alike rows
     of a file as one line; a file whose rows miss a field, how to map its fields),
     to stderr as it is when called."""
     file = file or sys.stderr
     print(scores.summary(), file=file)
-    lines = error_lines(scores.errors, limit, lambda source: mapping_hint(source, config), total=scores.error_count)
-    for line in lines:
+    for line in scores.errors.lines(lambda source: mapping_hint(source, config)):
         print(line, file=file)
 
 

@@ -146,7 +146,7 @@ class RougeScorer(scoring.BaseScorer):
 
     def _score_python(self, target, prediction):
         """rouge-score's `score`, in its order: the reference for the compiled path."""
-        if len(self.rouge_types) == 1 and self.rouge_types[0] == "rougeLsum":
+        if names.is_rouge_score_lsum_only(self.rouge_types):
             target_tokens = prediction_tokens = None
         else:
             target_tokens = self._tokenizer.tokenize(target)
@@ -189,10 +189,10 @@ def _rouge_type(rouge_type):
     by equality, any other by `re.match("rouge[0-9]$", six.ensure_str(t))`, so bytes are
     decoded (b"rouge2" is ROUGE-2, b"rougeL" is refused) and what is neither a string nor
     bytes is its TypeError."""
-    if type(rouge_type) is str or rouge_type == "rougeL" or rouge_type == "rougeLsum":
+    if type(rouge_type) is str or names.is_rouge_score_lcs(rouge_type):
         return names.rouge_score_type(rouge_type)
     text = ensure_str(rouge_type)
-    if text in ("rougeL", "rougeLsum"):
+    if names.is_rouge_score_lcs(text):
         raise ValueError("Invalid rouge type: %s" % (rouge_type,))
     return names.rouge_score_type(text)
 

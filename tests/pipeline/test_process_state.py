@@ -97,7 +97,7 @@ def test_a_worker_fault_leaves_the_thread_hook_and_signals_as_they_were(tmp_path
     the run with WorkerLost; the hook and SIGUSR1's handler are the caller's after."""
     seen = probe("""
         import threading
-        from pipeline.beam.faults import WorkerLost, watch_workers
+        from pipeline.beam.runners.faults import WorkerLost, watch_workers
         def lost():
             raise RuntimeError("Worker subprocess exited with return code -9")
         try:

@@ -94,29 +94,29 @@ def test_the_reader_sends_rows_of_long_texts_in_smaller_batches(tmp_path, monkey
     assert sizes == [3, 3, 3, 1]  # 10,000 characters a row: a batch once 25,000 are held
 
 
-def test_a_failed_run_without_a_staging_folder_leaves_no_spill_files(tmp_path, monkeypatch):
-    """An output URL has no staging folder to discard: when its pipeline fails, the spill
-    files written so far are removed all the same.  (Run here on a local folder taken
-    for a URL; scoring fails after the reading stage has spilled the texts.)"""
+def test_a_failed_run_leaves_no_spill_files(tmp_path, monkeypatch):
+    """When a run's pipeline fails after the reading stage has spilled the texts, the
+    spill files go with the staging folder: nothing of the run is left beside the
+    inputs.  (On a store the staging prefix is discarded the same way:
+    tests/pipeline/test_object_stores.py.)"""
     import pytest  # noqa: PLC0415
 
-    import pipeline.beam.run as run_module  # noqa: PLC0415
     from pipeline.beam.documents import ScoreDocumentFn  # noqa: PLC0415
 
     out = tmp_path / "out"
     seen = []
 
     def failing(self, groups):
-        seen.append(sorted(p.name for p in (out / SPILL).iterdir()))
+        seen.append(sorted(p.name for p in tmp_path.glob(f"out.staging-*/{SPILL}/*")))
         raise RuntimeError("scoring failed on purpose")
 
-    monkeypatch.setattr(run_module, "is_local", lambda path: False)
     monkeypatch.setattr(ScoreDocumentFn, "process", failing)
     rows = [{"system": "A", "doc_id": f"d{i}", "candidate": "a cat", "references": ["the cat"]} for i in range(5)]
+    inputs = write_jsonl(tmp_path / "c.jsonl", rows)
     with pytest.raises(Exception, match="scoring failed on purpose"):
-        run_pipeline(out, [write_jsonl(tmp_path / "c.jsonl", rows)])
+        run_pipeline(out, [inputs])
     assert seen and seen[0] == ["candidates"]  # the texts were spilled before scoring failed
-    assert not (out / SPILL).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
 
 
 def test_places_that_touch_are_read_as_one_run(tmp_path, monkeypatch):
