@@ -148,12 +148,13 @@ class ComparedRun:
         return self.table[system, metric]
 
 
-def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str | None]]:
+def settings_differences(old: str, new: str, ignore: tuple = ()) -> list[tuple[str, str | None, str | None]]:
     """The settings of two runs' signatures that differ, as (key, old value, new value),
     by `Signature.differences` per setting; with profiles the key is "<profile> <key>"
     (and "<profile> #2 <key>" for a profile's second setting), and different profiles
     are one difference, "profiles".  A field this version does not know (a later
-    version's) is compared too.
+    version's) is compared too; the fields in `ignore` are not (history passes
+    rouge_core.signature.RUN_FIELDS: what a run adds about its data, not settings).
 
     Example:
         >>> settings_differences("rouge155|n:2|stem:no|v:0.1.0", "rouge155|n:4|stem:no|v:0.1.0")
@@ -173,8 +174,8 @@ def settings_differences(old: str, new: str) -> list[tuple[str, str | None, str 
     if names[0] != names[1]:
         out.append(("profiles", ", ".join(names[0]), ", ".join(names[1])))
     for label in (label for label in before if label in after):
-        for key, (a, b) in before[label].differences(after[label]).items():
-            out.append((f"{label} {key}" if label else key, a, b))
+        out += [(f"{label} {key}" if label else key, a, b)
+                for key, (a, b) in before[label].differences(after[label]).items() if key not in ignore]
     return out
 
 

@@ -212,7 +212,8 @@ class OutputConfig:
     folder: str = key("out/run", "the result folder")
     overwrite: bool = key(False, "true: replace an existing result folder atomically")
     per_document_shards: int = key(
-        0, "shards of the per-document table; 0: from their count, a power of two (at most 4,096) with at most 100,000 scored documents a shard on average", low=0, high=10_000
+        0, "files of the per-document table per (profile, system), of consecutive documents; 0: one per "
+        "100,000 of its documents", low=0, high=10_000
     )
     per_document_formats: tuple[str, ...] = key(
         ("parquet",), "formats of the per-document table: parquet, csv, jsonl", choices=("parquet", "csv", "jsonl")
@@ -250,6 +251,11 @@ class RunOptions:
         "not answer this long: the run fails, saying so (0: wait for ever)", low=1, high=86_400, zero=True,
     )
     beam_args: tuple[str, ...] = key((), 'Beam pipeline options, e.g. ["--runner", "DataflowRunner"]')
+    reuse: str = key(
+        "", "a previous result folder (local or URL): rows it scored with the same texts and settings are not "
+        "scored again, systems whose input files are unchanged are copied whole, each proven by digests "
+        "(docs/nightly.md); empty: none",
+    )
 
 
 @dataclass(frozen=True)
@@ -551,6 +557,8 @@ def load_config(path: str | None) -> RunConfig:
         references=tuple(_relative_to(base, p, pattern=True) for p in sections["input"].references),
     )
     sections["output"] = dataclasses.replace(sections["output"], folder=_relative_to(base, sections["output"].folder))
+    if sections["run"].reuse:
+        sections["run"] = dataclasses.replace(sections["run"], reuse=_relative_to(base, sections["run"].reuse))
     profiles = _profiles(data.get("profiles", {}), path)
     return RunConfig(**sections, profiles=profiles, source=str(Path(path)))
 

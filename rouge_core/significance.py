@@ -217,7 +217,7 @@ class PairSums:
 
     # -- adding documents ---------------------------------------------------
 
-    def add(self, doc_ids: Sequence[str], systems: Sequence[str], units, present=None) -> PairSums:
+    def add(self, doc_ids: Sequence[str], systems: Sequence[str], units, present=None, pairs_of=None) -> PairSums:
         """Add a block of documents.
 
         Args:
@@ -226,6 +226,10 @@ class PairSums:
             units: documents x systems integer scores in score units (`to_units`).
             present: documents x systems, true where the system scored the
                 document (its unit is then ignored elsewhere); None: all scored.
+            pairs_of: None, or some of `systems`: only the pair sums of pairs with
+                one of them are made (work S x k per document, not S x S); the
+                other pairs' stay 0, for a caller that has their results already
+                (a run that reuses a previous run's, pipeline.reuse).
         """
         units = np.asarray(units, dtype=np.int64).reshape(len(doc_ids), len(systems))
         present = (
@@ -241,9 +245,10 @@ class PairSums:
         m = np.zeros(x.shape, dtype=bool)
         x[:, columns] = np.where(present, units, 0)
         m[:, columns] = present
-        return self._add_matrix(list(doc_ids), x, m)
+        some = None if pairs_of is None else np.searchsorted(self.systems, sorted(set(pairs_of))).astype(np.intp)
+        return self._add_matrix(list(doc_ids), x, m, some)
 
-    def _add_matrix(self, doc_ids: list[str], x: np.ndarray, m: np.ndarray) -> PairSums:
+    def _add_matrix(self, doc_ids: list[str], x: np.ndarray, m: np.ndarray, some=None) -> PairSums:
         if not len(doc_ids):
             return self
         largest = int(np.abs(x).max()) if x.size else 0
@@ -258,7 +263,20 @@ class PairSums:
         b = None if self.against is None else self.index(self.against)
         for rows in _exact_blocks(len(doc_ids), largest):
             xf = x[rows].astype(np.float64)
+            if some is not None and b is None:  # only the pairs with a system of `some` (run --reuse)
+                mf = m[rows].astype(np.float64) if self.shared is not None else None
+                terms = [(self.products, xf, xf)]
+                if mf is not None:
+                    terms += [(self.shared, mf, mf), (self.sums, xf, mf), (self.sum_squares, xf * xf, mf)]
+                for target, left, right in terms:  # target += left^T right (only rows and columns `some`)
+                    columns = _exact(left.T @ right[:, some])  # target[:, some]
+                    across = _exact(left[:, some].T @ right)  # target[some, :]
+                    across[:, some] = 0  # (target[some, some] is in `columns`)
+                    target[:, some] += columns
+                    target[some, :] += across
+                continue
             # every pair: the systems' products; against a baseline: each system's with the baseline's column
+            # (S x 1 per document: `some` need not narrow it)
             xb = xf if b is None else xf[:, b : b + 1]
             self.products += _exact(xf.T @ xb)
             if self.shared is not None:

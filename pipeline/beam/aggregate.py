@@ -18,6 +18,7 @@ Two stages, each with an element per worker that is bounded:
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import apache_beam as beam
@@ -35,6 +36,7 @@ from pipeline.summaries import report_block, table_rows
 from rouge_core.resampling import stable_hash
 
 PARTS = "_rouge155"  # the report's part files, under the staging folder (removed once joined)
+REPORT_INDEX = "_rouge155_index.json"  # where each system's part lies in the report (moved into run.json)
 
 
 def report_part(staging: str, profile: str, system: str) -> str:
@@ -66,7 +68,7 @@ def system_rows(element, profiles: dict[str, Profile], facts: dict) -> list:
 
 
 def write_system_tables(summaries: list, staging: str, profiles: list[Profile], facts: dict, counts: dict,
-                        max_rejected: float) -> None:
+                        max_rejected: float, carried=None) -> None:
     """system_scores.{parquet,csv,md} sorted by profile (in the config's order), system
     and metric order, each system's documents had from the run's `counts`
     (`pipeline.io.tables.run_counts`), the .md headed by the rejected-rows warning
@@ -74,8 +76,15 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     `facts`; the ROUGE-1.5.5 report of a run with one profile as rouge155.txt, else
     one rouge155-<profile>.txt per profile that has one (`Profile.reports_rouge155`),
     joined from the systems' part files in system order (streamed: the report is
-    never held whole)."""
+    never held whole), and where each system's part lies in it written to
+    REPORT_INDEX (for run.json: what a later run copies of a system that did not
+    change).  `carried` (a pipeline.reuse.ReusePlan): the systems a reusing run
+    takes whole from its previous run, with their table rows (their signature and
+    documents had this run's) and where their report blocks lie in its verified
+    report files; `counts` then count them too (pipeline.reuse.with_carried_counts)."""
     order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.metric_order)}
+    if carried is not None:
+        summaries = summaries + carried_rows(carried.system_rows, profiles, facts)
     summaries = sorted(summaries, key=lambda s: (order[s[0], s[2]][0], s[1], order[s[0], s[2]][1]))
     coverage = Coverage.from_counts(counts)
     rows = [table_row(s[3], coverage.had(s[1])) for s in summaries]
@@ -86,21 +95,60 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     table = views.profiles_markdown(rows, profiles, facts)
     files.write_bytes(files.join(staging, "system_scores.md"),
                       ((f"**{warning}**\n\n" if warning else "") + table).encode("utf-8"))
-    parts = []
+    parts, index = [], {}
     reported = [p for p in profiles if p.reports_rouge155]
     for profile in reported:
         systems = sorted({s[1] for s in summaries if s[0] == profile.name})
-        name = "rouge155.txt" if len(reported) == 1 and len(profiles) == 1 else f"rouge155-{profile.name}.txt"
+        name = report_name(profile.name, profiles)
+        copied = {} if carried is None else {
+            system: (files.join(carried.folder.path, name), *place) for system, place in carried.report_parts.get(name, {}).items()}
+        index[name], offset = [], 0
         with files.create(files.join(staging, name)) as out:
             for system in systems:
-                part = report_part(staging, profile.name, system)
-                with files.open_read(part) as fh:
-                    while chunk := fh.read(1 << 20):
-                        out.write(chunk)
-                parts.append(part)
+                if system in copied:
+                    length = copy_range(out, *copied[system])
+                else:
+                    part = report_part(staging, profile.name, system)
+                    length = copy_range(out, part, 0, None)
+                    parts.append(part)
+                index[name].append([system, offset, length])
+                offset += length
     files.delete(parts)
     if not files.is_url(staging):
         shutil.rmtree(files.join(staging, PARTS), ignore_errors=True)
+    files.write_bytes(files.join(staging, REPORT_INDEX), json.dumps(index).encode("utf-8"))
+
+
+def carried_rows(rows: list, profiles: list[Profile], facts: dict) -> list:
+    """A carried system's (profile, system, metric, row) rows with this run's signature:
+    every other value depends on its rows alone, the signature on the run's documents
+    too (the references per document)."""
+    signatures = {(p.name, tag): s.signature(**facts) for p in profiles for s in p.settings for tag in s.metric_tags()}
+    return [(profile, system, metric, dict(row, signature=signatures[profile, metric])) for profile, system, metric, row in rows]
+
+
+def report_name(profile: str, profiles: list[Profile]) -> str:
+    """The ROUGE-1.5.5 report's file of a profile: rouge155.txt when the run has one
+    profile, else rouge155-<profile>.txt."""
+    reported = [p for p in profiles if p.reports_rouge155]
+    return "rouge155.txt" if len(reported) == 1 and len(profiles) == 1 else f"rouge155-{profile}.txt"
+
+
+def copy_range(out, path: str, offset: int, length) -> int:
+    """Copy `length` bytes (None: to the end) of `path` from `offset` into `out`,
+    a chunk at a time; returns the bytes copied."""
+    copied = 0
+    with files.open_read(path) as fh:
+        fh.seek(offset)
+        while length is None or copied < length:
+            chunk = fh.read(1 << 20 if length is None else min(1 << 20, length - copied))
+            if not chunk:
+                break
+            out.write(chunk)
+            copied += len(chunk)
+    if length is not None and copied != length:
+        raise OSError(f"{path}: {length} bytes wanted from {offset}, {copied} found")
+    return copied
 
 
 def table_row(row: dict, had: int) -> dict:
@@ -119,8 +167,8 @@ def per_system(batch) -> list:
     makes them) and of the report's grouping."""
     profile, rows = batch
     out: dict = {}
-    for system, doc_id, values in rows:
-        out.setdefault(system, []).append((doc_id, values))
+    for row in rows:
+        out.setdefault(row[0], []).append((row[1], row[2]))
     return [((profile, system), documents) for system, documents in out.items()]
 
 
@@ -183,11 +231,14 @@ class AggregatePerSystem(beam.PTransform):
     """Scored batches in; system_scores.{parquet,csv,md} and the ROUGE-1.5.5
     report(s) written to `staging`, once the run's `counts` (a singleton PCollection,
     `CountRows`) are known: each system's documents had, the rejected share and,
-    for the signature, the references per document (`RunConfig.counted_facts`)."""
+    for the signature, the references per document (`RunConfig.counted_facts`).
+    The rows and report blocks of the systems a reusing run carries whole
+    (`carried`, a pipeline.reuse.ReusePlan) are copied; `counts` must then count
+    them (pipeline.reuse.with_carried_counts)."""
 
-    def __init__(self, config: RunConfig, staging: str, counts):
+    def __init__(self, config: RunConfig, staging: str, counts, carried=None):
         super().__init__()
-        self.config, self.staging, self.counts = config, staging, counts
+        self.config, self.staging, self.counts, self.carried = config, staging, counts, carried
         self.profiles, self.statistics, self.eval_ids = config.profile_list(), config.statistics, config.rouge.eval_ids
 
     def expand(self, documents):
@@ -217,5 +268,6 @@ class AggregatePerSystem(beam.PTransform):
             | "SystemRows" >> beam.FlatMap(system_rows, by_name, facts)
             | "GatherSummaries" >> beam.combiners.ToList()
             | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, facts,
-                                               beam.pvalue.AsSingleton(self.counts), config.run.max_rejected)
+                                               beam.pvalue.AsSingleton(self.counts), config.run.max_rejected,
+                                               self.carried)
         )

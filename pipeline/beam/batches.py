@@ -23,7 +23,8 @@ class Batch:
 class BatchCoder(beam.coders.Coder):
     """Beam's FastPrimitivesCoder, but a batch's size estimate is its first row's
     encoded size times its number of rows (the whole batch encoded when it has no
-    list of rows)."""
+    list of rows); a tuple of three or more whose first item is a list of rows
+    (a list of documents and what goes with them) is measured by that list."""
 
     def __init__(self):
         self._rows = beam.coders.FastPrimitivesCoder()
@@ -39,6 +40,8 @@ class BatchCoder(beam.coders.Coder):
 
     def estimate_size(self, value) -> int:
         rows = value[1] if type(value) is tuple and len(value) == 2 else value
+        if isinstance(rows, tuple) and len(rows) > 2 and type(rows[0]) is list:
+            rows = rows[0]  # (a list of rows with what goes with them: MatchPrevious's elements)
         if type(rows) is list and rows:
             return len(self._rows.encode(rows[0])) * len(rows)
         return len(self._rows.encode(value))

@@ -29,8 +29,8 @@ class DocumentsPerSystem(beam.CombineFn):
     def add_input(self, acc, batch):
         profile, rows = batch
         if profile == self.profile:
-            for system, _, _ in rows:
-                acc[system] = acc.get(system, 0) + 1
+            for row in rows:
+                acc[row[0]] = acc.get(row[0], 0) + 1
         return acc
 
     def merge_accumulators(self, accumulators):
@@ -48,10 +48,11 @@ class DocumentsPerSystem(beam.CombineFn):
 class CountRows(beam.PTransform):
     """A dict of the graph's PCollections in ("read_counts", "references" (reference
     row batches), "unused", "human" (numbers of human pseudo-documents), "documents"
-    (scored batches), "errors", "text_checks", "references_per_document"); out, the
-    run's counts (one dict, `pipeline.io.tables.run_counts`, whence the per-system
-    table's documents had, rejected share and references per document), also
-    written to `staging` as `_counts.json`.  Scored documents are counted once, in
+    (scored batches), "errors", "text_checks", "references_per_document", and with
+    a previous run "reuse", its (name, value) counts: pipeline.reuse.REUSE_COUNTS);
+    out, the run's counts (one dict, `pipeline.io.tables.run_counts`, whence the
+    per-system table's documents had, rejected share and references per document),
+    also written to `staging` as `_counts.json`.  Scored documents are counted once, in
     the first profile; the human pseudo-system is counted apart (it is not an input
     row).  A document's rows are all in one batch, so its doc_id is counted once by
     counting it per batch."""
@@ -73,7 +74,7 @@ class CountRows(beam.PTransform):
             "reference_rows": _sum(c["references"], "ReferenceRows", lambda batch: len(batch[1])),
             "reference_rows_unused": c["unused"] | "SumUnusedReferences" >> beam.CombineGlobally(sum),
             "documents": _sum(
-                c["documents"], "Documents", lambda batch: len({doc_id for _, doc_id, _ in batch[1]}) if batch[0] == first else 0
+                c["documents"], "Documents", lambda batch: len({row[1] for row in batch[1]}) if batch[0] == first else 0
             ),
             "human_documents": c["human"] | "SumHuman" >> beam.CombineGlobally(sum),
             "documents_by_system": c["documents"] | "CountPerSystem" >> beam.CombineGlobally(DocumentsPerSystem(first)),
@@ -88,6 +89,8 @@ class CountRows(beam.PTransform):
             | "TextChecksToList" >> beam.combiners.ToList(),
             "references_per_document": references,
         }
+        if "reuse" in c:
+            counts["reuse"] = c["reuse"] | "ReuseToList" >> beam.combiners.ToList()
         # Scored input rows: the first profile's documents less its human pseudo-documents
         # (documents = scored + human), so no pass over the scored documents of their own.
         counts["scored"] = (

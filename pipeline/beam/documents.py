@@ -1,9 +1,9 @@
 """Documents in Beam: candidates joined with their references by doc_id (the rules
 of pipeline.documents), a bucket of documents at a time, then every (system,
 document) scored with rouge_core, a list of documents per call into the kernel.
-What leaves is scored batches: per profile, (profile, [(system, doc_id, values),
-...]) with a document's rows together, plain tuples that Beam encodes field by
-field."""
+What leaves is scored batches: per profile, (profile, [(system, doc_id, values,
+digest), ...]) with a document's rows together, plain tuples that Beam encodes
+field by field (`digest`: the row's content digests, pipeline.digests)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pipeline.collector import in_worker, this_process
 from pipeline.beam.read import BATCH_ROWS, ERRORS
 from pipeline.beam.spill import SpillFn, iter_load, load
 from pipeline.config import Profile
+from pipeline.digests import NO_CANDIDATE, row_digests
 from pipeline.documents import (
     DocumentGroup,
     candidate_error,
@@ -28,6 +29,7 @@ from pipeline.documents import (
     split_lookalikes,
 )
 from pipeline.records import Candidate, ErrorRecord, ReferenceRow, SameReferences, make
+from pipeline.reuse import REUSE_COUNTS, BucketPrevious
 from pipeline.score import group_text_problems, score_values
 from rouge_core import MetricStats, RougeInputError, RougeScorer
 from rouge_core.human import human_scores
@@ -42,12 +44,14 @@ REFERENCE_COUNTS = "reference_counts"  # per list of groups: the fewest and the 
 class ScoredDocument(NamedTuple):
     """One row of a scored batch seen alone: a (profile, system, document)'s scores,
     every metric in one compact value: `values` holds the MetricStats fields of each
-    metric (in `Profile.tags` order) as float64 bytes."""
+    metric (in `Profile.tags` order) as float64 bytes; `digest` the 16 bytes of its
+    candidate's and references' digests (pipeline.digests)."""
 
     profile: str
     system: str
     doc_id: str
     values: bytes
+    digest: bytes = bytes(16)
 
     @property
     def array(self) -> np.ndarray:
@@ -60,7 +64,7 @@ class ScoredDocument(NamedTuple):
 
 
 def scored_documents(batch) -> list[ScoredDocument]:
-    """A scored batch (profile, [(system, doc_id, values), ...]) as ScoredDocuments."""
+    """A scored batch (profile, [(system, doc_id, values, digest), ...]) as ScoredDocuments."""
     profile, rows = batch
     return [ScoredDocument(profile, *row) for row in rows]
 
@@ -70,8 +74,20 @@ def batches_of(documents) -> list[tuple]:
     together, sorted by doc_id and system): the form ScoreDocuments emits."""
     by_profile: dict = {}
     for d in sorted(documents, key=lambda d: (d.doc_id, d.system)):
-        by_profile.setdefault(d.profile, []).append((d.system, d.doc_id, d.values))
+        by_profile.setdefault(d.profile, []).append((d.system, d.doc_id, d.values, d.digest))
     return sorted(by_profile.items())
+
+
+class Matched(NamedTuple):
+    """A list of DocumentGroups with, per candidate in order, its 16-byte digest and
+    the previous run's values of the same row (one per profile) or None, as
+    MatchPrevious (pipeline.beam.reuse) makes it; `carried`: the documents among
+    them that systems carried whole scored too."""
+
+    groups: list
+    digests: list
+    reused: list
+    carried: frozenset
 
 
 class ResolveBucketFn(beam.DoFn):
@@ -80,13 +96,25 @@ class ResolveBucketFn(beam.DoFn):
     DocumentGroups (a bucket's documents in doc_id order, cut at document
     boundaries into lists of about BATCH_ROWS candidates), errors to ERRORS;
     reference rows of documents no candidate has are counted on UNUSED (they are
-    normal: a reference set larger than the outputs)."""
+    normal: a reference set larger than the outputs).
 
-    def __init__(self, keep_conflicts: bool = False):
+    With a previous run (`previous`) the bucket's "previous" items come too
+    (pipeline.beam.reuse.ReadPrevious): each list goes out as (groups, their
+    candidates' digests, their documents' previous rows, the carried documents
+    among them), for MatchPrevious; references of a document only carried
+    systems have are used, not unused; and what would make a carried system's
+    results differ from a full run's is counted ("carry_violations" on
+    REUSE_COUNTS, pipeline.reuse.BucketPrevious)."""
+
+    def __init__(self, keep_conflicts: bool = False, previous: bool = False):
         self.keep_conflicts = keep_conflicts
+        self.previous = previous
 
     def process(self, element):
         _, grouped = element
+        previous = None
+        if self.previous:
+            previous = BucketPrevious(load(grouped.get("previous", [])), not self.keep_conflicts)
         by_id: dict = {}
         repeated = False
         for c in iter_load(grouped["candidates"]):  # (rows of the spill: every field, as read)
@@ -108,24 +136,43 @@ class ResolveBucketFn(beam.DoFn):
             rows[0].extend(candidates)
             rows[1].extend(references)
         del by_id
-        out, held = [], 0
+        out, held, violations = [], 0, 0
         for key in sorted(by_key):
             candidates, references = by_key.pop(key)
-            for item in self._resolve(candidates, references):
+            for item in self._resolve(candidates, references, previous):
                 if isinstance(item, DocumentGroup):
                     out.append(item)
                     held += len(item.candidates)
                 else:
+                    if previous is not None and item.tag == ERRORS:
+                        violations += previous.unresolved(item.value)
                     yield item
             if held >= BATCH_ROWS:
-                yield out
+                yield self._with_previous(out, previous)
                 out, held = [], 0
         if out:
-            yield out
+            yield self._with_previous(out, previous)
+        if previous is not None:
+            violations += previous.changed
+        if violations:
+            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carry_violations", violations))
 
-    def _resolve(self, candidates, references):
+    @staticmethod
+    def _with_previous(groups: list, previous):
+        """The groups alone, or with a previous run (groups, their candidates' digests,
+        their documents' previous rows, the carried documents among them)."""
+        if previous is None:
+            return groups
+        digests = row_digests(groups)
+        previous.check_references(groups, digests)
+        carried = frozenset(g.doc_id for g in groups if previous.is_carried(g.doc_id))
+        return groups, digests, previous.rows_of(groups), carried
+
+    def _resolve(self, candidates, references, previous=None):
+        unused = (lambda rows: len(rows)) if previous is None else (
+            lambda rows: sum(not previous.is_carried(r.doc_id) for r in rows))
         if not candidates:
-            yield beam.pvalue.TaggedOutput(UNUSED, len(references))
+            yield beam.pvalue.TaggedOutput(UNUSED, unused(references))
             return
         try:
             errors, documents = split_lookalikes(candidates, references)
@@ -134,7 +181,7 @@ class ResolveBucketFn(beam.DoFn):
                 if doc_candidates:
                     out += resolve_document(doc_id, doc_candidates, doc_references, self.keep_conflicts)
                 elif doc_references:
-                    yield beam.pvalue.TaggedOutput(UNUSED, len(doc_references))
+                    yield beam.pvalue.TaggedOutput(UNUSED, unused(doc_references))
             for item in out:
                 yield beam.pvalue.TaggedOutput(ERRORS, item) if isinstance(item, ErrorRecord) else item
         except Exception as err:  # the last resort: every row of the document is reported
@@ -153,38 +200,44 @@ def _put_back_references(candidates: list) -> None:
 
 
 class GroupDocuments(beam.PTransform):
-    """(candidate batches, reference batches), as ReadSummaries makes them, in; out a
-    dict: "documents" (lists of DocumentGroups), "errors" and "unused" (per
-    document without candidates, its reference rows).  The rows go through spill
-    files under `folder` (pipeline.beam.spill): what crosses the shuffle is the
-    place of a bucket's rows per file written, never a row."""
+    """(candidate batches, reference batches[, previous items]), as ReadSummaries
+    (and ReadPrevious) make them, in; out a dict: "documents" (lists of
+    DocumentGroups; with a previous run, as ResolveBucketFn says), "errors",
+    "unused" (per document without candidates, its reference rows) and
+    "reuse" (ResolveBucketFn's counts).  The rows go through spill files under `folder`
+    (pipeline.beam.spill): what crosses the shuffle is the place of a bucket's rows
+    per file written, never a row."""
 
     def __init__(self, folder: str, keep_conflicts: bool = False):
         super().__init__()
         self.folder, self.keep_conflicts = folder, keep_conflicts
 
     def expand(self, inputs):
-        candidates, references = inputs
+        candidates, references, *previous = inputs
         spilled = {
             "candidates": candidates | "SpillCandidates" >> beam.ParDo(SpillFn(self.folder, "candidates", pickled=True)),
             "references": references | "SpillReferences" >> beam.ParDo(SpillFn(self.folder, "references", pickled=True)),
         }
+        if previous:
+            spilled["previous"] = previous[0] | "SpillPrevious" >> beam.ParDo(SpillFn(self.folder, "previous", pickled=True))
         grouped = spilled | "ByBucket" >> beam.CoGroupByKey()
-        resolved = grouped | "Resolve" >> beam.ParDo(ResolveBucketFn(self.keep_conflicts)).with_outputs(
-            ERRORS, UNUSED, main="documents"
-        )
-        return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED]}
+        fn = ResolveBucketFn(self.keep_conflicts, bool(previous))
+        resolved = grouped | "Resolve" >> beam.ParDo(fn).with_outputs(ERRORS, UNUSED, REUSE_COUNTS, main="documents")
+        return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED],
+                "reuse": resolved[REUSE_COUNTS]}
 
 
 class ScoreDocumentFn(beam.DoFn):
     """A list of DocumentGroups in; out, per profile one scored batch (profile,
-    [(system, doc_id, values), ...]), a document's rows together.
+    [(system, doc_id, values, digest), ...]), a document's rows together.
 
     The scorers are built once per worker; every candidate of the list goes to
     each scorer in one batch (`score_batch`: one call into the compiled kernel).
     A candidate that fails under any profile is one error row (the first
     failure), so every profile scores the same rows.  HUMAN gets the number of
-    human pseudo-documents of the list (they are in the batches too).
+    human pseudo-documents of the list (they are in the batches too).  Given a
+    `Matched` list, a candidate with the previous run's values takes them and is
+    not scored ("rows_reused" on REUSE_COUNTS).
     """
 
     def __init__(self, profiles: list[Profile], progress_seconds: float, human: str = ""):
@@ -223,20 +276,38 @@ class ScoreDocumentFn(beam.DoFn):
             self.progress.add("human skipped")
             return None
 
-    def process(self, groups: list):
+    def process(self, element):
+        if type(element) is Matched:  # (MatchPrevious: some rows' values are the previous run's)
+            groups, digests, reused, carried = element
+        else:
+            groups, reused, carried = element, None, frozenset()
+            digests = row_digests(groups)
         pairs = [(c.text, references) for group in groups for c, references in group.candidates]
         values = [[b""] * len(pairs) for _ in self.profiles]  # per profile, per candidate
+        todo = list(range(len(pairs)))
+        if reused is not None:
+            todo = [i for i in todo if reused[i] is None]
+            for i, found in enumerate(reused):
+                if found is not None:
+                    for k, profile_values in enumerate(found):
+                        values[k][i] = profile_values
+            if len(todo) < len(pairs):
+                yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("rows_reused", len(pairs) - len(todo)))
+                self.progress.add("reused", len(pairs) - len(todo))
         failed: dict[int, tuple[str, Exception]] = {}
+        scored_pairs = pairs if len(todo) == len(pairs) else [pairs[i] for i in todo]
         for k, (profile, scorers) in enumerate(zip(self.profiles, self.scorers)):
             for scorer in scorers:
-                for i, result in enumerate(score_values(scorer, pairs)):
+                for i, result in zip(todo, score_values(scorer, scored_pairs)):
                     if isinstance(result, Exception):
                         failed.setdefault(i, (profile.name, result))
                     elif i not in failed:
                         values[k][i] += result  # (the scorer's tags, in Profile.tags order)
         rows = [[] for _ in self.profiles]
-        humans, i, scored, systems, reference_counts = 0, 0, 0, set(), set()
+        humans, i, scored, systems, reference_counts, carried_scored = 0, 0, 0, set(), set(), 0
         for group in groups:
+            carried_scored += group.doc_id in carried and any(j not in failed for j in range(i, i + len(group.candidates)))
+            first = i  # the group's first candidate: the human pseudo-system's references are its
             for problem in group_text_problems(group, self.check):
                 yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
             for c, references in group.candidates:
@@ -248,13 +319,14 @@ class ScoreDocumentFn(beam.DoFn):
                     systems.add(c.system)
                     reference_counts.add(len(references))
                     for out, per_candidate in zip(rows, values):
-                        out.append((c.system, c.doc_id, per_candidate[i]))
+                        out.append((c.system, c.doc_id, per_candidate[i], digests[i]))
                 i += 1
             human = self._human(group) if self.human else None
             if human is not None:
                 humans += 1
+                digest = NO_CANDIDATE + digests[first][8:]
                 for out, v in zip(rows, human):
-                    out.append((self.human, group.doc_id, v))
+                    out.append((self.human, group.doc_id, v, digest))
         if scored:
             self.progress.add("scored", scored, systems=systems)  # (a list at a time)
         for profile, out in zip(self.profiles, rows):
@@ -264,6 +336,8 @@ class ScoreDocumentFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(HUMAN, humans)
         if reference_counts:
             yield beam.pvalue.TaggedOutput(REFERENCE_COUNTS, (min(reference_counts), max(reference_counts)))
+        if carried_scored:
+            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_scored", carried_scored))
 
     def _error(self, c, profile: str, error: Exception) -> ErrorRecord:
         where = f" (profile {profile})" if len(self.profiles) > 1 else ""
@@ -273,13 +347,15 @@ class ScoreDocumentFn(beam.DoFn):
 
 
 class ScoreDocuments(beam.PTransform):
-    """Lists of DocumentGroups in; out a dict: "documents" (scored batches: per
-    profile, (profile, [(system, doc_id, values), ...]), Lin 2004's human
-    pseudo-system among them when `human` names it: what every table shows),
-    "human" (per batch, the number of human pseudo-documents), "errors",
-    "text_checks" ((kind, owner, doc_id) per text rouge_core.textcheck flags) and
-    "references" (one element: the fewest and the most references a scored
-    candidate had, or None when none was scored; the signature's nrefs).
+    """Lists of DocumentGroups (or MatchPrevious's Matched) in; out a dict:
+    "documents" (scored batches: per profile, (profile, [(system, doc_id, values,
+    digest), ...]), Lin 2004's human pseudo-system among them when `human` names
+    it: what every table shows), "human" (per batch, the number of human
+    pseudo-documents), "errors", "text_checks" ((kind, owner, doc_id) per text
+    rouge_core.textcheck flags), "references" (one element: the fewest and the
+    most references a scored candidate had, or None when none was scored; the
+    signature's nrefs) and "reuse" (with a previous run, its counts:
+    pipeline.reuse.REUSE_COUNTS).
 
     A scored batch is plain tuples: the stages after it spill them (the report, the
     per-document table: pipeline.beam.spill) or combine them where they are made
@@ -293,11 +369,11 @@ class ScoreDocuments(beam.PTransform):
     def expand(self, groups):
         fn = ScoreDocumentFn(self.profiles, self.progress_seconds, self.human)
         scored = groups | "Score" >> beam.ParDo(fn).with_outputs(
-            ERRORS, HUMAN, TEXT_CHECKS, REFERENCE_COUNTS, main="documents"
+            ERRORS, HUMAN, TEXT_CHECKS, REFERENCE_COUNTS, REUSE_COUNTS, main="documents"
         )
         references = scored[REFERENCE_COUNTS] | "FewestAndMostReferences" >> beam.CombineGlobally(fewest_and_most)
         return {"human": scored[HUMAN], "documents": batched(scored.documents), "errors": scored[ERRORS],
-                "text_checks": scored[TEXT_CHECKS], "references": references}
+                "text_checks": scored[TEXT_CHECKS], "references": references, "reuse": scored[REUSE_COUNTS]}
 
 
 def fewest_and_most(pairs) -> tuple[int, int] | None:

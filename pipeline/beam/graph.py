@@ -3,36 +3,57 @@ transform per stage, each in its own module and tested alone."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import apache_beam as beam
 
 from pipeline.beam.aggregate import AggregatePerSystem
 from pipeline.beam.counts import CountRows
 from pipeline.beam.documents import GroupDocuments, ScoreDocuments
 from pipeline.beam.read import ReadSummaries, bucket_count
+from pipeline.beam.reuse import CopyCarried, MatchPrevious, ReadPrevious
 from pipeline.beam.significance import SignificanceTables
 from pipeline.beam.write import WriteResults
 from pipeline.config import RunConfig
+from pipeline.reuse import ReusePlan, with_carried_counts
 
 
-def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str) -> None:
+def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: str,
+                   reuse: Optional[ReusePlan] = None) -> None:
     """Read, validate, score, aggregate per system, and write every table to `staging`.
 
     `inputs` holds the resolved file lists ("candidates", "references").  Rows
     travel in batches: read in batches per bucket of documents, joined and scored a
     bucket at a time, and every later stage takes scored batches (per profile, a
-    list of (system, doc_id, values), a document's systems together).
+    list of (system, doc_id, values, digest), a document's systems together).
+    With `reuse` (pipeline.reuse: a previous run's rows and systems this run may
+    take), the previous rows join the documents of their bucket and a row scored
+    before with the same digests is not scored again; systems carried whole are
+    not read, their files and table rows are copied, and significance, which needs
+    every system of a document together, comes from the per-document files.
     """
     profiles = config.profile_list()
     human = config.human.name if config.human.enabled else ""
+    buckets = bucket_count(inputs["candidates"] + inputs["references"])
+    carried = reuse.carried if reuse else ()
     read = p | "ReadSummaries" >> ReadSummaries(
-        config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds,
-        bucket_count(inputs["candidates"] + inputs["references"]),
+        config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds, buckets,
     )
-    grouped = (read["candidates"], read["references"]) | "GroupDocuments" >> GroupDocuments(
-        staging, config.input.conflicting_references == "keep"
+    previous = p | "ReadPrevious" >> ReadPrevious(reuse, buckets) if reuse else None
+    grouped = (read["candidates"], read["references"], *([previous["items"]] if reuse else [])) | "GroupDocuments" >> (
+        GroupDocuments(staging, config.input.conflicting_references == "keep")
     )
-    scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
+    documents = grouped["documents"] | "MatchPrevious" >> MatchPrevious() if reuse else grouped["documents"]
+    scored = documents | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
+    references = scored["references"]  # (per document, for the signature; with systems carried, pipeline.reuse)
+    if carried:
+        references = references | "CarriedReferences" >> beam.Map(reuse.references_per_document)
+    written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
+    copied = p | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
+    if config.significance.enabled:
+        tables = (written, copied["files"]) | "AllDocumentFiles" >> beam.Flatten() if carried else scored["documents"]
+        tables | "Significance" >> SignificanceTables(config.significance, profiles, staging, bool(carried), reuse)
     counts = {
         "read_counts": read["counts"],
         "references": read["references"],
@@ -41,9 +62,12 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "documents": scored["documents"],
         "errors": errors,
         "text_checks": scored["text_checks"],
-        "references_per_document": scored["references"],
-    } | "CountRows" >> CountRows(staging, profiles[0].name)
-    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(config, staging, counts)
-    if config.significance.enabled:
-        scored["documents"] | "Significance" >> SignificanceTables(config.significance, profiles, staging)
-    (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
+        "references_per_document": references,
+    }
+    if reuse:
+        parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []))
+        counts["reuse"] = parts | "ReuseCounts" >> beam.Flatten()
+    counts = counts | "CountRows" >> CountRows(staging, profiles[0].name)
+    if carried:  # the per-system table counts the carried systems' rows as a full run does
+        counts = counts | "CarriedCounts" >> beam.Map(with_carried_counts, reuse)
+    scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(config, staging, counts, reuse if carried else None)

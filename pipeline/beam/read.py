@@ -111,6 +111,7 @@ class ReadFileFn(beam.DoFn):
         rows = 0
         errors = ErrorFileWriter(self.errors_folder, path)
         digest: dict = {}
+        systems: dict = {}  # good candidate rows per system
         pending: dict = {}
         held = chars = 0
         candidates, buckets = self.kind == "candidates", self.buckets
@@ -126,6 +127,8 @@ class ReadFileFn(beam.DoFn):
                     self.progress.add("bad rows")
                     errors.add(item)
                 else:
+                    if candidates:
+                        systems[item.system] = systems.get(item.system, 0) + 1
                     if candidates and item.references is not None:  # joined form: a document's references once
                         if run is not None and item.doc_id == run[0] and item.references == run[1]:
                             item = make(Candidate, (*item[:3], SameReferences(run[2]), *item[4:]))
@@ -147,7 +150,7 @@ class ReadFileFn(beam.DoFn):
             yield from batches(pending)
         finally:
             errors.close()
-        write_fingerprint(self.errors_folder, path, digest)
+        write_fingerprint(self.errors_folder, path, digest, rows, sum(errors.by_reason.values()), systems)
         yield beam.pvalue.TaggedOutput(COUNTS, (rows, dict(errors.by_reason)))
 
 

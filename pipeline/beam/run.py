@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
+from pipeline.beam.aggregate import REPORT_INDEX
 from pipeline.beam.spill import remove_spills
 from pipeline.collector import fewer_collections
 from pipeline.beam.graph import build_pipeline
@@ -27,6 +28,7 @@ from pipeline.beam.runners.session import runner_session, shows_progress
 from pipeline.beam.progress import PROGRESS_FOLDER_ENV
 from pipeline.config import RunConfig, profiles_signature
 from pipeline.io import files, stores
+from pipeline.io.manifest import MARKER
 from pipeline.io.publish import OutputError, Staging, check_output, is_local, test_pause
 from pipeline.io.publish_url import UrlStaging
 from pipeline.io.names import clashes, describe_clashes, seen_as, shown, spelled
@@ -38,6 +40,7 @@ from pipeline.io.tables import FINGERPRINTS, read_fingerprints, read_json
 from pipeline.progress import Progress
 from pipeline.records import ErrorRecord
 from pipeline.render.html import write_run_report
+from pipeline.reuse import add_carried_counts, plan_reuse, retried_plan, reuse_line, reuse_record
 from pipeline.run_progress import RunProgress
 from rouge_core import RougeConfigError, __version__, kernel_info
 
@@ -79,18 +82,67 @@ def resolve_inputs(config: RunConfig, beam_args: Sequence[str] = ()) -> dict:
     return {"candidates": candidates, "references": references, "bytes": size + reference_size}
 
 
-def fingerprints(folder: str, paths: list[str]) -> list[dict]:
+def fingerprints(folder: str, paths: list[str], skipped: Optional[dict] = None) -> list[dict]:
     """Each input's size and SHA-256, as its reader hashed it while reading: the bytes
     that were scored, even if the file changed after (pipeline.io.rows.HashingReader);
-    a file that changed while or after it was read says so (`changed`), here and on
-    stderr."""
-    read = read_fingerprints(folder)
+    a file not read because a previous run read the same bytes (`skipped`, `run
+    --reuse`): that run's record of it, under this run's path; a file that changed
+    while or after it was read says so (`changed`), here and on stderr."""
+    read = {**read_fingerprints(folder), **(skipped or {})}
     found = [read.get(path, {"path": path, "error": "not read"}) for path in paths]
     for entry in found:
         if entry.get("changed"):
             log.warning("input %s changed: %s (run.json records the bytes read)", shown(entry["path"]),
                         entry["changed"])
     return found
+
+
+def _announce(inputs: dict, plan, runner_note: str, quiet: bool) -> dict:
+    """The inputs the graph reads (without the files of systems carried whole), said
+    in one line (not with --quiet), and what is reused, in another (always)."""
+    read = inputs
+    if plan is not None:
+        log.warning("%s", reuse_line(plan))
+        if plan.skipped:
+            read = dict(inputs, candidates=[path for path in inputs["candidates"] if path not in plan.skipped])
+    if not quiet:  # (--quiet: nothing but results, warnings and errors)
+        log.warning("reading %d candidate file(s) and %d reference file(s); %s",
+                    len(read["candidates"]), len(read["references"]), runner_note)
+    return read
+
+
+def _run_graph(progress: Progress, config: RunConfig, options, inputs: dict, folder: str, reuse) -> dict:
+    """Run the Beam graph into `folder`, showing its stages; the run's counts."""
+    view = RunProgress(
+        progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(config.profile_list()),
+        baseline=config.significance.baseline, significance=config.significance.enabled,
+        human=config.human.name if config.human.enabled else "", live=shows_progress(options),
+    )
+    with view:
+        try:
+            with runner_session(options, config.run, os.environ.get(PROGRESS_FOLDER_ENV)) as runner, \
+                    beam.Pipeline(runner=runner, options=options) as p:
+                build_pipeline(p, config, inputs, folder, reuse)
+        except BaseException:
+            _remove_spills_after_failure(folder)
+            raise
+        remove_spills(folder)
+        counts = read_json(files.join(folder, "_counts.json"))
+        view.finish(counts)
+    return counts
+
+
+def _clear_staging(folder: str) -> None:
+    """Everything a graph wrote into the staging folder removed (its marker kept):
+    the run starts again."""
+    if is_local(folder):
+        for name in os.listdir(folder):
+            if name != MARKER:
+                path = os.path.join(folder, name)
+                shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+        return
+    found = [name for pattern in ("*", "*/*") for name in files.match(files.join(folder, pattern))]
+    files.delete(sorted(found))
 
 
 def check_counts(counts: dict, strict: bool) -> None:
@@ -281,31 +333,20 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
         staging = UrlStaging(final, config.output.overwrite, paths, lease_seconds=config.output.lock_lease_seconds)
         final = staging.create().final
     folder, run_id = staging.path, staging.run_id
-    if not progress.quiet:  # (--quiet: nothing but results, warnings and errors)
-        log.warning(
-            "reading %d candidate file(s) and %d reference file(s); %s",
-            len(inputs["candidates"]),
-            len(inputs["references"]),
-            runner_note,
-        )
-    view = RunProgress(
-        progress, inputs, env=PROGRESS_FOLDER_ENV, profiles=len(profiles), baseline=config.significance.baseline,
-        significance=config.significance.enabled, human=config.human.name if config.human.enabled else "",
-        live=shows_progress(options),
-    )
+    plan = plan_reuse(config.run.reuse, config, inputs) if config.run.reuse else None
     counts = None
     try:
-        with view:
-            try:
-                with runner_session(options, config.run, os.environ.get(PROGRESS_FOLDER_ENV)) as runner, \
-                        beam.Pipeline(runner=runner, options=options) as p:
-                    build_pipeline(p, config, inputs, folder)
-            except BaseException:
-                _remove_spills_after_failure(folder)
-                raise
-            remove_spills(folder)
-            counts = read_json(files.join(folder, "_counts.json"))
-            view.finish(counts)
+        while True:  # once, or again when what a previous run offered could not be used as planned
+            read = _announce(inputs, plan, runner_note, progress.quiet)
+            counts = _run_graph(progress, config, options, read, folder, plan if plan and plan.reuses else None)
+            retry = plan and retried_plan(plan, counts, list(read_fingerprints(folder).values()))
+            if not retry:
+                break
+            log.warning("%s; running again", retry.not_carried or retry.refused)
+            _clear_staging(folder)
+            plan = retry
+        if plan is not None:
+            add_carried_counts(counts, plan)
         test_pause("before_checks")  # (tests: a disk that fills up before a failed run keeps its errors)
         check_counts(counts, config.run.strict)
         check_names(counts, config.human.name if config.human.enabled else None,
@@ -327,7 +368,7 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
             "config": config.to_dict(),
             "config_file": config.source,
             "inputs": {
-                "candidates": fingerprints(folder, inputs["candidates"]),
+                "candidates": fingerprints(folder, inputs["candidates"], plan.skipped if plan else None),
                 "references": fingerprints(folder, inputs["references"]),
             },
             "counts": counts,
@@ -339,9 +380,14 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
             "seconds": round(time.time() - started, 3),
             "output": final,
         }
+        if plan is not None:
+            record["reuse"] = reuse_record(plan, counts)
         record["rejected"] = run_rejected(counts, config.run.max_rejected)
-        files.delete([files.join(folder, "_counts.json")] + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
-        if is_local(folder):
+        # where each system's block lies in the ROUGE-1.5.5 report(s): what a later run copies (pipeline.reuse)
+        record["rouge155_parts"] = read_json(files.join(folder, REPORT_INDEX))
+        files.delete([files.join(folder, "_counts.json"), files.join(folder, REPORT_INDEX)]
+                     + sorted(files.match(files.join(folder, FINGERPRINTS, "*"))))
+        if is_local(folder) and os.path.isdir(os.path.join(folder, FINGERPRINTS)):  # (none: no file was read)
             os.rmdir(os.path.join(folder, FINGERPRINTS))
         _write_text(
             files.join(folder, "run.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n"

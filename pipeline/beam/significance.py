@@ -27,6 +27,7 @@ about 200 MB, at 1,000 systems).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -40,13 +41,14 @@ import numpy as np
 
 from pipeline.beam.progress import tally
 from pipeline.io import files
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, names
+from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, document_batches, names, read_parquet_table_bytes
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
     ADJUSTMENT_ARRAYS,
     EXACT_MAX_DOCUMENTS,
+    RESULT_FIELDS,
     PairSums,
     check_confidence,
     paired_tests,
@@ -161,18 +163,18 @@ class SignificanceCombineFn(beam.CombineFn):
 
 
 def metric_documents(batch, tags: dict[str, list[str]]):
-    """A scored batch (profile, [(system, doc_id, values), ...]) -> ((profile, metric),
+    """A scored batch (profile, [(system, doc_id, values, digest), ...]) -> ((profile, metric),
     Block of the batch's documents) per metric: every system of a document is in its
     batch (the bucket of the join), so no shuffle by document is needed."""
     profile, rows = batch
     if not rows:
         return
-    rpf = units(stack([values for _, _, values in rows]))  # rows x metrics x 3
-    systems = sorted({system for system, _, _ in rows})
+    rpf = units(stack([row[2] for row in rows]))  # rows x metrics x 3
+    systems = sorted({row[0] for row in rows})
     column = {system: k for k, system in enumerate(systems)}
     numbered: dict = {}
-    document = np.array([numbered.setdefault(doc_id, len(numbered)) for _, doc_id, _ in rows], dtype=np.intp)
-    where = np.array([column[system] for system, _, _ in rows], dtype=np.intp)
+    document = np.array([numbered.setdefault(row[1], len(numbered)) for row in rows], dtype=np.intp)
+    where = np.array([column[row[0]] for row in rows], dtype=np.intp)
     present = np.zeros((len(numbered), len(systems)), dtype=bool)
     present[document, where] = True
     if present.sum() < len(rows):
@@ -207,12 +209,14 @@ def system_pairs(systems: Sequence[str], pairs_mode: str) -> list[tuple[str, str
     return [(s, pairs_mode) for s in systems if s != pairs_mode]
 
 
-def significance_block(element, pairs_mode: str, confidence: float, adjust: str) -> tuple:
+def significance_block(element, pairs_mode: str, confidence: float, adjust: str, known=None) -> tuple:
     """((profile, metric), MetricSums) -> ((profile, metric), block): the rows of this
     metric's table as columns (SIGNIFICANCE_COLUMNS' names -> a numpy array: floats
     with NaN for a missing cell, text as objects), measures in MEASURES order, pairs
     in `system_pairs` order, p_adjusted across the pairs of each measure.  Arrays,
-    not rows: 1,000 systems give 1.5 million rows per metric."""
+    not rows: 1,000 systems give 1.5 million rows per metric.  `known(measure,
+    system_a, system_b, result)` may put results known already (a reused run's,
+    `CopiedPairs`) in place of some pairs' before p is adjusted across them all."""
     (profile, metric), acc = element
     columns = {name: [] for name in names(SIGNIFICANCE_COLUMNS)}
     for measure, sums in zip(MEASURES, acc.sums):
@@ -223,8 +227,10 @@ def significance_block(element, pairs_mode: str, confidence: float, adjust: str)
         a = np.array([position[x] for x, _ in pairs], dtype=np.intp)
         b = np.array([position[y] for _, y in pairs], dtype=np.intp)
         result = paired_tests(sums, a, b, confidence)
-        result["p_adjusted"] = ADJUSTMENT_ARRAYS[adjust](result["p_value"])
         systems = np.array(sums.systems, dtype=object)
+        if known is not None:
+            known(measure, systems[a], systems[b], result)
+        result["p_adjusted"] = ADJUSTMENT_ARRAYS[adjust](result["p_value"])
         result.update(
             profile=np.full(len(pairs), profile, dtype=object),
             metric=np.full(len(pairs), metric, dtype=object),
@@ -302,6 +308,169 @@ class PairedSignificance(beam.PTransform):
             | "PairSums" >> beam.CombinePerKey(
                 SignificanceCombineFn(None if self.pairs_mode == "all" else self.pairs_mode))
             | "PairedTests" >> beam.Map(significance_block, self.pairs_mode, self.confidence, self.adjust)
+        )
+
+
+class CopiedPairs:
+    """The results of the pairs of two systems carried whole (pipeline.reuse), copied
+    from the previous run's significance table: `known` of `significance_block`
+    for one (profile, metric).  The same sums, hence the same results, as long as
+    the exact test keeps (or drops) the documents as the previous run did
+    (`pipeline.reuse.ReusePlan.pairs_copied`)."""
+
+    def __init__(self, table, carried: set):
+        self.carried = carried
+        self.columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+        keys = zip(self.columns["measure"].tolist(), self.columns["system_a"].tolist(), self.columns["system_b"].tolist())
+        self.row = {key: i for i, key in enumerate(keys)}
+
+    def __call__(self, measure: str, system_a, system_b, result: dict) -> None:
+        carried = self.carried
+        mask = np.array([a in carried and b in carried for a, b in zip(system_a.tolist(), system_b.tolist())], dtype=bool)
+        if not mask.any():
+            return
+        rows = np.array([self.row[measure, a, b] for a, b in zip(system_a[mask].tolist(), system_b[mask].tolist())],
+                        dtype=np.intp)
+        for name in RESULT_FIELDS:
+            result[name][mask] = self.columns[name][rows]
+
+
+def copied_pairs(reuse, profile: str) -> dict:
+    """{metric: CopiedPairs} of a profile from the previous run's significance table."""
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    table = read_parquet_table_bytes(reuse.folder.read_bytes("significance.parquet"))
+    table = table.filter(pc.equal(table.column("profile"), profile))
+    carried = set(reuse.carried)
+    return {metric: CopiedPairs(table.filter(pc.equal(table.column("metric"), metric)), carried)
+            for metric in set(table.column("metric").to_pylist())}
+
+
+def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adjust: str, reuse=None) -> list:
+    """(profile, [(system, one of its per-document Parquet files), ...]) ->
+    ((profile, metric), block) per metric: every pair's paired test on their shared
+    documents, from the files' R/P/F as integers (`units`, as the scored batches
+    give them), through the same PairSums and `significance_block` as the graph's
+    own significance: the same sums, so the same rows (the documents' order does not
+    matter to a sum; their ids only to the exact test, kept up to
+    EXACT_MAX_DOCUMENTS).  With `reuse` (a pipeline.reuse.ReusePlan whose pairs are
+    copied), the pairs of two systems carried whole are the previous run's
+    (`CopiedPairs`) and only the pairs with a system read again are summed
+    (PairSums(pairs_of=...): S x k per document, not S x S).
+
+    When every system has the same documents (each (profile, system)'s files hold
+    them sorted), they are read side by side a row group of documents at a time
+    (`document_chunks`; memory: a row group of every system); else every system's
+    are held and lined up by Arrow (`_gathered`)."""
+    profile, found = element
+    metrics = tags[profile]
+    paths: dict = {}
+    for system, path in sorted(found):
+        paths.setdefault(system, []).append(path)
+    systems = sorted(paths)
+    counts = {s: sum(_rows_of(p) for p in paths[s]) // len(metrics) for s in systems}
+    aligned = len(set(counts.values())) == 1
+    documents = counts[systems[0]] if aligned else None
+    sums = None
+    if aligned:
+        copied, read_again = _copied(reuse, profile, systems, documents)
+        sums = _aligned(paths, systems, len(metrics), read_again)
+    if sums is None:  # (documents that differ between systems)
+        doc_ids, x, present = _gathered(paths, systems, len(metrics))
+        copied, read_again = _copied(reuse, profile, systems, len(doc_ids))
+        names = doc_ids.to_pylist() if len(doc_ids) <= EXACT_MAX_DOCUMENTS else range(len(doc_ids))
+        sums = [MetricSums() for _ in metrics]
+        for m, acc in enumerate(sums):
+            for j, column in enumerate(acc.sums):
+                column.add(names, systems, x[:, :, m, j].astype(np.int64), present, pairs_of=read_again)
+    return [significance_block(((profile, metric), acc), pairs_mode, confidence, adjust, copied.get(metric))
+            for metric, acc in zip(metrics, sums)]
+
+
+def _rows_of(path: str) -> int:
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
+        return pq.ParquetFile(fh).metadata.num_rows
+
+
+def _copied(reuse, profile: str, systems: list, documents: int) -> tuple[dict, object]:
+    """({metric: CopiedPairs}, the systems whose pairs are summed: None for all)."""
+    if reuse is None or not reuse.pairs_copied(documents):
+        return {}, None
+    return copied_pairs(reuse, profile), [s for s in systems if s not in set(reuse.carried)]
+
+
+def _aligned(paths: dict, systems: list, metrics: int, read_again):
+    """Per metric a MetricSums of every system's documents read side by side, or None
+    when the systems turn out to have different documents."""
+    sums = [MetricSums() for _ in range(metrics)]
+    streams = [document_chunks(paths[s], metrics) for s in systems]
+    while True:
+        parts = [next(stream, None) for stream in streams]
+        if all(part is None for part in parts):
+            return sums
+        if any(part is None for part in parts) or not all(part[0].equals(parts[0][0]) for part in parts):
+            return None
+        names = parts[0][0].to_pylist()
+        x = np.stack([part[1] for part in parts], axis=1)  # documents x systems x metrics x 3
+        for m, acc in enumerate(sums):
+            for j, column in enumerate(acc.sums):
+                column.add(names, systems, x[:, :, m, j].astype(np.int64), pairs_of=read_again)
+
+
+def document_chunks(paths: list, metrics: int):
+    """A (profile, system)'s per-document files, in order, as (doc ids (an Arrow
+    array), R/P/F units (documents x metrics x 3, int32)), DOCUMENTS_PER_ROW_GROUP
+    documents at a time (`document_batches`: a row group of each file at a time)."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    for path in paths:
+        with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
+            for table in document_batches(fh, metrics, ["doc_id", *MEASURES]):  # (a local file: Arrow's own reads)
+                rows = table.num_rows
+                values = np.empty((rows // metrics, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
+                for k, name in enumerate(MEASURES):
+                    values[:, :, 3 + k] = table.column(name).to_numpy().reshape(rows // metrics, metrics)
+                yield table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks(), \
+                    units(values).astype(np.int32)
+
+
+def _gathered(paths: dict, systems: list, metrics: int):
+    """(every document (Arrow), R/P/F units documents x systems x metrics x 3 int32,
+    presence documents x systems) of systems whose documents differ, lined up by
+    Arrow (no Python object per document)."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    parts = {s: list(document_chunks(paths[s], metrics)) for s in systems}
+    ids = {s: pa.chunked_array([p[0] for p in parts[s]], pa.string()).combine_chunks() for s in systems}
+    doc_ids = pc.unique(pa.chunked_array([ids[s] for s in systems], pa.string()))
+    x = np.zeros((len(doc_ids), len(systems), metrics, 3), dtype=np.int32)
+    present = np.zeros((len(doc_ids), len(systems)), dtype=bool)
+    for k, system in enumerate(systems):
+        rows = pc.index_in(ids.pop(system), value_set=doc_ids).to_numpy()
+        x[rows, k] = np.concatenate([p[1] for p in parts.pop(system)])
+        present[rows, k] = True
+    return doc_ids, x, present
+
+
+class SignificanceFromTables(beam.PTransform):
+    """(profile, (system, per-document Parquet file)) of every file of the run in,
+    once all are written; out the ((profile, metric), block)s of PairedSignificance
+    (`test`), a profile a worker (`profile_blocks`; `reuse`: the pairs it copies)."""
+
+    def __init__(self, test, tags: dict, reuse=None):
+        super().__init__()
+        self.test, self.tags, self.reuse = test, tags, reuse
+
+    def expand(self, document_files):
+        test = self.test
+        return (
+            document_files
+            | "ByProfile" >> beam.GroupByKey()
+            | "PairedTests" >> beam.FlatMap(profile_blocks, self.tags, test.pairs_mode, test.confidence, test.adjust,
+                                            self.reuse)
         )
 
 
@@ -429,11 +598,14 @@ def _csv_lines(rows: list[dict], columns: list[str]) -> str:
 
 
 class SignificanceTables(beam.PTransform):
-    """Scored batches in; significance.{parquet,csv,md} written to `staging`, with the
-    run's [significance] settings (`config`)."""
+    """Scored batches (or, `from_tables`, the per-document files' (profile, path): a
+    run that carries systems whole, SignificanceFromTables) in;
+    significance.{parquet,csv,md} written to `staging`, with the run's
+    [significance] settings (`config`)."""
 
-    def __init__(self, config, profiles, staging: str):
+    def __init__(self, config, profiles, staging: str, from_tables: bool = False, reuse=None):
         super().__init__()
+        self.from_tables, self.reuse = from_tables, reuse
         self.tags = {profile.name: profile.tags for profile in profiles}  # the values' order
         self.order = {profile.name: profile.metric_order for profile in profiles}  # the tables'
         self.staging = staging
@@ -445,9 +617,10 @@ class SignificanceTables(beam.PTransform):
         )
 
     def expand(self, documents):
+        test = SignificanceFromTables(self.test, self.tags, self.reuse) if self.from_tables else self.test
         return (
             documents
-            | "PairedSignificance" >> self.test
+            | "PairedSignificance" >> test
             | "WriteBlockParts" >> beam.Map(write_block_part, self.staging)
             | "GatherBlocks" >> beam.combiners.ToList()
             | "WriteSignificance"

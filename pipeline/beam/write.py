@@ -1,13 +1,13 @@
-"""Writing PCollections as fixed shard layouts, whatever the runner."""
+"""Writing the result tables: the per-document table a (profile, system) at a time,
+other tables as fixed shard layouts, whatever the runner."""
 
 from __future__ import annotations
 
-import zlib
 
 import apache_beam as beam
 
 from pipeline.beam.progress import tally
-from pipeline.beam.spill import SpillFn, load, place_hash
+from pipeline.beam.spill import SpilledGroupByKey, SpillFn, load, place_hash
 from pipeline.io.tables import errors_writer, per_document_writer
 from pipeline.records import ErrorRecord
 
@@ -87,34 +87,30 @@ def _written(result):
     return result
 
 
-def document_places(rows) -> list[int]:
-    """The place of each (profile, system, doc_id, values) row: place_hash(f"{system}\\x1f{doc_id}"),
-    each system's part of the CRC-32 computed once (zlib.crc32 goes on from a CRC)."""
-    start: dict = {}
-    out = []
-    for _, system, doc_id, _ in rows:
-        crc = start.get(system)
-        if crc is None:
-            crc = start[system] = place_hash(f"{system}\x1f")
-        out.append(zlib.crc32(doc_id.encode("utf-8", "surrogatepass"), crc))
-    return out
-
-
 def error_places(errors) -> list[int]:
     """The place of each error row: place_hash(f"{source}\\x1f{position}")."""
     return [place_hash(f"{e.source}\x1f{e.position}") for e in errors]
 
 
-def document_rows(batch) -> list[tuple]:
-    """A scored batch (profile, [(system, doc_id, values), ...]) as plain
-    (profile, system, doc_id, values) rows: the per-document writer's input."""
+def system_documents(batch) -> list:
+    """A scored batch -> ((profile, system), [(doc_id, values, digest), ...]) per
+    system in it: the per-document writer's elements."""
     profile, rows = batch
-    return [(profile, system, doc_id, values) for system, doc_id, values in rows]
+    out: dict = {}
+    for row in rows:
+        found = out.get(row[0])
+        if found is None:
+            out[row[0]] = found = []
+        found.append(row[1:])
+    return [((profile, system), documents) for system, documents in out.items()]
 
 
 class WriteResults(beam.PTransform):
-    """(scored batches, errors) in; per_document/ and errors/ shards written to
-    `staging` (the per-document shard count follows their number unless set)."""
+    """(scored batches, errors) in; per_document/ and errors/ written to `staging`:
+    the per-document rows grouped per (profile, system) through spill files
+    (pipeline.beam.spill), each (profile, system)'s files written where its rows
+    are loaded (`per_document_writer`); the errors in shards that follow their
+    number.  Out: (profile, (system, path)) of each per-document Parquet file written."""
 
     def __init__(self, staging: str, output, profiles):
         super().__init__()
@@ -122,17 +118,17 @@ class WriteResults(beam.PTransform):
 
     def expand(self, inputs):
         batches, errors = inputs
-        count = batches | "DocumentScores" >> beam.Map(lambda b: len(b[1])) | "CountDocumentScores" >> beam.CombineGlobally(sum)
-        batches | "PerDocument" >> ShardedWrite(
-            document_places,
-            per_document_writer(self.staging, self.output.per_document_formats, self.profiles),
-            count,
-            self.staging,
-            "per_document",
-            self.output.per_document_shards,
-            rows=document_rows,
+        write = per_document_writer(self.staging, self.output.per_document_formats, self.profiles,
+                                    self.output.per_document_shards)
+        written = (
+            batches
+            | "BySystem" >> beam.FlatMap(system_documents)
+            | "PerDocument" >> SpilledGroupByKey(
+                self.staging, "per_document",
+                then=lambda element: [(element[0][0], (element[0][1], name + ".parquet")) for name in write(element)])
+            | "DocumentFiles" >> beam.FlatMap(lambda names: names)
         )
-        return errors | "Errors" >> ShardedWrite(
+        errors | "Errors" >> ShardedWrite(
             error_places,
             errors_writer(self.staging),
             errors | "CountErrors" >> beam.combiners.Count.Globally(),
@@ -140,3 +136,4 @@ class WriteResults(beam.PTransform):
             "errors",
             record=ErrorRecord,
         )
+        return written

@@ -4,6 +4,7 @@ imported only when that command runs (so `--help` and `score` never load Beam).
 rouge-pipeline score ...      pipeline/cli/score.py: score on this machine, no Beam
 rouge-pipeline run ...        pipeline/cli/run.py: the Beam pipeline
 rouge-pipeline compare ...    pipeline/cli/compare.py: two result folders, an exit status
+rouge-pipeline history ...    pipeline/cli/history.py: a benchmark across result folders
 rouge-pipeline meta-eval ...  pipeline/cli/meta_eval.py: correlation with human judgments
 """
 
@@ -36,6 +37,7 @@ COMMANDS = {
     "run": ("pipeline.cli.run", "run the Beam pipeline over sharded inputs and write a result folder"),
     "compare": ("pipeline.cli.compare", "compare two result folders: deltas, significance, an exit status for schedulers"),
     "meta-eval": ("pipeline.cli.meta_eval", "correlate metric scores with human judgments (system and summary level)"),
+    "history": ("pipeline.cli.history", "a benchmark across result folders: one table, a chart per metric, each system's last significant change"),
 }
 
 

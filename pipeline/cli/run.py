@@ -83,6 +83,7 @@ def run_command(args: argparse.Namespace, beam_args: list[str], our_options: lis
         run_strict=True if args.strict else None,
         run_shared_filesystem=True if args.shared_filesystem else None,
         run_max_rejected=args.max_rejected,
+        run_reuse=args.reuse,
         significance_baseline=args.baseline,
         output_per_document_formats=(tuple(dict.fromkeys(("parquet", *args.per_document_format)))
                                      if args.per_document_format else None),
@@ -160,6 +161,11 @@ def register(commands) -> argparse.ArgumentParser:
     io_group.add_argument("--output", metavar="DIR", help="result folder")
     io_group.add_argument(
         "--overwrite", action="store_true", help="replace a previous result folder of this tool (nothing else)"
+    )
+    io_group.add_argument(
+        "--reuse", metavar="PREVIOUS_RESULT",
+        help="a previous result folder (local or URL): reuse what it computed from unchanged rows and systems, "
+        "verified (every table as a full run's; docs/nightly.md)",
     )
     config_option(
         io_group, "--per-document-format", "output", "per_document_formats", action="append",

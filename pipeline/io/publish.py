@@ -76,7 +76,7 @@ def _contains(folder: str, path: str) -> bool:
 # Names this tool writes inside a result folder's subfolders, for folders published
 # before the marker recorded its files (checked by name then, not by digest).
 LEGACY_PARTS = {
-    "per_document": re.compile(r"part-\d{5}-of-\d{5}\.(parquet|csv|jsonl)"),
+    "per_document": re.compile(r"part-([0-9a-f]{16}-)?\d{5}-of-\d{5}\.(parquet|csv|jsonl)"),
     "errors": re.compile(r"(part-\d{5}-of-\d{5}|file-[0-9a-f]{16})\.(parquet|jsonl)"),
 }
 

@@ -62,6 +62,9 @@ DOCUMENT_COLUMNS = [
     ("hits", "float64"),
     ("reference_total", "float64"),
     ("candidate_total", "float64"),
+    # The row's content digests (pipeline.digests): what a later run checks before reusing its values.
+    ("candidate_digest", "int64"),
+    ("references_digest", "int64"),
 ]
 SIGNIFICANCE_COLUMNS = [
     ("profile", "string"),
@@ -128,12 +131,13 @@ def arrow_schema(columns: list[tuple[str, str]], metadata: Optional[dict] = None
     return pa.schema([(name, getattr(pa, "bool_" if kind == "bool" else kind)()) for name, kind in columns], metadata=metadata)
 
 
-def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None) -> bytes:
+def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None,
+                  row_group_size: Optional[int] = None) -> bytes:
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     sink = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(columns, metadata)), sink)
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(columns, metadata)), sink, row_group_size=row_group_size)
     return sink.getvalue()
 
 
@@ -187,59 +191,132 @@ def write_table(folder: str, stem: str, rows: list[dict], columns: list[tuple[st
         files.write_bytes(files.join(folder, name), data)
 
 
-def per_document_writer(staging: str, formats: tuple, profiles: list[Profile]):
-    """per_document/part-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request): one row
-    per (profile, system, doc_id, metric), sorted within each shard (profiles in the
-    config's order).  A shard's documents are (profile, system, doc_id, values)
-    tuples (or ScoredDocuments); the table is built from columns: the documents'
-    values (float64 bytes of a (metrics, 6) array each) stacked into one array and
-    its columns taken whole, with no Python object per cell."""
+DOCUMENTS_PER_FILE = 100_000  # a (profile, system)'s documents per per-document file, unless set
+# Documents per row group of a per-document file: a reader can take a file a row group at a
+# time (significance from the tables reads every system's side by side), and 16,384 documents'
+# doc_ids fit one Parquet dictionary page (one row group of 100,000: written 1.6x slower, read
+# 1.5x slower, 4.5% smaller, measured on a file of 100,000 documents x 3 metrics).
+DOCUMENTS_PER_ROW_GROUP = 16_384
+
+
+def document_file_stem(profile: str, system: str) -> str:
+    """The name every per-document file of a (profile, system) starts with:
+    `part-` and 16 hex digits of a stable hash of both (a name from the system's
+    own would hold any character the input holds)."""
+    return f"part-{stable_hash(profile + chr(31) + system):016x}"
+
+
+def per_document_writer(staging: str, formats: tuple, profiles: list[Profile], files_per_system: int = 0):
+    """The writer of one (profile, system)'s per-document files: ((profile, system),
+    [(doc_id, values, digest), ...]) -> the files' names (without extension).
+
+    per_document/part-<stem>-NNNNN-of-MMMMM.parquet (and .csv, .jsonl on request):
+    one row per (profile, system, doc_id, metric), sorted by doc_id and the
+    profile's metric order, in MMMMM files of consecutive documents
+    (`files_per_system`, or one per DOCUMENTS_PER_FILE documents).  A
+    (profile, system)'s files depend on its rows alone, so a later run whose
+    system did not change can copy them (`run --reuse`, pipeline.reuse).  Each
+    file's columns are built from the documents' values (float64 bytes of a
+    (metrics, 6) array each) stacked into arrays, with no Python object per cell
+    (`document_column_parts`)."""
     tags = {p.name: p.tags for p in profiles}
     order = {p.name: i for i, p in enumerate(profiles)}
 
-    def write(shard: int, shards: int, documents: list):
-        columns = document_columns(documents, tags, order)
-        name = files.join(staging, "per_document", f"part-{shard:05d}-of-{shards:05d}")
-        files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS))
-        if "csv" in formats or "jsonl" in formats:
-            cells = zip(*(c.to_pylist() for c in columns.values()))
-            rows = [dict(zip(columns, row)) for row in cells]
-            if "csv" in formats:
-                files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
-            if "jsonl" in formats and rows:  # (no rows, no file: JSON Lines of nothing is empty, see errors_writer)
-                files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
-        return name
+    def write(element) -> list[str]:
+        (profile, system), documents = element
+        count = len(documents)
+        parts = files_per_system or max(1, -(-count // DOCUMENTS_PER_FILE))
+        stem = files.join(staging, "per_document", document_file_stem(profile, system))
+        written = []
+        for j, columns in enumerate(document_column_parts(documents, tags, order, (profile, system), parts)):
+            name = f"{stem}-{j:05d}-of-{parts:05d}"
+            write_document_files(name, columns, formats, len(tags[profile]))
+            written.append(name)
+        return written
 
     return write
 
 
+def write_document_files(name: str, columns: dict, formats: tuple, metrics: int) -> None:
+    """`name`.parquet (and .csv, .jsonl when `formats` asks) of some per-document columns
+    (`metrics` rows per document: DOCUMENTS_PER_ROW_GROUP documents a row group)."""
+    files.write_bytes(name + ".parquet", parquet_columns_bytes(columns, DOCUMENT_COLUMNS, DOCUMENTS_PER_ROW_GROUP * metrics))
+    if "csv" in formats or "jsonl" in formats:
+        cells = zip(*(c.to_pylist() for c in columns.values()))
+        rows = [dict(zip(columns, row)) for row in cells]
+        if "csv" in formats:
+            files.write_bytes(name + ".csv", csv_text(rows, names(DOCUMENT_COLUMNS)).encode("utf-8"))
+        if "jsonl" in formats:
+            files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
+
+
+def document_batches(source, metrics: int, columns: list[str], documents: int = DOCUMENTS_PER_ROW_GROUP):
+    """A per-document Parquet file (a path or a binary file object) as Arrow tables of
+    `columns`, `documents` whole documents each (the last fewer; `metrics` rows a
+    document): read a row group at a time, whatever the file's row groups."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    parquet = pq.ParquetFile(source)
+    size = documents * metrics
+    held, rows = [], 0
+    for batch in parquet.iter_batches(batch_size=size, columns=columns):
+        held.append(batch)
+        rows += batch.num_rows
+        while rows >= size:
+            table = pa.Table.from_batches(held)
+            yield table.slice(0, size)
+            held, rows = table.slice(size).to_batches(), rows - size
+    if rows:
+        yield pa.Table.from_batches(held)
+
+
 DOCUMENT_CHUNK = 32_768  # documents whose columns are built at a time (their temporaries then freed)
+NO_DIGEST = bytes(16)  # rows made without their digests (tests)
 
 
-def document_columns(documents: list, tags: dict, order: dict) -> dict:
-    """The per-document table's columns of (profile, system, doc_id, values) rows (or
-    ScoredDocuments), sorted by (order[profile], system, doc_id), as Arrow chunked
-    arrays: each text column taken in sorted order from an Arrow array built once,
-    the number columns the documents' values (float64 bytes of a (metrics, 6)
-    array each) joined in that order, with no Python object per cell.  Arrow sorts
-    (a Python sort of tuples cost 3 us a row): it compares UTF-8 bytes, which
-    orders as Python orders code points (no surrogate reaches here: reading
+def document_columns(documents: list, tags: dict, order: dict, key: Optional[tuple] = None) -> dict:
+    """The per-document table's columns of some rows, sorted by (order[profile],
+    system, doc_id), in one part: `document_column_parts`."""
+    return next(document_column_parts(documents, tags, order, key))
+
+
+def document_column_parts(documents: list, tags: dict, order: dict, key: Optional[tuple] = None, parts: int = 1):
+    """The per-document table's columns of (profile, system, doc_id, values, digest)
+    rows (or ScoredDocuments; without a digest, 0s), or with `key` = (profile,
+    system) that one's (doc_id, values, digest) rows, sorted by (order[profile],
+    system, doc_id), in `parts` parts of consecutive documents (as equal as they
+    divide), each a dict of Arrow chunked arrays: each text column taken in sorted
+    order from an Arrow array built once, the number columns the documents' values
+    (float64 bytes of a (metrics, 6) array each) and digests (16 bytes: two
+    little-endian int64) joined in that order, with no Python object per cell.
+    Arrow sorts (a Python sort of tuples cost 3 us a row): it compares UTF-8 bytes,
+    which orders as Python orders code points (no surrogate reaches here: reading
     refuses them).  The columns are made DOCUMENT_CHUNK sorted documents at a time,
     so the joined values and the index arrays of a chunk are freed before the next
     (made for a whole shard at once, they added 25-30 MB to the peak memory of
     writing a shard of 80,000 documents, 15 MB to a whole run's; no CPU saved or
-    lost); Parquet writes the chunks as the one row group it writes of a whole
-    column, byte for byte."""
+    lost), and a part's arrays are made only when it is asked for; Parquet writes
+    the chunks as the one row group it writes of a whole column, byte for byte."""
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
     import pyarrow.compute as pc  # noqa: PLC0415
 
     names = sorted(order, key=order.get)
-    profiles, systems, doc_ids, values = ([row[k] for row in documents] for k in range(4))  # (zip(*rows): 4x slower)
+    count = len(documents)
+    if key is None:
+        profiles, systems, doc_ids, values = ([row[k] for row in documents] for k in range(4))  # (zip(*rows): 4x slower)
+        digests = [row[4] if len(row) > 4 else NO_DIGEST for row in documents]
+    else:
+        doc_ids, values, digests = ([row[k] for row in documents] for k in range(3))
+        profiles, systems = [key[0]] * count, [key[1]] * count
     index = {name: i for i, name in enumerate(names)}
-    profile = np.fromiter(map(index.__getitem__, profiles), dtype=np.int64, count=len(profiles))
+    profile = np.fromiter(map(index.__getitem__, profiles), dtype=np.int64, count=count)
     system, doc_id = pa.array(systems, pa.string()), pa.array(doc_ids, pa.string())
-    keys = [("profile", "ascending"), ("system", "ascending"), ("doc_id", "ascending")]
-    ranked = pc.sort_indices(pa.table({"profile": profile, "system": system, "doc_id": doc_id}), sort_keys=keys)
+    if key is None:
+        keys = [("profile", "ascending"), ("system", "ascending"), ("doc_id", "ascending")]
+        ranked = pc.sort_indices(pa.table({"profile": profile, "system": system, "doc_id": doc_id}), sort_keys=keys)
+    else:
+        ranked = pc.sort_indices(doc_id)
     ranked = ranked.to_numpy()
     tag_counts = np.array([len(tags[name]) for name in names], dtype=np.int64)
     first_tag = np.cumsum(tag_counts) - tag_counts  # of each profile's tags in `every_tag`
@@ -247,28 +324,34 @@ def document_columns(documents: list, tags: dict, order: dict) -> dict:
     profile_names = pa.array(names, pa.string())
     # MetricStats fields: reference total, candidate total, hits, R, P, F
     fields = {"recall": 3, "precision": 4, "f_measure": 5, "hits": 2, "reference_total": 0, "candidate_total": 1}
-    chunks: dict = {name: [] for name in ("profile", "system", "doc_id", "metric", *fields)}
-    for start in range(0, len(ranked), DOCUMENT_CHUNK):
-        these = ranked[start : start + DOCUMENT_CHUNK]
-        per_doc = tag_counts[profile][these]
-        each = np.repeat(these, per_doc)  # the document of each row
-        within = np.arange(len(each), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)  # its metric
-        stacked = np.frombuffer(b"".join([values[i] for i in these.tolist()]), dtype=np.float64).reshape(-1, 6)
-        by_field = np.ascontiguousarray(stacked.T)  # a column each (Arrow copies a strided column one value at a time)
-        taken = pa.array(each)
-        chunks["profile"].append(profile_names.take(pa.array(profile[each])))
-        chunks["system"].append(system.take(taken))
-        chunks["doc_id"].append(doc_id.take(taken))
-        chunks["metric"].append(every_tag.take(pa.array(first_tag[profile[each]] + within)))
-        for name, k in fields.items():
-            chunks[name].append(pa.array(by_field[k]))
-    return {name: pa.chunked_array(parts, type=pa.float64() if name in fields else pa.string())
-            for name, parts in chunks.items()}
+    kinds = {**dict.fromkeys(("profile", "system", "doc_id", "metric"), pa.string()), **dict.fromkeys(fields, pa.float64()),
+             "candidate_digest": pa.int64(), "references_digest": pa.int64()}
+    for part in range(parts):
+        chunks: dict = {name: [] for name in kinds}
+        for start in range(part * count // parts, (part + 1) * count // parts, DOCUMENT_CHUNK):
+            these = ranked[start : min(start + DOCUMENT_CHUNK, (part + 1) * count // parts)]
+            per_doc = tag_counts[profile][these]
+            each = np.repeat(these, per_doc)  # the document of each row
+            within = np.arange(len(each), dtype=np.int64) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)  # its metric
+            listed = these.tolist()
+            stacked = np.frombuffer(b"".join([values[i] for i in listed]), dtype=np.float64).reshape(-1, 6)
+            by_field = np.ascontiguousarray(stacked.T)  # a column each (Arrow copies a strided column one value at a time)
+            digest = np.frombuffer(b"".join([digests[i] for i in listed]), dtype="<i8").reshape(-1, 2)
+            taken = pa.array(each)
+            chunks["profile"].append(profile_names.take(pa.array(profile[each])))
+            chunks["system"].append(system.take(taken))
+            chunks["doc_id"].append(doc_id.take(taken))
+            chunks["metric"].append(every_tag.take(pa.array(first_tag[profile[each]] + within)))
+            for name, k in fields.items():
+                chunks[name].append(pa.array(by_field[k]))
+            chunks["candidate_digest"].append(pa.array(np.repeat(digest[:, 0], per_doc)))
+            chunks["references_digest"].append(pa.array(np.repeat(digest[:, 1], per_doc)))
+        yield {name: pa.chunked_array(pieces, type=kinds[name]) for name, pieces in chunks.items()}
 
 
-def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) -> bytes:
+def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]], row_group_size: Optional[int] = None) -> bytes:
     """A Parquet file of whole columns (lists, arrays or Arrow arrays), in the
-    schema's order and types."""
+    schema's order and types (in row groups of `row_group_size` rows, when given)."""
     import pyarrow as pa  # noqa: PLC0415 (optional: only Parquet needs it)
     import pyarrow.parquet as pq  # noqa: PLC0415
 
@@ -279,7 +362,7 @@ def parquet_columns_bytes(columns: dict, schema_columns: list[tuple[str, str]]) 
     ]
     table = pa.Table.from_arrays(arrays, schema=schema)
     sink = io.BytesIO()
-    pq.write_table(table, sink)
+    pq.write_table(table, sink, row_group_size=row_group_size)
     return sink.getvalue()
 
 
@@ -340,12 +423,18 @@ class ErrorFileWriter:
 FINGERPRINTS = "_fingerprints"
 
 
-def write_fingerprint(staging: str, path: str, digest: dict) -> None:
+def write_fingerprint(staging: str, path: str, digest: dict, rows: Optional[int] = None, errors: int = 0,
+                      systems: Optional[dict] = None) -> None:
     """`_fingerprints/file-<hash of path>.json`: the size and SHA-256 of the bytes a
     reader read from `path` (hashed while reading), for run.json; a retried read
-    rewrites it."""
+    rewrites it.  With `rows`, also the rows read, the error rows among them and
+    (a candidate file) the good rows of each system: what tells a later run which
+    systems a file it finds unchanged holds (`run --reuse`, pipeline.reuse)."""
     name = files.join(staging, FINGERPRINTS, f"file-{stable_hash(path):016x}.json")
-    files.write_bytes(name, json.dumps({"path": path, **digest}, sort_keys=True).encode("utf-8"))
+    record = {"path": path, **digest}
+    if rows is not None:
+        record.update(rows=rows, errors=errors, systems=dict(sorted((systems or {}).items())))
+    files.write_bytes(name, json.dumps(record, sort_keys=True).encode("utf-8"))
 
 
 def read_fingerprints(staging: str) -> dict[str, dict]:
@@ -388,10 +477,12 @@ def run_counts(
     errors_by_system: list = (),
     text_checks: list = (),
     references_per_document: tuple | None = None,
+    reuse: Optional[list] = None,
 ) -> dict:
     """The run's counts, for run.json and the per-system table.  Systems that scored
     fewer than all documents are listed: their averages are over different document
-    sets."""
+    sets.  A run reusing a previous one also has "reuse": its (name, value) counts
+    (pipeline.reuse.REUSE_COUNTS) summed per name, the messages of "refused" listed."""
     by_system = dict(sorted(documents_by_system))
     rows_read, read_errors = read_counts
     by_reason = Counter(read_errors) + Counter(dict(errors_by_reason))
@@ -405,13 +496,18 @@ def run_counts(
         "human_documents": human_documents,
         "documents": documents,
         "documents_by_system": by_system,
-        "systems_missing_documents": {s: documents - n for s, n in by_system.items() if n < documents},
+        "systems_missing_documents": missing_documents(by_system, documents),
         "errors_by_system": dict(sorted(errors_by_system)),
         # {owner: {kind: {"texts": n, "example": doc_id}}} (pipeline.coverage.TextTally)
         "text_checks": _text_checks(text_checks),
         # [fewest, most] references of a scored document: the signature's nrefs
         "references_per_document": None if references_per_document is None else list(references_per_document),
     }
+    if reuse is not None:
+        summed: dict = {"rows_reused": 0, "carried_scored": 0, "carried_documents": 0, "carry_violations": 0, "refused": []}
+        for name, value in reuse:
+            summed[name] += [value] if name == "refused" else value
+        counts["reuse"] = dict(summed, refused=sorted(summed["refused"]))
     return counts
 
 
@@ -420,11 +516,26 @@ def write_counts(counts: dict, staging: str) -> None:
     files.write_bytes(files.join(staging, "_counts.json"), json.dumps(counts, indent=1).encode("utf-8"))
 
 
-def read_parquet_rows(path: str) -> list[dict]:
-    """A Parquet file (local or URL) as dicts."""
+def missing_documents(by_system: dict, documents: int) -> dict:
+    """{system: documents it did not score} of the systems that scored fewer than all."""
+    return {s: documents - n for s, n in by_system.items() if n < documents}
+
+
+def read_parquet_table(path: str, columns: Optional[list[str]] = None):
+    """A Parquet file (local or URL) as an Arrow table (of `columns` only, when given)."""
+    return read_parquet_table_bytes(files.read_bytes(path), columns)
+
+
+def read_parquet_table_bytes(data: bytes, columns: Optional[list[str]] = None):
+    """A Parquet file's bytes as an Arrow table (of `columns` only, when given)."""
     import pyarrow.parquet as pq  # noqa: PLC0415
 
-    return pq.read_table(io.BytesIO(files.read_bytes(path))).to_pylist()
+    return pq.read_table(io.BytesIO(data), columns=columns)
+
+
+def read_parquet_rows(path: str) -> list[dict]:
+    """A Parquet file (local or URL) as dicts."""
+    return read_parquet_table(path).to_pylist()
 
 
 def read_system_rows(folder: str) -> list[dict]:

@@ -46,7 +46,7 @@ MEASURE_NAMES = {"recall": "recall", "precision": "precision", "f_measure": "F-m
 MATRIX_SYSTEMS = 30
 CHART_SYSTEMS = 50  # systems per panel of the chart (the best); the table lists all
 STARS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
-_RC = {
+CHART_STYLE = {
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
     "font.size": 9,
@@ -114,7 +114,7 @@ def render_report(
     p floor) of the whole table, when significance_rows hold only the pairs the matrices show.
     """
     signature = run_record.get("signature") or next((r["signature"] for r in system_rows), "")
-    confidence = _confidence(signature)
+    confidence = confidence_level(signature)
     coverage = Coverage.from_counts(run_record.get("counts") or {})
     metrics = _metric_views([dict(r, documents_had=coverage.had(r["system"])) for r in system_rows])
     rank = {m["metric"]: [s["system"] for s in m["systems"]] for m in metrics}
@@ -165,6 +165,12 @@ def render_sections_page(
         "footer": footer,
     }
     return _environment().get_template("sections.html").render(context)
+
+
+def render_history_page(context: dict) -> str:
+    """history's report.html from `pipeline.render.history.history_page`'s context, in
+    the report's look."""
+    return _environment().get_template("history.html").render(dict(context, sections=[]))
 
 
 def render_comparison_page(context: dict) -> str:
@@ -272,7 +278,7 @@ def _cell(value) -> str:
     return "" if value is None else str(value)
 
 
-def _confidence(signature: str) -> str:
+def confidence_level(signature: str) -> str:
     """The intervals' level from the signature's `ci` fields ("95%@1000" -> "95%"), or ""
     when the run's settings disagree or say none."""
     try:
@@ -344,7 +350,7 @@ def _scores_chart(metrics: list[dict], confidence: str) -> "Markup":  # noqa: F8
     rows = math.ceil(len(metrics) / columns)
     most = max(len(m["systems"]) for m in metrics)
     panel_height = 0.75 + 0.24 * most
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(CHART_STYLE):
         fig = Figure(figsize=(5.6 * columns, panel_height * rows), layout="constrained")
         axes = list(fig.subplots(rows, columns, squeeze=False).flat)
         for ax, metric in zip(axes, metrics):

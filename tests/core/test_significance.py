@@ -317,6 +317,31 @@ def test_dense_sums_stay_small_and_match_sparse_ones():
     check_against_direct(dense, units, np.ones(units.shape, dtype=bool), names, raw_kept=False)
 
 
+@pytest.mark.parametrize("documents", [15, 400])
+def test_the_sums_of_some_systems_pairs_alone_equal_plain_sums_per_pair(documents):
+    """pairs_of (a run reusing the other pairs' results): every pair with one of the
+    named systems has the sums a plain loop over its shared documents gives, in the
+    dense and in the sparse case, and their tests are those of scipy."""
+    rng = np.random.default_rng(documents)
+    names = [f"s{k}" for k in range(7)]
+    units = rng.integers(0, 100_001, (documents, 7))
+    for present in (np.ones(units.shape, dtype=bool), rng.random(units.shape) < 0.8):
+        some = ["s5", "s2"]
+        sums = PairSums().add([f"d{i}" for i in range(documents)], names, units, present, pairs_of=some)
+        for i, j in itertools.permutations(range(7), 2):
+            if names[i] not in some and names[j] not in some:
+                continue
+            both = present[:, i] & present[:, j]
+            x, y = units[both, i].astype(object), units[both, j].astype(object)
+            assert sums.pair_sums(i, j) == (int(both.sum()), sum(x), sum(y), sum(x * x), sum(y * y), sum(x * y))
+        kept = [k for k in range(7) if names[k] in some]
+        check = check_against_direct(
+            PairSums().add([f"d{i}" for i in range(documents)], [names[k] for k in kept], units[:, kept], present[:, kept],
+                           pairs_of=some), units[:, kept], present[:, kept], [names[k] for k in kept],
+            raw_kept=documents <= EXACT_MAX_DOCUMENTS)
+        assert len(check) == 1
+
+
 def test_many_pairs_are_tested_in_chunks_with_the_same_results(monkeypatch):
     from rouge_core import significance
 

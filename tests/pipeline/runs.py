@@ -19,7 +19,6 @@ TABLES = [
     "significance.parquet",
     "significance.csv",
     "significance.md",
-    "per_document/part-00000-of-00001.parquet",
     "errors/part-00000-of-00001.parquet",
     "errors/part-00000-of-00001.jsonl",
 ]
@@ -50,8 +49,19 @@ def run_pipeline(output: Path, candidates, *, references=(), flags="-n 2", beam_
 
 
 def table_bytes(folder: Path) -> dict[str, bytes]:
-    """Each table's bytes (None when absent: a .jsonl shard with no rows is not written)."""
-    return {name: (folder / name).read_bytes() if (folder / name).exists() else None for name in TABLES}
+    """Every table's bytes (None when absent: a .jsonl shard with no rows is not
+    written), the per-document table's files among them (a set per (profile,
+    system), named by both)."""
+    documents = sorted(str(p.relative_to(folder)) for p in (folder / "per_document").iterdir())
+    assert documents, f"{folder} has no per-document table"
+    return {name: (folder / name).read_bytes() if (folder / name).exists() else None for name in TABLES + documents}
+
+
+def document_rows(folder: Path) -> list[dict]:
+    """The per-document table of a result folder, every file of it, in file name order."""
+    import pyarrow.parquet as pq
+
+    return [row for part in sorted((folder / "per_document").glob("*.parquet")) for row in pq.read_table(part).to_pylist()]
 
 
 def read_errors(folder: Path) -> list[dict]:

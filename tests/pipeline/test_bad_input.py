@@ -14,14 +14,14 @@ import pytest
 from pipeline.config import InputConfig
 from rouge_core import RougeInputError, RougeScorer, RougeSettings
 from tests.conftest import GOLDEN, read_jsonl
-from tests.pipeline.runs import read_errors, run_pipeline, write_jsonl
+from tests.pipeline.runs import document_rows, read_errors, run_pipeline, write_jsonl
 
 GOOD = [c for c in read_jsonl(GOLDEN / "cases.jsonl") if c["system"] in ("11", "21")]
 FLAGS = "-n 2 -w 1.2 -2 4 -u -m -r 50"
 
 
 def good_scores(folder):
-    rows = pq.read_table(folder / "per_document" / "part-00000-of-00001.parquet").to_pylist()
+    rows = document_rows(folder)
     return [r for r in rows if r["system"] in ("11", "21")]
 
 

@@ -4,6 +4,7 @@ complete, reruns succeed, and ids from the input cannot steer where files go."""
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,7 @@ def check_complete(folder):
     record = json.loads((folder / "run.json").read_text())
     assert (folder / "_SUCCESS").exists()
     assert record["counts"]["balanced"]
-    for name in ("system_scores.parquet", "errors/part-00000-of-00001.parquet", "per_document/part-00000-of-00001.parquet"):
+    for name in ("system_scores.parquet", "errors/part-00000-of-00001.parquet", "per_document"):
         pq.read_table(folder / name)
     report = (folder / "rouge155.txt").read_text()
     assert report.count("Average_F") == 8 * 4  # systems x (ROUGE-1, ROUGE-2, ROUGE-L, ROUGE-W)
@@ -87,12 +88,14 @@ def test_ids_from_the_input_never_become_paths_and_markdown_is_escaped(tmp_path)
     record = run_pipeline(tmp_path / "out", [write_jsonl(tmp_path / "in.jsonl", rows)], flags="-n 1 -r 10")
     assert record["counts"]["scored"] == 50
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
-    assert written == [
+    documents = [name for name in written if name.startswith("out/per_document/")]
+    # one file per system, named by 16 hex digits of a hash, never by the system's own name
+    assert len(documents) == 2 and all(re.fullmatch(r"out/per_document/part-[0-9a-f]{16}-00000-of-00001\.parquet", d) for d in documents)
+    assert [name for name in written if name not in documents] == [
         "in.jsonl",
         "out/_ROUGE_PIPELINE",
         "out/_SUCCESS",
         "out/errors/part-00000-of-00001.parquet",
-        "out/per_document/part-00000-of-00001.parquet",
         "out/report.html",
         "out/rouge155.txt",
         "out/run.json",

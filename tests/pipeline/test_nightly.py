@@ -5,6 +5,7 @@ exit status the scheduler acts on (README, "The nightly workflow")."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import GOLDEN, read_jsonl
 from tests.pipeline.runs import write_jsonl
@@ -62,3 +63,38 @@ def test_the_nightly_run_and_compare_give_the_scheduler_its_exit_status(tmp_path
         done = cli("run", "--config", NIGHTLY, "--input", first.parent.parent / "bucket" / "2026-11-23" / "*.jsonl",
                    "--output", latest)
         assert done.returncode == 0, done.stderr
+
+
+def test_the_airflow_dags_nights_reuse_compare_and_keep_a_history(tmp_path):
+    """configs/nightly_dag.py's commands (Airflow is not needed to build them), run as
+    its tasks run them, two nights: the first reuses nothing (no night before), the
+    second reuses the first; compare and history read both."""
+    import importlib.util
+    import shlex
+
+    spec = importlib.util.spec_from_file_location("nightly_dag", NIGHTLY.parent / "nightly_dag.py")
+    dag = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dag)
+    results, inputs = tmp_path / "results", str(tmp_path / "bucket" / "{date}" / "*.jsonl")
+    rows = {"2026-11-22": [c for c in CASES if c["system"] in ("12", "24")],
+            "2026-11-23": [c for c in CASES if c["system"] == "24"] + [dict(c, system="12") for c in CASES if c["system"] == "21"]}
+    previous = "2026-11-21"
+    for date, night_rows in rows.items():
+        write_jsonl(tmp_path / "bucket" / date / "part-0.jsonl", night_rows)
+        commands = dag.nightly_commands(date, previous, str(results), inputs, str(NIGHTLY))
+        for task in ("run", "compare", "history"):
+            done = subprocess.run(commands[task], shell=True, capture_output=True, text=True,
+                                  env={**__import__("os").environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"})
+            if task == "compare" and date == "2026-11-22":
+                assert done.returncode == 2  # no night before to compare with
+                continue
+            assert done.returncode in ((0, 1) if task == "compare" else (0,)), (task, done.stderr)
+            assert shlex.split(commands[task])[1] == task
+        previous = date
+    second = json.loads((results / "2026-11-23" / "run.json").read_text())
+    assert second["reuse"]["run_id"] == json.loads((results / "2026-11-22" / "run.json").read_text())["run_id"]
+    assert second["reuse"]["rows_reused"] == 25  # system 24's rows: the same texts, in a file that changed
+    assert "no such result folder" in json.loads((results / "2026-11-22" / "run.json").read_text())["reuse"]["refused"]
+    history = (results / "history" / "2026-11-23" / "history.csv").read_text().splitlines()
+    metrics = len(second["profiles"][0]["metrics"])  # ROUGE-1..4, L, W-1.2, S*, SU*
+    assert len(history) == 1 + 2 * 2 * metrics == 1 + 2 * 2 * 8

@@ -48,7 +48,7 @@ def test_the_manifest_records_every_file_with_its_size_and_digest(previous):
                for name, data in files_of(out).items() if name != "_SUCCESS"}
     assert manifest["files"] == written and manifest["tool"] == "rouge-pipeline" and manifest["manifest"] == 1
     assert manifest["run_id"] == json.loads((out / "_ROUGE_PIPELINE").read_text())["run_id"]
-    assert "per_document/part-00000-of-00001.parquet" in written and "_ROUGE_PIPELINE" in written
+    assert any(name.startswith("per_document/part-") for name in written) and "_ROUGE_PIPELINE" in written
 
 
 @pytest.mark.parametrize("where", ["per_document/mine.parquet", "errors/notes.txt", "per_document/deeper/x.txt"])

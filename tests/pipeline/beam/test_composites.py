@@ -27,6 +27,7 @@ class Doc(NamedTuple):
     profile: str = DEFAULT_PROFILE
     doc_id: str = "d1"
     values: bytes = b""
+    digest: bytes = bytes(16)
 
 
 def batch(rows):

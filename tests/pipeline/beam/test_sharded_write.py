@@ -45,18 +45,19 @@ def test_a_shards_partitions_lie_together_in_a_spill_file_for_every_shard_count(
         shards *= 2
 
 
-def test_a_document_rows_place_is_the_crc_of_its_system_and_doc_id():
-    import random
-
-    from pipeline.beam.write import document_places, error_places
+def test_an_error_rows_place_is_the_crc_of_its_source_and_position():
+    from pipeline.beam.write import error_places
     from pipeline.records import ErrorRecord
 
-    rng = random.Random(4)
-    alphabet = "ab\x1f\u00e9\uffff\U0001f600 "
-    rows = [
-        ("p", "".join(rng.choices(alphabet, k=rng.randint(0, 4))), "".join(rng.choices(alphabet, k=rng.randint(0, 6))), b"")
-        for _ in range(2_000)
-    ]
-    assert document_places(rows) == [zlib.crc32(f"{s}\x1f{d}".encode("utf-8")) for _, s, d, _ in rows]
     errors = [ErrorRecord("s", "d", f"f{i}.jsonl", i, "r", "m") for i in range(5)]
     assert error_places(errors) == [zlib.crc32(f"f{i}.jsonl\x1f{i}".encode()) for i in range(5)]
+
+
+def test_the_per_document_writers_elements_are_each_systems_rows_of_a_batch():
+    from pipeline.beam.write import system_documents
+
+    batch = ("p", [("b", "d1", b"v1", b"g1"), ("a", "d1", b"v2", b"g2"), ("b", "d2", b"v3", b"g3")])
+    assert sorted(system_documents(batch)) == [
+        (("p", "a"), [("d1", b"v2", b"g2")]),
+        (("p", "b"), [("d1", b"v1", b"g1"), ("d2", b"v3", b"g3")]),
+    ]

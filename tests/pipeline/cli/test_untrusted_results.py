@@ -11,10 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.cli import main
+from pipeline.io.tables import document_file_stem
 from tests.pipeline.test_compare import corpus
 from tests.pipeline.runs import run_pipeline, seal, write_jsonl
 
-SHARD = "per_document/part-00000-of-00001.parquet"
+# The per-document file of the system "good" (each (profile, system) has files of its own).
+SHARD = f"per_document/{document_file_stem('default', 'good')}-00000-of-00001.parquet"
 
 
 @pytest.fixture(scope="module")

@@ -74,7 +74,7 @@ def test_a_bad_choice_is_one_line_naming_the_valid_ones_and_the_closest(folders,
     ("args", "message"),
     [
         ([], "rouge-pipeline: error: the following arguments are required: COMMAND"),
-        (["scroe"], "'scroe' is not one of score, run, compare, meta-eval; did you mean score?"),
+        (["scroe"], "'scroe' is not one of score, run, compare, meta-eval, history; did you mean score?"),
         (["score", "{f}/missing.txt", "{f}/r.txt"], "{f}/missing.txt: no such file"),
         (["score", "{f}/c.txt", "{f}/missing.txt"], "{f}/missing.txt: no such file"),
         (["score", "--candidates", "{f}/nope.txt", "--references", "{f}/r.txt"], "{f}/nope.txt: no such file"),

@@ -1,5 +1,5 @@
 """The per-document table built from columns equals, byte for byte, the same table
-built one dict per (document, metric) row."""
+built one dict per (document, metric) row; each (profile, system) has files of its own."""
 
 import random
 
@@ -21,7 +21,8 @@ def scored(n=200, seed=0):
             [rng.randint(1, 50), rng.randint(0, 50), rng.random() * 9, rng.random(), rng.random(), rng.random()]
             for _ in TAGS[profile]
         ]
-        docs.append(ScoredDocument(profile, f"sys{rng.randint(0, 5)}", f"d{i}\u00e9", np.array(stats).tobytes()))
+        digest = rng.getrandbits(128).to_bytes(16, "little")
+        docs.append(ScoredDocument(profile, f"sys{rng.randint(0, 5)}", f"d{i}\u00e9", np.array(stats).tobytes(), digest))
     return sorted(docs, key=lambda d: ("pq".index(d.profile), d.system, d.doc_id))
 
 
@@ -32,6 +33,8 @@ def rows_of(docs):
             "profile": d.profile, "system": d.system, "doc_id": d.doc_id, "metric": tag,
             "recall": s.recall, "precision": s.precision, "f_measure": s.f_measure, "hits": float(s.hits),
             "reference_total": float(s.reference_total), "candidate_total": float(s.candidate_total),
+            "candidate_digest": int.from_bytes(d.digest[:8], "little", signed=True),
+            "references_digest": int.from_bytes(d.digest[8:], "little", signed=True),
         }
         for d in docs
         for tag, s in d.scores(TAGS[d.profile]).items()
@@ -48,44 +51,90 @@ def test_an_empty_shard():
     assert parquet_columns_bytes(document_columns([], TAGS, ORDER), DOCUMENT_COLUMNS) == parquet_bytes([], DOCUMENT_COLUMNS)
 
 
-def test_the_writer_gives_the_bytes_of_rows_in_every_format(tmp_path):
+def groups(docs):
+    """ScoredDocuments as the writer's elements: ((profile, system), [(doc_id, values, digest)])."""
+    out = {}
+    for d in docs:
+        out.setdefault((d.profile, d.system), []).append((d.doc_id, d.values, d.digest))
+    return out
+
+
+def two_profiles():
     from pipeline.config import Profile
-    from pipeline.io.tables import csv_text, jsonl_bytes, names
     from rouge_core import RougeSettings
 
     profiles = [Profile("p", (RougeSettings.from_flags("-n 2"),)), Profile("q", (RougeSettings.from_flags("-w 1.2 -n 0 -x"),))]
     assert [p.tags for p in profiles] == [TAGS["p"], TAGS["q"]]
+    return profiles
+
+
+def test_the_writer_gives_each_system_the_bytes_of_its_rows_in_every_format(tmp_path):
+    from pipeline.io.tables import csv_text, jsonl_bytes, names
+
     docs = scored(50, seed=3)
-    name = per_document_writer(str(tmp_path), ("csv", "jsonl"), profiles)(0, 1, list(reversed(docs)))
-    rows = rows_of(docs)
-    assert (tmp_path / "per_document" / "part-00000-of-00001.parquet").read_bytes() == parquet_bytes(rows, DOCUMENT_COLUMNS)
-    assert open(name + ".csv", encoding="utf-8").read() == csv_text(rows, names(DOCUMENT_COLUMNS))
-    assert open(name + ".jsonl", "rb").read() == jsonl_bytes(rows)
+    write = per_document_writer(str(tmp_path), ("csv", "jsonl"), two_profiles())
+    written = []
+    for key, documents in groups(docs).items():
+        (name,) = write((key, list(reversed(documents))))
+        written.append(name)
+        rows = rows_of([d for d in docs if (d.profile, d.system) == key])
+        assert open(name + ".parquet", "rb").read() == parquet_bytes(rows, DOCUMENT_COLUMNS)
+        assert open(name + ".csv", encoding="utf-8").read() == csv_text(rows, names(DOCUMENT_COLUMNS))
+        assert open(name + ".jsonl", "rb").read() == jsonl_bytes(rows)
+    assert len(set(written)) == len(written) == len({(d.profile, d.system) for d in docs})
+    assert sorted(p.name for p in (tmp_path / "per_document").iterdir()) == sorted(
+        f"{n.rsplit('/', 1)[1]}.{ext}" for n in written for ext in ("parquet", "csv", "jsonl")
+    )
+
+
+def test_a_systems_documents_are_cut_into_files_of_consecutive_documents(tmp_path):
+    docs = [d for d in scored(300, seed=4) if d.profile == "p"]
+    key = ("p", docs[0].system)
+    mine = [d for d in docs if (d.profile, d.system) == key]
+    for parts in (1, 2, 3, len(mine) + 2):  # more files than documents: empty ones too (the layout is fixed)
+        folder = tmp_path / str(parts)
+        names = per_document_writer(str(folder), (), two_profiles(), parts)((key, groups(mine)[key]))
+        assert [n.rsplit("-", 3)[1:] for n in names] == [[f"{j:05d}", "of", f"{parts:05d}"] for j in range(parts)]
+        cut = [mine[j * len(mine) // parts : (j + 1) * len(mine) // parts] for j in range(parts)]
+        for name, expected in zip(names, cut):
+            assert open(name + ".parquet", "rb").read() == parquet_bytes(rows_of(expected), DOCUMENT_COLUMNS)
+
+
+def test_a_systems_file_is_written_and_read_back_in_row_groups_of_whole_documents(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    import pipeline.io.tables as tables
+    from pipeline.io.tables import document_batches
+
+    monkeypatch.setattr(tables, "DOCUMENTS_PER_ROW_GROUP", 7)
+    docs = [d for d in scored(300, seed=6) if d.profile == "p"]
+    key = ("p", docs[0].system)
+    mine = [d for d in docs if (d.profile, d.system) == key]
+    (name,) = per_document_writer(str(tmp_path), (), two_profiles())((key, groups(mine)[key]))
+    rows = rows_of(mine)
+    assert open(name + ".parquet", "rb").read() == parquet_bytes(rows, DOCUMENT_COLUMNS, row_group_size=7 * 3)
+    assert pq.ParquetFile(name + ".parquet").metadata.num_row_groups == -(-len(mine) // 7)
+    for size in (1, 5, 7, 100):  # read back in parts of whole documents, whatever the row groups
+        parts = list(document_batches(name + ".parquet", 3, ["doc_id", "metric"], size))
+        assert all(p.num_rows == 3 * size for p in parts[:-1]) and 0 < parts[-1].num_rows <= 3 * size
+        assert [r for p in parts for r in p.to_pylist()] == [{"doc_id": r["doc_id"], "metric": r["metric"]} for r in rows]
 
 
 def test_the_writer_sorts_as_python_does_from_plain_tuples(tmp_path):
-    # Arrow sorts the shard; doc_ids across the planes (BMP high, astral, combining) and
-    # systems that are prefixes of each other order as Python's sort orders them.
-    from pipeline.config import Profile
-    from rouge_core import RougeSettings
-
-    profiles = [Profile("q", (RougeSettings.from_flags("-w 1.2 -n 0 -x"),)), Profile("p", (RougeSettings.from_flags("-n 2"),))]
-    rng = random.Random(5)
-    ids = ["a", "ab", "a b", "Z", "\uffff", "\U0001f600", "\ufb01", "e\u0301", "\u00e9", "10", "9", ""]
-    docs = []
-    for system in ("s", "s1", "S", "\U0001f600"):
-        for doc_id in ids:
-            profile = rng.choice("pq")
-            docs.append((profile, system, doc_id, np.arange(6 * len(TAGS[profile]), dtype=np.float64).tobytes()))
-    rng.shuffle(docs)
-    per_document_writer(str(tmp_path), ("jsonl",), profiles)(0, 1, docs)
+    # Arrow sorts a system's documents; doc_ids across the planes (BMP high, astral,
+    # combining) and numbers order as Python's sort orders them.
     import json
 
-    written = [json.loads(line) for line in (tmp_path / "per_document" / "part-00000-of-00001.jsonl").open()]
-    want = sorted(docs, key=lambda d: ("qp".index(d[0]), d[1], d[2]))
-    assert [(r["profile"], r["system"], r["doc_id"]) for r in written] == [
-        (d[0], d[1], d[2]) for d in want for _ in TAGS[d[0]]
-    ]
+    ids = ["a", "ab", "a b", "Z", "\uffff", "\U0001f600", "\ufb01", "e\u0301", "\u00e9", "10", "9", ""]
+    write = per_document_writer(str(tmp_path), ("jsonl",), two_profiles())
+    for system in ("s", "s1", "S", "\U0001f600"):
+        docs = [(doc_id, np.arange(6 * 3, dtype=np.float64).tobytes(), bytes(16)) for doc_id in ids]
+        random.Random(system).shuffle(docs)
+        (name,) = write((("p", system), docs))
+        written = [json.loads(line) for line in open(name + ".jsonl", encoding="utf-8")]
+        assert [(r["system"], r["doc_id"], r["metric"]) for r in written] == [
+            (system, doc_id, tag) for doc_id in sorted(ids) for tag in TAGS["p"]
+        ]
 
 
 def test_a_shard_built_in_many_chunks_gives_the_bytes_of_rows(monkeypatch):

@@ -25,7 +25,7 @@ import pytest
 import pipeline
 from pipeline.render.html import MARKER_COLOUR, REPORT_NAME, Section, render_report
 from tests.conftest import GOLDEN
-from tests.pipeline.runs import run_pipeline, write_jsonl
+from tests.pipeline.runs import document_rows, run_pipeline, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = Path(pipeline.__file__).parent / "sample"
@@ -56,7 +56,7 @@ def result(tmp_path_factory):
     out = folder / "out"
     record = run_pipeline(out, inputs + [bad], flags=PYROUGE)
     system_rows = pq.read_table(out / "system_scores.parquet").to_pylist()
-    documents = pq.read_table(out / "per_document" / "part-00000-of-00001.parquet").to_pylist()
+    documents = document_rows(out)
     return out, record, system_rows, paired_tests(documents, ["ROUGE-1", "ROUGE-2"])
 
 
@@ -260,7 +260,7 @@ def test_the_runs_own_significance_states_its_floor_and_turns_the_effect_size_wi
     assert f"The smallest p these documents allow is {2**-24:.2g} (2^(1\u2212n) on n documents)" in html
     assert f"after Holm over 28 pairs, the smallest adjusted p is {28 * 2**-24:.2g}." in html
     assert "exact over all 2^n sign patterns up to 20 documents" in html
-    documents = pq.read_table(out / "per_document" / "part-00000-of-00001.parquet").to_pylist()
+    documents = document_rows(out)
     f = {}
     for d in documents:
         if d["metric"] == "ROUGE-1":

@@ -1,0 +1,611 @@
+"""`run --reuse PREVIOUS`: what a run takes from a previous run's results instead of
+computing it again, proven equal, never trusted by name or path.
+
+Two ways, both exact (every table byte-identical to a full run on the same inputs,
+tests/pipeline/test_reuse.py):
+
+* **Rows** (`MatchPrevious`, pipeline.beam.reuse).  A row whose (system, doc_id)
+  the previous run scored with the same candidate and references (the digests its
+  per-document table stores, pipeline.digests) and the same settings is not scored
+  again: its per-document values are the previous run's, bit for bit, and every
+  table is computed from them as from fresh ones.  Changed references change the
+  references' digest of every row of the document, so each is scored again.
+* **Systems carried whole.**  A system whose every input file is unchanged (the
+  size and SHA-256 of a file the previous run read, a file that held only systems
+  carried with it, none of them with an error row) is not read at all: its
+  per-document files, its rows of system_scores and its blocks of the ROUGE-1.5.5
+  report are copied from the previous run (each depends on its rows alone); the
+  significance table is computed again from the per-document tables (a changed
+  system changes its pairs with every other).  What could make a carried system's
+  results differ from a full run's is checked while the run works: a row of it in
+  a file that is read (a duplicate), or, for a document it scored, references
+  that now resolve differently (a conflict, or a changed reference row).  Either,
+  and the run is done again carrying nothing ("carry_violations", REUSE_COUNTS).
+
+Nothing is reused from a previous run that is not complete and verified
+(pipeline.io.result_folder.ResultFolder: its manifest's size and SHA-256 of
+every file read), or whose
+settings differ (`settings_changes`, through rouge_core.signature); the reason is
+one line, in the output and in run.json.  Carrying needs more (`carry_blockers`):
+the same input, statistics and output settings, evaluation ids that are the
+doc_ids, no human pseudo-system, and in split form reference files unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import itertools
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from pipeline.config import RunConfig
+from pipeline.io import files
+from pipeline.io.result_folder import ResultFolder, ResultFolderError
+from pipeline.io.tables import document_batches, document_file_stem, missing_documents
+from rouge_core.errors import RougeConfigError
+from rouge_core.signature import RUN_FIELDS, Signature
+from rouge_core.significance import EXACT_MAX_DOCUMENTS
+
+# The graph's tagged output of what a reusing run counts: (name, value) pairs, summed
+# per name into run.json's counts (pipeline.io.tables.write_counts): "rows_reused",
+# "carried_scored" (scored documents that carried systems scored too),
+# "carried_documents", "carry_violations" (what broke the carrying) and "refused"
+# (the message of a previous file that failed its check while read).
+REUSE_COUNTS = "reuse"
+# The most bytes of a previous per-document file or report read whole (ResultFolder's
+# default bound is for run records): a per-document file holds at most 100,000
+# documents by default (pipeline.io.tables), a report every system's block.
+FILE_LIMIT = 4 << 30
+# MetricStats fields in a row's values, as the per-document table names them
+VALUE_COLUMNS = ("reference_total", "candidate_total", "hits", "recall", "precision", "f_measure")
+
+
+@dataclass
+class ReusePlan:
+    """What a run takes from `folder`: `refused` says in one line why nothing is
+    (then everything else is empty); `carried` the systems taken whole, `skipped`
+    the input files not read for them ({path: the file's record, as run.json lists
+    inputs}); `systems` the previous systems whose rows MatchPrevious offers;
+    `not_carried` why no system is carried, when none is."""
+
+    source: str
+    folder: Optional[ResultFolder] = None
+    refused: Optional[str] = None
+    carried: tuple = ()
+    skipped: dict = field(default_factory=dict)
+    systems: tuple = ()
+    not_carried: Optional[str] = None
+    tags: dict = field(default_factory=dict)  # profile -> metric tags (this run's, the previous run's too)
+    # the carried systems' rows of system_scores, (profile, system, metric, row), and
+    # where their blocks lie in each report file, {file: {system: (offset, length)}}
+    system_rows: list = field(default_factory=list)
+    report_parts: dict = field(default_factory=dict)
+    # the previous run's significance table holds this run's pairs of carried
+    # systems (the same settings), over `previous_documents` documents
+    significance_copied: bool = False
+    previous_documents: int = 0
+
+    def references_per_document(self, scored: Optional[tuple]) -> Optional[tuple]:
+        """The fewest and the most references of a document of the run (its
+        signature's nrefs), from the documents scored (`scored`, None: none) and what
+        the carried systems' documents had: when nothing was scored, the previous
+        run's (the run then checks that every previous document was carried:
+        `retried_plan`); else the scored documents' (it checks that the carried
+        systems scored no other document, or that these are the previous run's)."""
+        previous = (self.folder.record.get("counts") or {}).get("references_per_document")
+        return scored if scored is not None else (tuple(previous) if previous else None)
+
+    def pairs_copied(self, documents: int) -> bool:
+        """Whether the pairs of two carried systems are copied, on a run of
+        `documents` documents: their sums are the previous run's, and so are their
+        tests when the exact test keeps its documents (at most EXACT_MAX_DOCUMENTS
+        of them) in both runs or in neither."""
+        return self.significance_copied and bool(self.carried) and (
+            (documents > EXACT_MAX_DOCUMENTS) == (self.previous_documents > EXACT_MAX_DOCUMENTS))
+
+    @property
+    def reuses(self) -> bool:
+        return self.refused is None
+
+    @property
+    def previous_run(self) -> str:
+        return self.folder.run_id if self.folder is not None else ""
+
+    def without_carrying(self, why: str) -> "ReusePlan":
+        """The same plan carrying no system (rows are still reused)."""
+        every = tuple(sorted(set(self.systems) | set(self.carried)))
+        return ReusePlan(self.source, self.folder, self.refused, (), {}, every, why, self.tags)
+
+    def document_files(self, system: str) -> dict[str, list[str]]:
+        """{profile: the system's per-document files in the previous run}, verified
+        names of its manifest (or of the folder)."""
+        out = {}
+        for profile in self.tags:
+            stem = f"per_document/{document_file_stem(profile, system)}-"
+            out[profile] = [name for name in self.folder.names("per_document/*")
+                            if name.startswith(stem) and name.endswith(".parquet")]
+        return out
+
+    def record(self) -> dict:
+        """run.json's "reuse" before the counts are known (pipeline.beam.run adds them)."""
+        out = {"from": self.source, "run_id": self.previous_run or None, "refused": self.refused}
+        if self.reuses:
+            previous = self.folder.record
+            out.update(started=previous.get("started"), systems_carried=list(self.carried),
+                       files_not_read=sorted(self.skipped), not_carried=self.not_carried)
+        return out
+
+
+def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
+    """The plan of a run of `config` on `inputs` (pipeline.beam.run.resolve_inputs)
+    reusing the result folder `source`."""
+    try:
+        folder = ResultFolder.open(source)
+    except ResultFolderError as err:
+        return ReusePlan(source, refused=str(err))
+    changes = settings_changes(folder.record, config)
+    if changes:
+        return ReusePlan(source, folder, refused="other settings: " + "; ".join(changes))
+    previous = folder.record
+    tags = {p.name: p.tags for p in config.profile_list()}
+    systems = sorted((previous.get("counts") or {}).get("documents_by_system") or {})
+    human = config.human.name if config.human.enabled else None
+    plan = ReusePlan(source, folder, systems=tuple(s for s in systems if s != human), tags=tags)
+    try:
+        for system in plan.systems:  # every (profile, system) the record names has its files
+            for profile, names in plan.document_files(system).items():
+                if not names:
+                    raise ResultFolderError(f"{folder.path}: no per-document file of system {system!r} (profile {profile})")
+    except ResultFolderError as err:
+        return ReusePlan(source, folder, refused=str(err))
+    blocker = carry_blockers(previous, config, inputs)
+    if blocker:
+        return plan.without_carrying(blocker)
+    carried, skipped, why = carried_systems(previous, config, inputs["candidates"])
+    if not carried:
+        return plan.without_carrying(why)
+    try:
+        plan.system_rows, plan.report_parts = carried_tables(folder, carried)
+        if config.significance.enabled and previous.get("significance_signature") == config.significance.signature():
+            folder.read_bytes("significance.parquet")  # (verified here; read again where the pairs are copied)
+            plan.significance_copied = True
+            plan.previous_documents = int((previous.get("counts") or {}).get("documents") or 0)
+    except ResultFolderError as err:
+        return ReusePlan(source, folder, refused=str(err))
+    plan.carried = tuple(sorted(carried))
+    plan.skipped = skipped
+    plan.systems = tuple(s for s in plan.systems if s not in carried)
+    return plan
+
+
+def carried_tables(folder: ResultFolder, carried: set) -> tuple[list, dict]:
+    """The carried systems' rows of the previous system_scores.parquet, as
+    (profile, system, metric, row), and their blocks' places in each ROUGE-1.5.5
+    report file, {file: {system: (offset, length)}}: both files verified here
+    (small), the blocks copied from them later (AggregatePerSystem)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    try:
+        rows = pq.read_table(io.BytesIO(folder.read_bytes("system_scores.parquet"))).to_pylist()
+    except ResultFolderError:
+        raise
+    except Exception as err:  # noqa: BLE001
+        raise ResultFolderError(f"{folder.path}: system_scores.parquet cannot be read ({err})") from err
+    mine = [(r.get("profile"), r.get("system"), r.get("metric"), r) for r in rows if r.get("system") in carried]
+    parts = folder.record.get("rouge155_parts")
+    if not isinstance(parts, dict):
+        raise ResultFolderError(f"{folder.path}: run.json does not say where each system's report block lies")
+    places = {}
+    for name, listed in parts.items():
+        folder.read_bytes(name, FILE_LIMIT)  # (verified whole: a block is copied from it)
+        places[name] = {str(system): (int(offset), int(length)) for system, offset, length in listed if system in carried}
+    return mine, places
+
+
+def reuse_line(plan: ReusePlan) -> str:
+    """What a run takes from its previous run, in one line (said before it works)."""
+    if not plan.reuses:
+        return f"reusing nothing from {plan.source}: {plan.refused}"
+    line = f"reusing run {plan.previous_run} ({plan.source}): rows scored with the same texts and settings"
+    if plan.carried:
+        return line + (f"; {len(plan.carried)} system(s) carried whole, {len(plan.skipped)} unchanged input "
+                       f"file(s) not read")
+    return line + (f"; no system carried whole ({plan.not_carried})" if plan.not_carried else "")
+
+
+def retried_plan(plan: ReusePlan, counts: dict, read: list[dict]) -> Optional[ReusePlan]:
+    """The plan to run again with, when what the previous run offered could not be used
+    as planned (None: the run stands): a previous file that failed its check while
+    the run read it (nothing reused), or what would make a carried system's results
+    differ from a full run's (nothing carried): rows of a carried system in a file
+    that was read (`read`: the read files' records, with the rows of each system),
+    or documents it scored that now have other references."""
+    reuse = counts.get("reuse") or {}
+    if reuse.get("refused"):
+        return ReusePlan(plan.source, plan.folder, refused=reuse["refused"][0])
+    again = sorted({s for f in read for s in f.get("systems") or {} if s in set(plan.carried)})
+    nrefs = references_known(plan, counts)
+    if again:
+        return plan.without_carrying(f"rows of {', '.join(again[:3])}{' ...' if len(again) > 3 else ''} are also in "
+                                     "files read again (they would be duplicates)")
+    if reuse.get("carry_violations"):
+        return plan.without_carrying(f"{reuse['carry_violations']:,} row(s) of documents the systems planned to be "
+                                     "carried whole scored have other references now")
+    if not nrefs:
+        return plan.without_carrying("the references per document (the signature's nrefs) of documents only the "
+                                     "systems carried whole scored are not known to be the scored documents'")
+    return None
+
+
+def references_known(plan: ReusePlan, counts: dict) -> bool:
+    """Whether the run's references per document (the graph's counts, before the
+    carried systems' are added: `ReusePlan.references_per_document`) are a full
+    run's: no system carried; or nothing scored (the previous run's range) and every
+    previous document carried; or something scored and no document that only
+    carried systems scored, or the scored documents' range is the previous run's
+    (the carried documents, unchanged, lie in it)."""
+    if not plan.carried:
+        return True
+    reuse = counts.get("reuse") or {}
+    previous = plan.folder.record.get("counts") or {}
+    same = list(counts.get("references_per_document") or []) == list(previous.get("references_per_document") or [])
+    if not counts.get("scored"):
+        return reuse.get("carried_documents", 0) == previous.get("documents")
+    return same or reuse.get("carried_documents", 0) == reuse.get("carried_scored", 0)
+
+
+def add_carried_counts(counts: dict, plan: ReusePlan) -> None:
+    """The graph's counts completed with what the carried systems' rows (not read, not
+    scored) count in a full run: rows read, scored documents per system, documents,
+    their text checks; "reuse" moved into the run record (`reuse_record`)."""
+    reuse = counts.setdefault("reuse", {})
+    if not plan.carried:
+        return
+    previous = plan.folder.record.get("counts") or {}
+    counts["rows_read"] += sum(int(f.get("rows") or 0) for f in plan.skipped.values())
+    by_system = dict(counts["documents_by_system"])
+    for system in plan.carried:
+        by_system[system] = int((previous.get("documents_by_system") or {}).get(system, 0))
+    counts["documents_by_system"] = dict(sorted(by_system.items()))
+    counts["scored"] += sum(by_system[s] for s in plan.carried)
+    counts["documents"] += reuse.get("carried_documents", 0) - reuse.get("carried_scored", 0)
+    counts["systems_missing_documents"] = missing_documents(counts["documents_by_system"], counts["documents"])
+    checks = dict(counts.get("text_checks") or {})
+    for system in plan.carried:
+        if system in (previous.get("text_checks") or {}):
+            checks[system] = previous["text_checks"][system]
+    counts["text_checks"] = dict(sorted(checks.items()))
+
+
+def with_carried_counts(counts: dict, plan: ReusePlan) -> dict:
+    """A copy of the graph's `counts` completed as `add_carried_counts` does: what the
+    per-system table (documents had, rejected share) counts in the graph."""
+    out = copy.deepcopy(counts)
+    add_carried_counts(out, plan)
+    return out
+
+
+def reuse_record(plan: ReusePlan, counts: dict) -> dict:
+    """run.json's "reuse": from which run, how many rows and systems were reused, and
+    what was computed again."""
+    out = plan.record()
+    reuse = counts.pop("reuse", {})
+    if not plan.reuses:
+        return out
+    carried_rows = sum(counts["documents_by_system"].get(s, 0) for s in plan.carried)
+    reused = reuse.get("rows_reused", 0)
+    out.update(
+        rows_carried=carried_rows,
+        rows_reused=reused,
+        rows_scored=counts["scored"] - carried_rows - reused,
+        systems_recomputed=sorted(s for s in counts["documents_by_system"] if s not in plan.carried),
+        copied=(["per-document files, system_scores rows and ROUGE-1.5.5 report blocks of the carried systems"]
+                if plan.carried else []),
+        recomputed=[
+            "system_scores and ROUGE-1.5.5 report of the other systems, from reused and newly scored rows",
+            "significance: every pair, " + ("from the per-document files" if plan.carried else "from the scored rows"),
+        ],
+    )
+    return out
+
+
+# ------------------------------------------------------------------ settings
+
+
+def settings_changes(previous: dict, config: RunConfig) -> list[str]:
+    """The scoring settings of a previous run's record that differ from `config`'s,
+    one phrase each ("n: 2 -> 4", "profiles: default -> case, stem"), through
+    `Signature.differences`; the fields a run adds to its settings' (RUN_FIELDS:
+    evaluation ids, references per document, bootstrap) are not compared: a row's
+    values do not depend on them (its references are checked row by row, by their
+    digest; what carrying needs of them, `carry_blockers`).  Empty when every profile scores as before."""
+    profiles = config.profile_list()
+    before = previous.get("profiles")
+    if not isinstance(before, list) or not all(isinstance(p, dict) for p in before):
+        return ["the previous run.json names no profiles"]
+    old_names = [str(p.get("name")) for p in before]
+    new_names = [p.name for p in profiles]
+    if old_names != new_names:
+        return [f"profiles: {', '.join(old_names)} -> {', '.join(new_names)}"]
+    out = []
+    for old, new in zip(before, profiles):
+        where = "" if len(profiles) == 1 else f"{new.name} "
+        signatures = old.get("signatures") or []
+        if len(signatures) != len(new.settings):
+            out.append(f"{where}settings: {len(signatures)} -> {len(new.settings)}")
+            continue
+        before = len(out)
+        for k, (text, settings) in enumerate(zip(signatures, new.settings), 1):
+            try:
+                differences = Signature.parse(str(text), strict=False).differences(Signature.parse(settings.signature()))
+            except RougeConfigError as err:
+                out.append(f"{where}signature: {err}")
+                continue
+            label = where + (f"#{k} " if len(new.settings) > 1 else "")
+            out += [f"{label}{key}: {a if a is not None else '(absent)'} -> {b if b is not None else '(absent)'}"
+                    for key, (a, b) in differences.items() if key not in RUN_FIELDS]
+        if len(out) == before and old.get("metrics") != new.tags:
+            out.append(f"{where}metrics: {', '.join(map(str, old.get('metrics') or []))} -> {', '.join(new.tags)}")
+    return out
+
+
+def carry_blockers(previous: dict, config: RunConfig, inputs: dict) -> Optional[str]:
+    """Why no system can be carried whole (its tables copied) from this previous run,
+    or None.  Rows are reused whatever this says."""
+    old = previous.get("config") or {}
+    now = config.to_dict()
+    if config.human.enabled:
+        return "the human pseudo-system is scored from every document's references"
+    if config.rouge.eval_ids != "doc_id":
+        return "evaluation ids numbered over every document (eval_ids = index) change when documents change"
+    for section in ("statistics", "output", "rouge", "human"):
+        wanted = {k: v for k, v in now[section].items() if k not in ("folder", "overwrite")}
+        had = {k: v for k, v in (old.get(section) or {}).items() if k not in ("folder", "overwrite")}
+        if _plain(wanted) != _plain(had):
+            keys = sorted(k for k in wanted if _plain(wanted.get(k)) != _plain(had.get(k)))
+            return f"[{section}] differs ({', '.join(keys)})"
+    wanted = {k: v for k, v in now["input"].items() if k not in ("candidates", "references")}
+    had = {k: v for k, v in (old.get("input") or {}).items() if k not in ("candidates", "references")}
+    if _plain(wanted) != _plain(had):
+        return f"[input] differs ({', '.join(sorted(k for k in wanted if _plain(wanted[k]) != _plain(had.get(k))))})"
+    if inputs["references"]:
+        before = sorted((f.get("sha256"), f.get("bytes")) for f in (previous.get("inputs") or {}).get("references") or [])
+        now_files = _fingerprints(inputs["references"], {b for _, b in before})
+        if sorted((f.get("sha256"), f.get("bytes")) for f in now_files.values()) != before:
+            return "the reference files changed"
+    return None
+
+
+def _plain(value):
+    """Config values as JSON gives them back (tuples as lists)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------ systems carried whole
+
+
+def carried_systems(previous: dict, config: RunConfig, candidates: list[str]) -> tuple[set, dict, Optional[str]]:
+    """(the systems carried whole, {path of a file not read: its record}, why none is).
+
+    A previous candidate file and a current one are the same file when their size
+    and SHA-256 agree (and their path too when input.system_from_path names the
+    systems after it); a file counts once (two current files with one content are
+    both read: the full run would see every row twice).  The files and the systems
+    they hold form groups (a file with several systems ties them together); a
+    group is carried when every file of it is unchanged and error-free and no
+    system of it had an error row."""
+    before = (previous.get("inputs") or {}).get("candidates") or []
+    if not before or not all(isinstance(f, dict) and isinstance(f.get("systems"), dict) for f in before):
+        return set(), {}, "the previous run did not record which systems each input file held"
+    errors_by_system = (previous.get("counts") or {}).get("errors_by_system") or {}
+    by_content: dict = {}
+    for f in before:
+        by_content.setdefault((f.get("sha256"), f.get("bytes")), []).append(f)
+    now = _fingerprints(candidates, {f.get("bytes") for f in before})
+    matched: dict = {}  # current path -> previous record
+    seen: dict = {}
+    for path, fingerprint in now.items():
+        seen.setdefault((fingerprint["sha256"], fingerprint["bytes"]), []).append(path)
+    for content, paths in seen.items():
+        twins = by_content.get(content, [])
+        if len(paths) == 1 and len(twins) == 1 and (not config.input.system_from_path or twins[0]["path"] == paths[0]):
+            matched[paths[0]] = twins[0]
+    files_of: dict = {}  # system -> previous files holding it
+    for f in before:
+        for system in f["systems"]:
+            files_of.setdefault(system, []).append(f)
+    unchanged = {id(f) for f in matched.values()}
+    carried: set = set()
+    for system, held in files_of.items():
+        group, todo = set(), [system]  # the systems tied to this one by shared files
+        while todo:
+            s = todo.pop()
+            if s not in group:
+                group.add(s)
+                todo += [t for f in files_of[s] for t in f["systems"]]
+        files = [f for s in group for f in files_of[s]]
+        if all(id(f) in unchanged and not f.get("errors") and f.get("rows") == sum(f["systems"].values()) for f in files) \
+                and not any(errors_by_system.get(s) for s in group):
+            carried |= group
+    skipped = {path: dict(record, path=path) for path, record in matched.items() if set(record["systems"]) <= carried}
+    if not carried:
+        return set(), {}, "no system's input files are unchanged" if not matched else "no unchanged file holds only unchanged, error-free systems"
+    return carried, skipped, None
+
+
+def _fingerprints(paths: list[str], sizes: set) -> dict[str, dict]:
+    """{path: {"bytes", "sha256"}} of the files among `paths` whose size is one of
+    `sizes` (only those can be unchanged; the others are not read here)."""
+    out = {}
+    for path in paths:
+        try:
+            size = files.match(path).get(path)
+        except (OSError, ValueError):
+            continue
+        if size is None or size not in sizes:
+            continue
+        digest = hashlib.sha256()
+        with files.open_read(path) as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        out[path] = {"bytes": size, "sha256": digest.hexdigest()}
+    return out
+
+
+# ------------------------------------------------------------------ reading previous rows
+
+
+def document_file_parts(folder: ResultFolder, name: str, tags: list[str]):
+    """One previous per-document file of one (profile, system), verified (its bytes
+    against the manifest), in parts of whole documents (`document_batches`): per part
+    (doc_ids, digests as (documents, 2) int64, values as (documents, metrics x 6)
+    float64 in `tags` order: each document's `values` bytes, row by row).  Anything
+    but the rows this tool writes (every metric of the profile, in order, for each
+    document, documents sorted and distinct, one digest per document) is refused."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    metrics, last = len(tags), None
+    columns = ["doc_id", "metric", *VALUE_COLUMNS, "candidate_digest", "references_digest"]
+    try:
+        for table in document_batches(io.BytesIO(folder.read_bytes(name, FILE_LIMIT)), metrics, columns):
+            rows = table.num_rows
+            if rows % metrics or table.column("doc_id").null_count or table.column("metric").null_count:
+                raise ResultFolderError(f"{folder.path}: {name} does not hold every metric of each document")
+            documents = rows // metrics
+            encoded = pc.dictionary_encode(table.column("metric")).combine_chunks()
+            if documents and (encoded.dictionary.to_pylist() != list(tags)
+                              or not np.array_equal(encoded.indices.to_numpy(), np.tile(np.arange(metrics), documents))):
+                raise ResultFolderError(f"{folder.path}: {name} does not hold the metrics {tags} in order")
+            ids = table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks()
+            if documents > 1 and not pc.all(pc.less(ids.slice(0, documents - 1), ids.slice(1))).as_py():
+                raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
+            ids = ids.to_pylist()
+            if last is not None and ids and ids[0] <= last:
+                raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
+            last = ids[-1] if ids else last
+            digests = np.stack([table.column(c).to_numpy() for c in ("candidate_digest", "references_digest")],
+                               axis=1).reshape(documents, metrics, 2)
+            if (digests != digests[:, :1]).any():
+                raise ResultFolderError(f"{folder.path}: {name} gives a document's metrics different digests")
+            values = np.stack([table.column(c).to_numpy().astype(np.float64) for c in VALUE_COLUMNS], axis=1)
+            yield ids, np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, -1))
+    except ResultFolderError:
+        raise
+    except Exception as err:  # noqa: BLE001 (a file that is no per-document table of this tool)
+        raise ResultFolderError(f"{folder.path}: {name} is not a per-document table of this version ({err})") from err
+
+
+def previous_rows(plan: ReusePlan, system: str):
+    """A previous system's rows, for MatchPrevious, a part at a time: lists of
+    (doc_id, digest (16 bytes), (values per profile, in the run's profile order)),
+    the profiles' files read side by side (a (profile, system)'s files and their
+    parts depend on its documents alone: every profile's are cut alike) and checked
+    to agree."""
+    streams = [(part for name in names for part in document_file_parts(plan.folder, name, plan.tags[profile]))
+               for profile, names in plan.document_files(system).items()]
+    for parts in itertools.zip_longest(*streams):
+        if any(part is None for part in parts) or any(
+                part[0] != parts[0][0] or not np.array_equal(part[1], parts[0][1]) for part in parts[1:]):
+            raise ResultFolderError(f"{plan.folder.path}: the profiles' per-document files of system {system!r} disagree")
+        ids, digests = parts[0][0], parts[0][1].tobytes()
+        count = len(ids)
+        values = [[b[w * i : w * i + w] for i in range(count)]
+                  for b, w in ((part[2].tobytes(), part[2].shape[1] * 8) for part in parts)]
+        yield list(zip(ids, [digests[16 * i : 16 * i + 16] for i in range(count)], zip(*values)))
+
+
+def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
+    """{doc_id: references digest (8 bytes)} of every document a carried system
+    scored (its first profile's files; one system's when each scored every
+    document of the previous run): what the join checks the run's references
+    against.  One digest per document (the smallest: a previous run that resolved a
+    document's references in two ways kept each row's own,
+    input.conflicting_references = "keep", and then nothing is checked)."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    profile = next(iter(plan.tags))
+    metrics = len(plan.tags[profile])
+    counts = plan.folder.record.get("counts") or {}
+    every = counts.get("documents")
+    whole = all((counts.get("documents_by_system") or {}).get(s) == every for s in plan.carried)
+    tables = []
+    for system in plan.carried[:1] if whole else plan.carried:  # (each scored every document: one says it all)
+        for name in plan.document_files(system)[profile]:
+            try:
+                table = pq.read_table(io.BytesIO(plan.folder.read_bytes(name, FILE_LIMIT)), columns=["doc_id", "references_digest"])
+            except ResultFolderError:
+                raise
+            except Exception as err:  # noqa: BLE001
+                raise ResultFolderError(f"{plan.folder.path}: {name} is not a per-document table of this version ({err})") from err
+            tables.append(table.take(np.arange(0, table.num_rows, metrics)))
+    if not tables:
+        return {}
+    found = pa.concat_tables(tables).group_by("doc_id").aggregate([("references_digest", "min")])
+    refs = found.column("references_digest_min").to_numpy().astype("<i8").tobytes()
+    return {doc_id: refs[8 * i : 8 * i + 8] for i, doc_id in enumerate(found.column("doc_id").to_pylist())}
+
+
+# ------------------------------------------------------------------ in a bucket of the join
+
+
+class BucketPrevious:
+    """What the join of one bucket knows of the previous run (ReadPrevious's items:
+    ("row", system, doc_id, digest, values per profile) of the systems read again,
+    ("doc", doc_id, references digest) of the documents carried systems scored):
+    the previous rows of a list of documents, for MatchPrevious, and what would
+    make a carried system's results differ from a full run's (`unresolved`,
+    `check_references`; a row of a carried system read again is found from the
+    read files' record, `retried_plan`)."""
+
+    def __init__(self, items, check_references: bool):
+        self.rows: dict = {}  # doc_id -> {system: (digest, values)}
+        self.documents: dict = {}
+        for item in items:
+            if item[0] == "row":
+                found = self.rows.get(item[2])
+                if found is None:
+                    self.rows[item[2]] = found = {}
+                found[item[1]] = (item[3], item[4])
+            else:
+                self.documents[item[1]] = item[2]
+        self.check_references_ = check_references
+        self.changed = 0  # candidates whose references differ from the carried systems' (`check_references`)
+
+    def rows_of(self, groups) -> dict:
+        """{doc_id: {system: (digest, values)}} of these DocumentGroups' documents."""
+        rows = self.rows
+        return {g.doc_id: rows[g.doc_id] for g in groups if g.doc_id in rows}
+
+    def is_carried(self, doc_id: str) -> bool:
+        return doc_id in self.documents
+
+    def unresolved(self, error) -> int:
+        """1 when the join reports a row of a document carried systems scored as
+        having no usable references: in a full run the carried rows of that
+        document would be reported so too."""
+        return int(error.reason in ("conflicting_references", "no_references") and error.doc_id in self.documents)
+
+    def check_references(self, groups, digests) -> None:
+        """Count (`changed`) the candidates of documents carried systems scored whose
+        references (the second half of their digest) are not the references those
+        systems scored the document with: a conflict in a full run.  (Checked where
+        a document's rows share one list of references, as they do unless
+        input.conflicting_references is "keep", which checks nothing.)"""
+        if not (self.check_references_ and self.documents):
+            return
+        i = 0
+        for group in groups:
+            wanted = self.documents.get(group.doc_id)
+            if wanted is not None and digests[i][8:] != wanted:
+                self.changed += len(group.candidates)
+            i += len(group.candidates)

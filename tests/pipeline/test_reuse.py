@@ -1,0 +1,292 @@
+"""`run --reuse PREVIOUS` (issue 34): a run that reuses a previous run's rows and systems
+writes every table byte for byte as a full run on the same inputs does, whatever
+changed; what it reused is proven by digests and the previous folder's manifest,
+never by name or path, and recorded in run.json.
+
+Each test builds "tonight's" inputs from "last night's" (module fixture), runs once
+with --reuse and once without, and compares every table's bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import shutil
+import struct
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.pipeline.runs import document_rows, run_pipeline, table_bytes, write_jsonl
+
+WORDS = [f"w{i}" for i in range(40)] + ["the", "a", "of", "and", "to"]
+FLAGS = "-n 2 -r 20 -d"  # -d: the report's per-document lines, copied with a carried system's block
+SYSTEMS = ("alpha", "beta", "gamma", "delta")
+DOCUMENTS = 24
+
+
+def reference(i: int) -> list[str]:
+    rng = random.Random(f"ref-{i}")
+    return [" ".join(rng.choice(WORDS) for _ in range(12)) + "\n" + " ".join(rng.choice(WORDS) for _ in range(8))
+            for _ in range(2)]
+
+
+KEEP = {"alpha": 0.8, "beta": 0.6, "gamma": 0.5, "delta": 0.4}  # of the reference's words
+
+
+def candidate(system: str, i: int, version: int = 0) -> str:
+    rng = random.Random(f"{system}-{i}-{version}")
+    kept = [w if rng.random() < KEEP.get(system, 0.55) else rng.choice(WORDS) for w in reference(i)[0].split()]
+    return " ".join(kept)
+
+
+def rows_of(system: str, documents=range(DOCUMENTS), version=lambda i: 0, refs=reference) -> list[dict]:
+    return [{"system": system, "doc_id": f"d{i:03d}", "candidate": candidate(system, i, version(i)),
+             "references": refs(i)} for i in documents]
+
+
+def night(folder, files: dict) -> list:
+    """One file per name, its rows; returns the paths."""
+    return [write_jsonl(folder / f"{name}.jsonl", rows) for name, rows in files.items()]
+
+
+@pytest.fixture(scope="module")
+def last_night(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("reuse")
+    inputs = night(tmp / "in-1", {s: rows_of(s) for s in SYSTEMS})
+    record = run_pipeline(tmp / "night-1", inputs, flags=FLAGS)
+    return tmp, record
+
+
+def tonight(tmp_path, last_night, files: dict, flags=FLAGS, previous=None, **options):
+    """Tonight's inputs run twice, reusing last night and not: (reuse record, full record, reuse folder, full folder)."""
+    base, _ = last_night
+    inputs = night(tmp_path / "in-2", files)
+    full = run_pipeline(tmp_path / "full", inputs, flags=flags, **options)
+    reused = run_pipeline(tmp_path / "reused", inputs, flags=flags, reuse=str(previous or base / "night-1"), **options)
+    assert table_bytes(tmp_path / "reused") == table_bytes(tmp_path / "full")
+    assert reused["counts"] == full["counts"]
+    assert reused["signature"] == full["signature"]
+    return reused, full
+
+
+def test_a_changed_and_an_added_system_beside_unchanged_ones(tmp_path, last_night, caplog):
+    # alpha and beta: the same files (bytes) in another folder; gamma: 5 candidates
+    # changed; delta: gone; epsilon: new.
+    caplog.set_level(logging.WARNING)
+    changed = {3, 7, 11, 12, 20}
+    files = {
+        "alpha": rows_of("alpha"),
+        "beta": rows_of("beta"),
+        "gamma": rows_of("gamma", version=lambda i: int(i in changed)),
+        "epsilon": rows_of("alpha", version=lambda i: 9),
+    }
+    files["epsilon"] = [dict(r, system="epsilon") for r in files["epsilon"]]
+    reused, full = tonight(tmp_path, last_night, files)
+    record = reused["reuse"]
+    assert record["refused"] is None and record["run_id"] == last_night[1]["run_id"]
+    assert record["systems_carried"] == ["alpha", "beta"]
+    assert sorted(record["files_not_read"]) == sorted(str(tmp_path / "in-2" / f"{s}.jsonl") for s in ("alpha", "beta"))
+    assert record["rows_carried"] == 2 * DOCUMENTS
+    assert record["rows_reused"] == DOCUMENTS - len(changed)  # gamma's unchanged rows
+    assert record["rows_scored"] == len(changed) + DOCUMENTS  # gamma's changed rows, epsilon
+    assert record["systems_recomputed"] == ["epsilon", "gamma"]
+    assert "delta" not in full["counts"]["documents_by_system"]
+    # the unread files are listed among the inputs with the sizes and digests of their bytes
+    listed = {f["path"]: f for f in reused["inputs"]["candidates"]}
+    for name in ("alpha", "beta"):
+        data = (tmp_path / "in-2" / f"{name}.jsonl").read_bytes()
+        assert listed[str(tmp_path / "in-2" / f"{name}.jsonl")]["sha256"] == hashlib.sha256(data).hexdigest()
+    said = [r.getMessage() for r in caplog.records if "reusing" in r.getMessage()]
+    assert len(said) == 1 and "2 system(s) carried whole, 2 unchanged input file(s) not read" in said[0]
+
+
+def test_corrected_references_rescore_every_systems_rows_of_those_documents(tmp_path, last_night):
+    corrected = {2, 9, 17}
+
+    def refs(i):
+        return [r.replace("w1 ", "w2 ") + " corrected" for r in reference(i)] if i in corrected else reference(i)
+
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s, refs=refs) for s in SYSTEMS})
+    record = reused["reuse"]
+    assert record["systems_carried"] == []  # every file holds the references: every file changed
+    assert record["rows_reused"] == len(SYSTEMS) * (DOCUMENTS - len(corrected))
+    assert record["rows_scored"] == len(SYSTEMS) * len(corrected)
+
+
+def test_split_form_with_a_corrected_reference_file(tmp_path):
+    def split(folder, refs):
+        candidates = [write_jsonl(folder / f"{s}.jsonl", [{k: v for k, v in r.items() if k != "references"}
+                                                          for r in rows_of(s)]) for s in SYSTEMS[:3]]
+        references = write_jsonl(folder / "refs.jsonl", [{"doc_id": f"d{i:03d}", "references": refs(i)} for i in range(DOCUMENTS)])
+        return candidates, [references]
+
+    candidates, references = split(tmp_path / "in-1", reference)
+    run_pipeline(tmp_path / "night-1", candidates, references=references, flags=FLAGS)
+    candidates, references = split(tmp_path / "in-2", lambda i: reference(i) if i != 5 else ["fixed " + reference(i)[0]])
+    full = run_pipeline(tmp_path / "full", candidates, references=references, flags=FLAGS)
+    reused = run_pipeline(tmp_path / "reused", candidates, references=references, flags=FLAGS,
+                          reuse=str(tmp_path / "night-1"))
+    assert table_bytes(tmp_path / "reused") == table_bytes(tmp_path / "full")
+    assert reused["counts"] == full["counts"]
+    record = reused["reuse"]
+    assert record["systems_carried"] == [] and record["not_carried"] == "the reference files changed"
+    assert record["rows_reused"] == 3 * (DOCUMENTS - 1) and record["rows_scored"] == 3
+
+
+def test_other_settings_reuse_nothing_and_say_so(tmp_path, last_night, caplog):
+    caplog.set_level(logging.WARNING)
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS}, flags="-n 1 -r 20 -d")
+    record = reused["reuse"]
+    assert record["refused"] == "other settings: n: 2 -> 1"
+    assert "rows_reused" not in record
+    said = [r.getMessage() for r in caplog.records if "reusing" in r.getMessage()]
+    assert said == [f"reusing nothing from {last_night[0] / 'night-1'}: other settings: n: 2 -> 1"]
+
+
+def tampered_copy(tmp_path, last_night, change):
+    folder = tmp_path / "previous"
+    shutil.copytree(last_night[0] / "night-1", folder)
+    change(folder)
+    return folder
+
+
+@pytest.mark.parametrize("size", ["another size", "the same size"])
+def test_a_tampered_per_document_table_reuses_nothing(tmp_path, last_night, caplog, size):
+    # Another size is seen when the previous folder is opened (ResultFolder.open checks
+    # every listed file's size); the same size only when the file is read, while the
+    # run works (its SHA-256): then the run starts again, reusing nothing.
+    caplog.set_level(logging.WARNING)
+
+    def change(folder):  # one score of alpha's per-document file
+        part = sorted((folder / "per_document").glob("*.parquet"))[0]
+        if size == "another size":  # rewritten as a valid table
+            table = pq.read_table(part)
+            values = table.column("f_measure").to_pylist()
+            values[0] = 0.99
+            pq.write_table(table.set_column(table.column_names.index("f_measure"), "f_measure", pa.array(values)), part)
+        else:  # one byte of its data changed
+            data = bytearray(part.read_bytes())
+            data[len(data) // 2] ^= 0x01
+            part.write_bytes(bytes(data))
+
+    previous = tampered_copy(tmp_path, last_night, change)
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS}, previous=previous)
+    record = reused["reuse"]
+    expected = {"another size": "where its _SUCCESS says", "the same size": "its bytes differ from the _SUCCESS"}[size]
+    assert expected in record["refused"] and "per_document/part-" in record["refused"], record["refused"]
+    assert "rows_reused" not in record
+    said = [r.getMessage() for r in caplog.records if r.getMessage().endswith("; running again")]
+    assert len(said) == (size == "the same size") and all(expected in line for line in said)
+
+
+@pytest.mark.parametrize("damage", ["no _SUCCESS", "a per-document file removed", "run.json edited", "no manifest"])
+def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_night, damage):
+    def change(folder):
+        if damage == "no _SUCCESS":
+            (folder / "_SUCCESS").unlink()
+        elif damage == "a per-document file removed":
+            sorted((folder / "per_document").glob("*.parquet"))[-1].unlink()
+        elif damage == "run.json edited":
+            (folder / "run.json").write_text((folder / "run.json").read_text().replace('"run_id"', '"run_id" ', 1))
+        else:
+            (folder / "_SUCCESS").write_text("")
+
+    previous = tampered_copy(tmp_path, last_night, change)
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS[:2]}, previous=previous)
+    refused = reused["reuse"]["refused"]
+    expected = {"no _SUCCESS": "not a complete result folder (no _SUCCESS", "a per-document file removed": "is missing",
+                "run.json edited": "run.json has", "no manifest": "_SUCCESS is empty"}[damage]
+    assert refused is not None and expected in refused, refused
+
+
+def test_a_carried_systems_rows_in_a_file_read_again_are_duplicates_as_in_a_full_run(tmp_path, last_night, caplog):
+    caplog.set_level(logging.WARNING)
+    extra = rows_of("alpha", documents=[0])  # alpha's file is unchanged, but a new file repeats a row of it
+    files = {s: rows_of(s) for s in SYSTEMS} | {"late": rows_of("gamma", documents=[DOCUMENTS], version=lambda i: 1) + extra}
+    reused, full = tonight(tmp_path, last_night, files)
+    assert full["counts"]["errors_by_reason"] == {"duplicate_key": 2}
+    record = reused["reuse"]
+    assert record["systems_carried"] == [] and "in files read again" in record["not_carried"]
+    assert any("running again" in r.getMessage() for r in caplog.records)
+
+
+def test_references_that_now_conflict_with_a_carried_systems_are_conflicts_as_in_a_full_run(tmp_path, last_night):
+    files = {s: rows_of(s) for s in SYSTEMS}
+    files["delta"] = rows_of("delta", refs=lambda i: reference(i) if i != 4 else ["other"])
+    reused, full = tonight(tmp_path, last_night, files)
+    assert full["counts"]["errors_by_reason"] == {"conflicting_references": len(SYSTEMS)}
+    assert reused["reuse"]["systems_carried"] == []
+
+
+def test_index_evaluation_ids_reuse_rows_and_carry_nothing(tmp_path):
+    inputs = night(tmp_path / "in-1", {s: rows_of(s) for s in SYSTEMS[:3]})
+    run_pipeline(tmp_path / "night-1", inputs, flags=FLAGS, eval_ids="index")
+    files = {s: rows_of(s, documents=range(2, DOCUMENTS)) for s in SYSTEMS[:3]}  # two documents removed
+    inputs = night(tmp_path / "in-2", files)
+    full = run_pipeline(tmp_path / "full", inputs, flags=FLAGS, eval_ids="index")
+    reused = run_pipeline(tmp_path / "reused", inputs, flags=FLAGS, eval_ids="index", reuse=str(tmp_path / "night-1"))
+    assert table_bytes(tmp_path / "reused") == table_bytes(tmp_path / "full")
+    assert reused["reuse"]["rows_reused"] == 3 * (DOCUMENTS - 2) and "eval_ids = index" in reused["reuse"]["not_carried"]
+
+
+def test_the_per_document_table_stores_the_documented_digests(last_night):
+    base, _ = last_night
+    rows = [r for r in document_rows(base / "night-1") if r["system"] == "beta" and r["doc_id"] == "d005"]
+    text = candidate("beta", 5).encode("utf-8")
+    refs = b"r" + b"".join(struct.pack("<Q", 1 + len(t.encode())) + b"s" + t.encode() for t in reference(5))
+    digest = {"candidate_digest": hashlib.sha256(b"s" + text).digest()[:8], "references_digest": hashlib.sha256(refs).digest()[:8]}
+    assert len(rows) == 3  # ROUGE-1, ROUGE-2, ROUGE-L
+    for row in rows:
+        for column, want in digest.items():
+            assert row[column] == int.from_bytes(want, "little", signed=True)
+
+
+def test_the_signature_and_the_record_of_what_was_reused(last_night, tmp_path):
+    reused, full = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS})
+    assert reused["reuse"]["systems_carried"] == list(sorted(SYSTEMS))  # nothing changed: every system carried
+    assert reused["reuse"]["rows_scored"] == 0 and reused["reuse"]["rows_reused"] == 0
+    assert "reuse" not in full
+    assert json.loads((tmp_path / "reused" / "run.json").read_text())["reuse"]["rows_carried"] == len(SYSTEMS) * DOCUMENTS
+
+
+def three_references(i: int) -> list[str]:
+    return reference(i) + [f"a third reference of document {i}"]
+
+
+@pytest.mark.parametrize("gamma", ["every document and a new one", "only new documents"])
+def test_documents_with_another_number_of_references_reuse_and_name_it_in_the_signature(tmp_path, last_night, gamma):
+    # Last night every document had 2 references (nrefs:2); tonight gamma also scores
+    # documents with 3 (nrefs:2-3: a fact of the data, not a setting).  alpha and beta
+    # are the same files: carried whole, their rows of system_scores with tonight's
+    # signature.  With gamma on new documents only, the run cannot tell from the
+    # documents it scored that the carried ones lie in 2-3: it carries nothing.
+    new = range(DOCUMENTS, DOCUMENTS + 2)
+    gamma_rows = (rows_of("gamma") if gamma.startswith("every") else []) + rows_of("gamma", new, refs=three_references)
+    files = {"alpha": rows_of("alpha"), "beta": rows_of("beta"), "gamma": gamma_rows}
+    reused, full = tonight(tmp_path, last_night, files)
+    record = reused["reuse"]
+    assert record["refused"] is None
+    assert "|nrefs:2-3|" in full["signature"] and "nrefs:2|" in last_night[1]["signature"]
+    signatures = {r["signature"] for r in pq.read_table(tmp_path / "reused" / "system_scores.parquet").to_pylist()}
+    assert len(signatures) == 1 and "|nrefs:2-3|" in signatures.pop()  # every system's row, carried or not
+    if gamma.startswith("every"):
+        assert record["systems_carried"] == ["alpha", "beta"]
+        assert record["rows_reused"] == DOCUMENTS and record["rows_scored"] == len(new)
+    else:
+        assert record["systems_carried"] == [] and "nrefs" in record["not_carried"]
+        assert record["rows_reused"] == 2 * DOCUMENTS and record["rows_scored"] == len(new)
+
+
+def test_a_real_setting_difference_is_named_beside_other_run_facts(tmp_path, last_night, caplog):
+    # the signatures differ in run facts too (nrefs:2 -> 3, eval_ids doc_id -> index),
+    # which are not settings: only the scorer's setting that changed (-n) is named
+    caplog.set_level(logging.WARNING)
+    files = {s: rows_of(s, refs=three_references) for s in SYSTEMS}
+    reused, full = tonight(tmp_path, last_night, files, flags="-n 1 -r 20 -d", eval_ids="index")
+    assert "|eval_ids:index|nrefs:3|" in full["signature"]
+    assert reused["reuse"]["refused"] == "other settings: n: 2 -> 1"
+    said = [r.getMessage() for r in caplog.records if "reusing" in r.getMessage()]
+    assert said == [f"reusing nothing from {last_night[0] / 'night-1'}: other settings: n: 2 -> 1"]
