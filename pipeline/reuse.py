@@ -209,7 +209,11 @@ def carried_tables(folder: ResultFolder, carried: set) -> tuple[list, dict]:
 def reuse_line(plan: ReusePlan) -> str:
     """What a run takes from its previous run, in one line (said before it works)."""
     if not plan.reuses:
-        return f"reusing nothing from {plan.source}: {plan.refused}"
+        reason = plan.refused or ""
+        for named in (plan.source, plan.folder.path if plan.folder is not None else None):
+            if named and reason.startswith(f"{named}: "):  # (a folder's error names it: not twice)
+                reason = reason[len(named) + 2:]
+        return f"reusing nothing from {plan.source}: {reason}"
     line = f"reusing run {plan.previous_run} ({plan.source}): rows scored with the same texts and settings"
     if plan.carried:
         return line + (f"; {len(plan.carried)} system(s) carried whole, {len(plan.skipped)} unchanged input "

@@ -183,7 +183,9 @@ def test_a_tampered_per_document_table_reuses_nothing(tmp_path, last_night, capl
 
 
 @pytest.mark.parametrize("damage", ["no _SUCCESS", "a per-document file removed", "run.json edited", "no manifest"])
-def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_night, damage):
+def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_night, damage, caplog):
+    caplog.set_level(logging.WARNING)
+
     def change(folder):
         if damage == "no _SUCCESS":
             (folder / "_SUCCESS").unlink()
@@ -200,6 +202,8 @@ def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_
     expected = {"no _SUCCESS": "not a complete result folder (no _SUCCESS", "a per-document file removed": "is missing",
                 "run.json edited": "run.json has", "no manifest": "_SUCCESS is empty"}[damage]
     assert refused is not None and expected in refused, refused
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reusing nothing from")]
+    assert len(said) == 1 and said[0].count(str(previous)) == 1, said  # the folder named once, then why
 
 
 def test_a_carried_systems_rows_in_a_file_read_again_are_duplicates_as_in_a_full_run(tmp_path, last_night, caplog):
