@@ -230,22 +230,22 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
     return "\n".join(lines)
 
 
-def _first_error_rows(paths: list[str], limit: int) -> list[ErrorRecord]:
-    """The first `limit` rows of the errors table's files, as records (each file read
-    a line at a time: a table of millions of rows is not loaded)."""
-    rows: list[ErrorRecord] = []
+def _first_error_rows(paths: list[str], limit: int):
+    """The first `limit` rows of the errors table's files, as records, one at a time
+    (each file read a line at a time: a table of millions of rows is not loaded)."""
+    count = 0
     for name in paths:
         with files.open_read(name) as fh:
             for line in read_lines(fh, 1 << 20):
-                if len(rows) == limit:
-                    return rows
+                if count == limit:
+                    return
                 try:
                     row = json.loads(line)
                 except (TypeError, ValueError):  # (None: a line over the bound)
                     continue
-                rows.append(ErrorRecord(None, None, str(row.get("source")), row.get("position"), str(row.get("reason")),
-                                        str(row.get("message"))[:300]))
-    return rows
+                count += 1
+                yield ErrorRecord(None, None, str(row.get("source")), row.get("position"), str(row.get("reason")),
+                                  str(row.get("message"))[:300])
 
 
 def _keep_errors(folder: str, kept: str, counts: Optional[dict]) -> str:
