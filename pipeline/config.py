@@ -35,16 +35,19 @@ from rouge_core.signature import Signature, nrefs_range
 log = logging.getLogger("rouge-pipeline")
 
 
-def key(default, doc: str, *, low=None, high=None, choices=None, zero=False, old=None):
+def key(default, doc: str, *, low=None, high=None, choices=None, zero=False, old=None, tables=True):
     """A config key's declaration: its default (whose type is the key's type), what it
     does, and the values allowed: `low` to `high` (numbers; `zero`: 0 too, for "off")
     or `choices` (text; for a list, of each item).  `old`: {old spelling: choice}
     of values an earlier version took, still read (with a note, `canonical`); the
-    command line's options take the same choices and old spellings."""
+    command line's options take the same choices and old spellings.  `tables=False`:
+    the key changes no byte of any table (where they go, how the run locks them), so a
+    previous run whose value differs, or that had no such key, still has its systems
+    carried whole by `run --reuse`."""
     if isinstance(default, list):
         default = tuple(default)
     return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices, "zero": zero,
-                                            "old": old or {}})
+                                            "old": old or {}, "tables": tables})
 
 
 def canonical(section: str, name: str, value, where: str = "", option: str = ""):
@@ -209,8 +212,8 @@ class HumanConfig:
 
 @dataclass(frozen=True)
 class OutputConfig:
-    folder: str = key("out/run", "the result folder")
-    overwrite: bool = key(False, "true: replace an existing result folder atomically")
+    folder: str = key("out/run", "the result folder", tables=False)
+    overwrite: bool = key(False, "true: replace an existing result folder atomically", tables=False)
     per_document_shards: int = key(
         0, "files of the per-document table per (profile, system), of consecutive documents; 0: one per "
         "100,000 of its documents", low=0, high=10_000
@@ -221,7 +224,7 @@ class OutputConfig:
     lock_lease_seconds: float = key(
         60.0, "an output on an object store (gs://, s3://): the run's lock object (OUT.lock) is renewed every "
         "quarter of this; a lock not renewed this long is a killed run's, and the next run takes it over "
-        "(docs/object-stores.md)", low=1, high=86_400,
+        "(docs/object-stores.md)", low=1, high=86_400, tables=False,
     )
 
 
@@ -489,6 +492,11 @@ def declarations():
 def declared_key(section: str, name: str) -> dataclasses.Field:
     """The declaration of key section.name."""
     return next(f for f in dataclasses.fields(_SECTIONS[section]) if f.name == name)
+
+
+def output_only_keys(section: str) -> set[str]:
+    """The keys of [section] that change no byte of any table (declared `tables=False`)."""
+    return {f.name for f in dataclasses.fields(_SECTIONS[section]) if not f.metadata["tables"]}
 
 
 def _section(cls, values: dict, name: str, source: str):

@@ -42,7 +42,7 @@ from typing import Optional
 
 import numpy as np
 
-from pipeline.config import RunConfig
+from pipeline.config import RunConfig, output_only_keys
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolder, ResultFolderError
 from pipeline.io.tables import document_batches, document_file_stem, missing_documents
@@ -366,16 +366,14 @@ def carry_blockers(previous: dict, config: RunConfig, inputs: dict) -> Optional[
         return "the human pseudo-system is scored from every document's references"
     if config.rouge.eval_ids != "doc_id":
         return "evaluation ids numbered over every document (eval_ids = index) change when documents change"
-    for section in ("statistics", "output", "rouge", "human"):
-        wanted = {k: v for k, v in now[section].items() if k not in ("folder", "overwrite")}
-        had = {k: v for k, v in (old.get(section) or {}).items() if k not in ("folder", "overwrite")}
-        if _plain(wanted) != _plain(had):
-            keys = sorted(k for k in wanted if _plain(wanted.get(k)) != _plain(had.get(k)))
+    for section in ("statistics", "output", "rouge", "human", "input"):
+        # the input files are checked row by row (digests), and the references below
+        skip = output_only_keys(section) | ({"candidates", "references"} if section == "input" else set())
+        wanted = {k: _plain(v) for k, v in now[section].items() if k not in skip}
+        had = {k: _plain(v) for k, v in (old.get(section) or {}).items() if k not in skip}
+        if wanted != had:
+            keys = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
             return f"[{section}] differs ({', '.join(keys)})"
-    wanted = {k: v for k, v in now["input"].items() if k not in ("candidates", "references")}
-    had = {k: v for k, v in (old.get("input") or {}).items() if k not in ("candidates", "references")}
-    if _plain(wanted) != _plain(had):
-        return f"[input] differs ({', '.join(sorted(k for k in wanted if _plain(wanted[k]) != _plain(had.get(k))))})"
     if inputs["references"]:
         before = sorted((f.get("sha256"), f.get("bytes")) for f in (previous.get("inputs") or {}).get("references") or [])
         now_files = _fingerprints(inputs["references"], {b for _, b in before})

@@ -36,7 +36,8 @@ def run_pipeline(output: Path, candidates, *, references=(), flags="-n 2", beam_
     input_options = {k: v for k, v in options.items() if k in InputConfig.__dataclass_fields__}
     rouge_options = {k: v for k, v in options.items() if k in RougeConfig.__dataclass_fields__}
     run_options = {k: v for k, v in options.items() if k in RunOptions.__dataclass_fields__}
-    output_options = {k: v for k, v in options.items() if k in ("per_document_shards", "per_document_formats")}
+    output_options = {k: v for k, v in options.items() if k in ("per_document_shards", "per_document_formats",
+                                                                            "lock_lease_seconds")}
     config = RunConfig(
         input=InputConfig(
             candidates=tuple(map(str, candidates)), references=tuple(map(str, references)), **input_options

@@ -294,3 +294,21 @@ def test_a_real_setting_difference_is_named_beside_other_run_facts(tmp_path, las
     assert reused["reuse"]["refused"] == "other settings: n: 2 -> 1"
     said = [r.getMessage() for r in caplog.records if "reusing" in r.getMessage()]
     assert said == [f"reusing nothing from {last_night[0] / 'night-1'}: other settings: n: 2 -> 1"]
+
+
+@pytest.mark.parametrize("setting", ["lock_lease_seconds", "per_document_shards"])
+def test_only_output_settings_that_change_a_table_stop_carrying(tmp_path, last_night, setting, caplog):
+    # Where tables go and how the run locks them change no byte of them: systems are
+    # still carried whole (as when a newer version adds such a key).  The per-document
+    # table's shards change its files: nothing is carried, that named; rows are reused.
+    caplog.set_level(logging.WARNING)
+    value = {"lock_lease_seconds": 600.0, "per_document_shards": 3}[setting]
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS}, **{setting: value})
+    record = reused["reuse"]
+    assert record["refused"] is None
+    if setting == "lock_lease_seconds":
+        assert record["systems_carried"] == sorted(SYSTEMS) and record["not_carried"] is None
+        assert record["rows_carried"] == len(SYSTEMS) * DOCUMENTS
+    else:
+        assert record["systems_carried"] == [] and record["not_carried"] == "[output] differs (per_document_shards)"
+        assert record["rows_reused"] == len(SYSTEMS) * DOCUMENTS
