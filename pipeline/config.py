@@ -494,9 +494,23 @@ def declared_key(section: str, name: str) -> dataclasses.Field:
     return next(f for f in dataclasses.fields(_SECTIONS[section]) if f.name == name)
 
 
-def output_only_keys(section: str) -> set[str]:
-    """The keys of [section] that change no byte of any table (declared `tables=False`)."""
-    return {f.name for f in dataclasses.fields(_SECTIONS[section]) if not f.metadata["tables"]}
+def table_settings(section: str, values: dict) -> dict:
+    """[section]'s `values` (as a run.json's config records them, perhaps by an earlier
+    version) as this version reads them, keeping only what changes a table's bytes:
+    old spellings read as their choice now, a key the record lacks at its default (a
+    key is added with the default that keeps what runs did before), a key this
+    version does not know kept as it is; the keys declared `tables=False` dropped."""
+    fields = {f.name: f for f in dataclasses.fields(_SECTIONS[section])}
+
+    def spelled(name, value):
+        old = fields[name].metadata["old"]
+        if isinstance(value, (list, tuple)):
+            return [old.get(v, v) if isinstance(v, str) else v for v in value]
+        return old.get(value, value) if isinstance(value, str) else value
+
+    out = {name: spelled(name, values.get(name, f.default)) for name, f in fields.items() if f.metadata["tables"]}
+    out.update({name: value for name, value in values.items() if name not in fields})
+    return out
 
 
 def _section(cls, values: dict, name: str, source: str):

@@ -42,7 +42,7 @@ from typing import Optional
 
 import numpy as np
 
-from pipeline.config import RunConfig, output_only_keys
+from pipeline.config import RunConfig, table_settings
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolder, ResultFolderError
 from pipeline.io.tables import document_batches, document_file_stem, missing_documents
@@ -368,9 +368,11 @@ def carry_blockers(previous: dict, config: RunConfig, inputs: dict) -> Optional[
         return "evaluation ids numbered over every document (eval_ids = index) change when documents change"
     for section in ("statistics", "output", "rouge", "human", "input"):
         # the input files are checked row by row (digests), and the references below
-        skip = output_only_keys(section) | ({"candidates", "references"} if section == "input" else set())
-        wanted = {k: _plain(v) for k, v in now[section].items() if k not in skip}
-        had = {k: _plain(v) for k, v in (old.get(section) or {}).items() if k not in skip}
+        skip = {"candidates", "references"} if section == "input" else set()
+        if not isinstance(old.get(section) or {}, dict):
+            return f"the previous run.json's [{section}] is not a table of settings"
+        wanted = {k: _plain(v) for k, v in table_settings(section, now[section]).items() if k not in skip}
+        had = {k: _plain(v) for k, v in table_settings(section, old.get(section) or {}).items() if k not in skip}
         if wanted != had:
             keys = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
             return f"[{section}] differs ({', '.join(keys)})"

@@ -8,6 +8,7 @@ with --reuse and once without, and compares every table's bytes."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -312,3 +313,26 @@ def test_only_output_settings_that_change_a_table_stop_carrying(tmp_path, last_n
     else:
         assert record["systems_carried"] == [] and record["not_carried"] == "[output] differs (per_document_shards)"
         assert record["rows_reused"] == len(SYSTEMS) * DOCUMENTS
+
+
+def test_a_previous_config_written_by_an_earlier_version_is_read_as_this_version_reads_it():
+    # An earlier version spelled conflicting_references "error" (now "reject"), had no
+    # integer_ids and no lock_lease_seconds: the same settings, so systems are carried.
+    # A key it lacks at another value than its default, or a key this version does not
+    # know, are differences, named.
+    from pipeline.config import InputConfig, OutputConfig, RunConfig
+    from pipeline.reuse import carry_blockers
+
+    config = RunConfig(input=InputConfig(candidates=("x.jsonl",)), output=OutputConfig(folder="out")).validate()
+    earlier = copy.deepcopy(config.to_dict())
+    earlier["input"]["conflicting_references"] = "error"
+    del earlier["input"]["integer_ids"], earlier["output"]["lock_lease_seconds"]
+    inputs = {"references": []}
+    assert carry_blockers({"config": earlier}, config, inputs) is None
+    other = RunConfig(input=InputConfig(candidates=("x.jsonl",), integer_ids=("doc_id",)),
+                      output=OutputConfig(folder="out")).validate()
+    assert carry_blockers({"config": earlier}, other, inputs) == "[input] differs (integer_ids)"
+    earlier["output"]["retired_key"] = 1
+    assert carry_blockers({"config": earlier}, config, inputs) == "[output] differs (retired_key)"
+    earlier["statistics"] = ["not", "a", "table"]
+    assert "[statistics] is not a table" in carry_blockers({"config": earlier}, config, inputs)
