@@ -552,12 +552,3 @@ def _text_checks(tallies) -> dict:
     for (owner, kind), (n, example) in sorted(tallies):
         out.setdefault(owner, {})[kind] = {"texts": n, "example": example}
     return out
-
-
-def merge_read_counts(counts) -> tuple:
-    """Per-file (rows, {reason: n}) summed over files."""
-    rows, by_reason = 0, Counter()
-    for n, reasons in counts:
-        rows += n
-        by_reason.update(reasons)
-    return rows, dict(by_reason)

@@ -122,6 +122,64 @@ def test_count_rows_writes_the_run_counts(tmp_path):
     assert counts["systems_missing_documents"] == {"B": 1, "[human]": 1}
 
 
+def test_count_rows_tallies_errors_text_checks_references_and_reuse(tmp_path):
+    from pipeline.records import ErrorRecord
+
+    def error(system, reason):
+        return ErrorRecord(system, "d1", "f.jsonl", 1, reason, "")
+
+    with TestPipeline() as p:
+        pc = lambda label, items: p | label >> beam.Create(items, reshuffle=False)  # noqa: E731
+        out = {
+            "read_counts": pc("Reads", [(4, {"invalid_json": 1})]),
+            "references": pc("Refs", [(0, ["r1", "r2", "r3"]), (1, ["r4"])]),
+            "unused": pc("Unused", [0]),
+            "human": pc("Human", [0]),
+            "documents": pc("Docs", batches_of([Doc("A", doc_id="d1"), Doc("A", doc_id="d2")])),
+            # a duplicate reference row names its system but is not a rejected candidate
+            "errors": pc("Errors", [error("A", "empty_candidate"), error("A", "duplicate_reference"),
+                                    error(None, "invalid_json")]),
+            # (kind, owner, doc_id): counted per (owner, kind), the first doc_id the example
+            "text_checks": pc("Checks", [("one_sentence", "A", "d9"), ("one_sentence", "A", "d2"),
+                                         ("markup", "refs", "d5")]),
+            "references_per_document": pc("Nrefs", [(1, 3)]),
+            "reuse": pc("Reuse", [("rows_reused", 2), ("refused", "b"), ("rows_reused", 1), ("refused", "a")]),
+        } | CountRows(str(tmp_path), DEFAULT_PROFILE)
+        assert_that(out | beam.Map(lambda c: c["reuse"]["rows_reused"]), equal_to([3]))
+    counts = json.loads((tmp_path / "_counts.json").read_text())
+    assert counts["rows_read"] == 4 and counts["scored"] == 2 and counts["documents"] == 2
+    assert counts["reference_rows"] == 4
+    assert counts["errors_by_reason"] == {"duplicate_reference": 1, "empty_candidate": 1, "invalid_json": 2}
+    assert counts["errors"] == 4 and counts["errors_by_system"] == {"A": 1}
+    assert counts["text_checks"] == {"A": {"one_sentence": {"texts": 2, "example": "d2"}},
+                                     "refs": {"markup": {"texts": 1, "example": "d5"}}}
+    assert counts["references_per_document"] == [1, 3]
+    assert counts["reuse"]["refused"] == ["a", "b"] and counts["reuse"]["carried_scored"] == 0
+
+
+def test_run_counts_do_not_depend_on_how_the_input_is_split():
+    from pipeline.beam.counts import RunCounts
+
+    items = [("read_counts", (3, {"x": 1})), ("error", ("x", "A")), ("documents", (2, {"A": 2})),
+             ("text_check", (("A", "k"), "d7")), ("text_check", (("A", "k"), "d3")), ("reuse", ("refused", "z")),
+             ("reuse", ("rows_reused", 5)), ("human_documents", 1), ("documents", (1, {"B": 1}))]
+    fn = RunCounts(with_reuse=True)
+
+    def combined(parts):
+        accs = []
+        for part in parts:
+            acc = fn.create_accumulator()
+            for item in part:
+                acc = fn.add_input(acc, item)
+            accs.append(acc)
+        return fn.extract_output(fn.merge_accumulators(accs))
+
+    whole = combined([items])
+    assert whole == combined([items[::2], [], items[1::2]]) == combined([[item] for item in reversed(items)])
+    assert whole["scored"] == 2 and whole["text_checks"] == [(("A", "k"), (2, "d3"))]
+    assert whole["read_counts"] == (3, {"x": 1}) and whole["errors_by_reason"] == [("x", 1)]
+
+
 def test_group_documents_conflicting_references_are_errors_unless_kept(tmp_path):
     rows = [candidate("A", "d", "x", ["r1"]), candidate("B", "d", "x", ["r2"])]
     for keep, expected in ((False, ["conflicting_references"] * 2), (True, [])):
