@@ -42,7 +42,9 @@ from tabulate import tabulate
 from benchmarks.bench_pipeline import HERE, measure
 
 FLAGS = "-c 95 -r 1000 -n 2 -m"
-NOT_TABLES = {"run.json", "report.html", "_ROUGE_PIPELINE"}
+# a run's own: its id and times (run.json, report.html), its marker, and the manifest
+# (_SUCCESS), which lists run.json's and report.html's digests: compared apart, less those
+NOT_TABLES = {"run.json", "report.html", "_ROUGE_PIPELINE", "_SUCCESS"}
 
 
 def corpus_file(corpus: Path, k: int) -> Path:
@@ -119,10 +121,16 @@ def run(python: str, inputs: Path, output: Path, log, reuse: Path | None = None)
 
 
 def differing_tables(a: Path, b: Path) -> list[str]:
-    """Files of either folder (but run.json, report.html and the marker) whose bytes differ."""
+    """Files of either folder (but NOT_TABLES) whose bytes differ, and "_SUCCESS" when
+    the manifests list other files, sizes or digests (but of run.json and report.html)."""
     names = {str(p.relative_to(folder)) for folder in (a, b) for p in folder.rglob("*") if p.is_file()}
-    return sorted(n for n in names - NOT_TABLES if not (a / n).exists() or not (b / n).exists()
-                  or (a / n).read_bytes() != (b / n).read_bytes())
+    out = sorted(n for n in names - NOT_TABLES if not (a / n).exists() or not (b / n).exists()
+                 or (a / n).read_bytes() != (b / n).read_bytes())
+
+    def listed(folder: Path) -> dict:
+        return {k: v for k, v in json.loads((folder / "_SUCCESS").read_text())["files"].items() if k not in NOT_TABLES}
+
+    return out + ([] if listed(a) == listed(b) else ["_SUCCESS"])
 
 
 def main() -> None:
