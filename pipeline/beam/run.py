@@ -122,7 +122,11 @@ def _run_graph(progress: Progress, config: RunConfig, options, inputs: dict, fol
         try:
             with runner_session(options, config.run, os.environ.get(PROGRESS_FOLDER_ENV)) as runner, \
                     beam.Pipeline(runner=runner, options=options) as p:
-                build_pipeline(p, config, inputs, folder, reuse)
+                try:
+                    build_pipeline(p, config, inputs, folder, reuse)
+                except BaseException:  # Beam removes its temporary folder only when the graph runs
+                    shutil.rmtree(p.local_tempdir, ignore_errors=True)
+                    raise
         except BaseException:
             _remove_spills_after_failure(folder)
             raise

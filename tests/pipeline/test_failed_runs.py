@@ -99,3 +99,28 @@ def test_a_system_named_like_the_human_pseudo_system_is_refused(tmp_path):
     assert done.returncode == 1
     assert "a submitted system is named 'human', like the human pseudo-system 'human'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_graph_that_fails_to_build_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    # Beam makes a folder (beam-pipeline-temp*) with each Pipeline and removes it only
+    # when the graph runs; a graph whose construction failed left it behind.
+    import tempfile
+
+    import pytest
+
+    import pipeline.beam.run as beam_run
+    from tests.pipeline.runs import run_pipeline
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("the graph could not be built")
+
+    monkeypatch.setattr(beam_run, "build_pipeline", fail)
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS)
+    with pytest.raises(RuntimeError, match="could not be built"):
+        run_pipeline(tmp_path / "out", [source])
+    assert [p.name for p in temp.iterdir() if p.name.startswith("beam-pipeline-temp")] == []
+    assert not (tmp_path / "out").exists()
