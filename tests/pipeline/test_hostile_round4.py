@@ -368,6 +368,29 @@ def test_a_busy_worker_without_progress_is_a_stall():
     assert _looks(StallWatch(10), 60, share=0.25, counters=lambda t: min(t, 5))[0] == 15
 
 
+def test_a_stopped_worker_is_named_though_its_peer_is_busy_without_progress():
+    """Process 2 busy, no counter moving since t = 5; process 3 stopped (SIGSTOP) at
+    t = 7.  The busy peer's window would close first (t = 15); the stopped worker is
+    what wedges the run, and is named at its own limit (t = 17).  Once it goes on,
+    its peer gets a whole window again."""
+    from pipeline.beam.runners.faults import _TICKS, StallWatch
+
+    def looks(watch, stop, cont=None):
+        for t in range(61):
+            ticks = {1: int(t * _TICKS * 0.005), 2: int(t * _TICKS), 3: int(t * _TICKS * 0.005)}
+            stopped = stop <= t and (cont is None or t < cont)
+            states = {pid: ("T" if pid == 3 and stopped else "S", n) for pid, n in ticks.items()}
+            reason = watch.look(float(t), states, min(t, 5), True)
+            if reason:
+                return t, reason
+        return None
+
+    assert looks(StallWatch(10), stop=7) == (17, "a Beam worker process (3) has been stopped (state T: SIGSTOP or a "
+                                                 "debugger) for 10 s")
+    t, reason = looks(StallWatch(10), stop=7, cont=12)  # continued before its limit: the busy peer, a window later
+    assert t == 21 and reason.startswith("no progress counter moved for 10 s while a process of the run (2)")
+
+
 def test_a_slow_run_is_not_a_wedged_run():
     """A run on a starved CPU (every process held to 4% of a core) was stopped after
     67 s as "a wedged worker": start-up moves no counter and no process reached 5%

@@ -125,7 +125,10 @@ class StallWatch:
         for pid in list(self.stopped_since):
             if pid not in processes:
                 del self.stopped_since[pid]
-        if not workers or counters != self.counters or self.window_start is None:
+        # A stopped process explains why nothing moves (its own rule says so at its
+        # limit): no window without progress runs meanwhile, so the reason is never
+        # a busy peer's that waits for it.
+        if self.stopped_since or not workers or counters != self.counters or self.window_start is None:
             self._new_window(now, processes, counters)
             return None
         elapsed = now - self.window_start
