@@ -5,6 +5,9 @@
 #   - Debian's Chromium (the report test opens report.html in it)
 # then the whole suite (with the compiled kernel, built by `pip install -e .` when a
 # C compiler is present) and the scoring tests again with the kernel disabled.
+# Tests run in a worker process per CPU (pytest-xdist), a test file a worker
+# (`--dist loadfile`: a file's module fixtures and its fixed paths stay in one
+# process); TEST_WORKERS=1 runs them in this one process.
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k golden`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,14 +27,16 @@ echo "== running the tests (compiled kernel: $(.venv/bin/python -c 'import rouge
 # Both passes always run; the script fails if either failed, after both summaries.
 summary=$(mktemp); trap 'rm -f "$summary"' EXIT
 status=0
-.venv/bin/python -m pytest "$@" | tee "$summary" || status=$?
+workers=(-n "${TEST_WORKERS:-auto}" --dist loadfile)
+[ "${TEST_WORKERS:-auto}" = 1 ] && workers=(-p no:xdist)
+.venv/bin/python -m pytest "${workers[@]}" "$@" | tee "$summary" || status=$?
 first=$(tail -n 1 "$summary")
 if [ $# -eq 0 ]; then
   # The pure-Python path is the reference and the fallback: every golden, differential,
   # parity and scoring test once more with the kernel switched off.
   echo "== the scoring tests again with the kernel disabled (ROUGE_CORE_KERNEL=python)"
-  ROUGE_CORE_KERNEL=python .venv/bin/python -m pytest -q tests/core tests/golden tests/test_differential.py rouge_core \
-    -p no:cacheprovider -m "not slow" | tee "$summary" || status=$((status ? status : $?))
+  ROUGE_CORE_KERNEL=python .venv/bin/python -m pytest -q "${workers[@]}" tests/core tests/golden tests/test_differential.py \
+    rouge_core -p no:cacheprovider -m "not slow" | tee "$summary" || status=$((status ? status : $?))
   echo "== summary"
   echo "with the compiled kernel:  $first"
   echo "with the kernel disabled:  $(tail -n 1 "$summary")"

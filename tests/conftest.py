@@ -1,5 +1,6 @@
 import json
 import os
+import random
 import re
 from pathlib import Path
 
@@ -60,6 +61,13 @@ def require_kernel(name: str) -> str:
 def kernel(request):
     """Each test using it runs on both scoring paths: the pure-Python reference and the kernel."""
     return require_kernel(request.param)
+
+
+def pytest_configure(config):
+    """One seed for the differential test (tests/test_differential.py) in every process
+    of a run: pytest-xdist's workers (scripts/test.sh) each collect the tests, and
+    must name the same ones.  A fresh seed per run, unless ROUGE_DIFF_SEED is given."""
+    os.environ.setdefault("ROUGE_DIFF_SEED", str(random.SystemRandom().randrange(2**32)))
 
 
 @pytest.fixture(scope="session")
