@@ -369,10 +369,11 @@ def carry_blockers(previous: dict, config: RunConfig, inputs: dict) -> Optional[
     for section in ("statistics", "output", "rouge", "human", "input"):
         # the input files are checked row by row (digests), and the references below
         skip = {"candidates", "references"} if section == "input" else set()
-        if not isinstance(old.get(section) or {}, dict):
+        recorded = old.get(section) or {}
+        if not isinstance(recorded, dict):
             return f"the previous run.json's [{section}] is not a table of settings"
         wanted = {k: _plain(v) for k, v in table_settings(section, now[section]).items() if k not in skip}
-        had = {k: _plain(v) for k, v in table_settings(section, old.get(section) or {}).items() if k not in skip}
+        had = {k: _plain(v) for k, v in table_settings(section, recorded).items() if k not in skip}
         if wanted != had:
             keys = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
             return f"[{section}] differs ({', '.join(keys)})"

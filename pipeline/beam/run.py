@@ -4,6 +4,7 @@ result folder atomically with its run record."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -219,7 +220,7 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
             )
     errors = sorted(files.match(files.join(folder, "errors", "*.jsonl")))
     hint = (lambda source: mapping_hint(source, config.input)) if config is not None else None
-    first = error_lines(_first_error_rows(errors, _ERROR_ROWS_SHOWN_FROM), 5, hint)
+    first = error_lines(itertools.islice(_error_rows(errors), _ERROR_ROWS_SHOWN_FROM), 5, hint)
     if first:
         lines.append("first error rows:")
         lines += first
@@ -234,20 +235,16 @@ def explain_failure(folder: str, final: str, run_id: str, counts: Optional[dict]
     return "\n".join(lines)
 
 
-def _first_error_rows(paths: list[str], limit: int):
-    """The first `limit` rows of the errors table's files, as records, one at a time
-    (each file read a line at a time: a table of millions of rows is not loaded)."""
-    count = 0
+def _error_rows(paths: list[str]):
+    """The rows of the errors table's files, as records, one at a time (each file read
+    a line at a time: a table of millions of rows is not loaded)."""
     for name in paths:
         with files.open_read(name) as fh:
             for line in read_lines(fh, 1 << 20):
-                if count == limit:
-                    return
                 try:
                     row = json.loads(line)
                 except (TypeError, ValueError):  # (None: a line over the bound)
                     continue
-                count += 1
                 yield ErrorRecord(None, None, str(row.get("source")), row.get("position"), str(row.get("reason")),
                                   str(row.get("message"))[:300])
 

@@ -16,7 +16,7 @@ when, for `stall_seconds`:
 
 * a process of the run is stopped (state T or t in /proc: SIGSTOP, a debugger), or
 * no progress counter moved (the workers' files in the progress folder:
-  pipeline/beam/progress.py), and either
+  pipeline/beam/progress.py) while no process was stopped, and either
   - the workers had begun counting and a process of the run kept at least
     BUSY_SHARE of a core busy: a step that never ends (a loop without progress),
     or one slower than the limit allows, which the message says; or
