@@ -4,7 +4,7 @@ computing it again, proven equal, never trusted by name or path.
 Two ways, both exact (every table byte-identical to a full run on the same inputs,
 tests/pipeline/test_reuse.py):
 
-* **Rows** (`MatchPrevious`, pipeline.beam.reuse).  A row whose (system, doc_id)
+* **Rows** (`BucketPrevious`, in the join).  A row whose (system, doc_id)
   the previous run scored with the same candidate and references (the digests its
   per-document table stores, pipeline.digests) and the same settings is not scored
   again: its per-document values are the previous run's, bit for bit, and every
@@ -69,7 +69,7 @@ class ReusePlan:
     """What a run takes from `folder`: `refused` says in one line why nothing is
     (then everything else is empty); `carried` the systems taken whole, `skipped`
     the input files not read for them ({path: the file's record, as run.json lists
-    inputs}); `systems` the previous systems whose rows MatchPrevious offers;
+    inputs}); `systems` the previous systems whose rows the join offers;
     `not_carried` why no system is carried, when none is."""
 
     source: str
@@ -510,26 +510,22 @@ def document_file_parts(folder: ResultFolder, name: str, tags: list[str]):
 
 
 def previous_rows(plan: ReusePlan, system: str):
-    """A previous system's rows, for MatchPrevious, a part at a time: lists of
-    (doc_id, digest (16 bytes), (values per profile, in the run's profile order)),
-    the profiles' files read side by side (a (profile, system)'s files and their
-    parts depend on its documents alone: every profile's are cut alike) and checked
-    to agree."""
+    """A previous system's rows, for the join, a part at a time: (doc_ids, digests as
+    (documents, 2) int64, [values as (documents, metrics x 6) float64 per profile, in
+    the run's profile order]), the profiles' files read side by side (a (profile,
+    system)'s files and their parts depend on its documents alone: every profile's
+    are cut alike) and checked to agree."""
     streams = [(part for name in names for part in document_file_parts(plan.folder, name, plan.tags[profile]))
                for profile, names in plan.document_files(system).items()]
     for parts in itertools.zip_longest(*streams):
         if any(part is None for part in parts) or any(
                 part[0] != parts[0][0] or not np.array_equal(part[1], parts[0][1]) for part in parts[1:]):
             raise ResultFolderError(f"{plan.folder.path}: the profiles' per-document files of system {system!r} disagree")
-        ids, digests = parts[0][0], parts[0][1].tobytes()
-        count = len(ids)
-        values = [[b[w * i : w * i + w] for i in range(count)]
-                  for b, w in ((part[2].tobytes(), part[2].shape[1] * 8) for part in parts)]
-        yield list(zip(ids, [digests[16 * i : 16 * i + 16] for i in range(count)], zip(*values)))
+        yield parts[0][0], parts[0][1], [part[2] for part in parts]
 
 
-def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
-    """{doc_id: references digest (8 bytes)} of every document a carried system
+def carried_documents(plan: ReusePlan) -> tuple[list, np.ndarray]:
+    """(doc_ids, references digests as int64) of every document a carried system
     scored (its first profile's files; one system's when each scored every
     document of the previous run): what the join checks the run's references
     against.  One digest per document (the smallest: a previous run that resolved a
@@ -554,42 +550,60 @@ def carried_documents(plan: ReusePlan) -> dict[str, bytes]:
                 raise ResultFolderError(f"{plan.folder.path}: {name} is not a per-document table of this version ({err})") from err
             tables.append(table.take(np.arange(0, table.num_rows, metrics)))
     if not tables:
-        return {}
+        return [], np.zeros(0, "<i8")
     found = pa.concat_tables(tables).group_by("doc_id").aggregate([("references_digest", "min")])
-    refs = found.column("references_digest_min").to_numpy().astype("<i8").tobytes()
-    return {doc_id: refs[8 * i : 8 * i + 8] for i, doc_id in enumerate(found.column("doc_id").to_pylist())}
+    return found.column("doc_id").to_pylist(), found.column("references_digest_min").to_numpy().astype("<i8")
 
 
 # ------------------------------------------------------------------ in a bucket of the join
 
 
 class BucketPrevious:
-    """What the join of one bucket knows of the previous run (ReadPrevious's items:
-    ("row", system, doc_id, digest, values per profile) of the systems read again,
-    ("doc", doc_id, references digest) of the documents carried systems scored):
-    the previous rows of a list of documents, for MatchPrevious, and what would
-    make a carried system's results differ from a full run's (`unresolved`,
-    `check_references`; a row of a carried system read again is found from the
-    read files' record, `retried_plan`)."""
+    """What the join of one bucket knows of the previous run (ReadPrevious's blocks,
+    columns of many rows each: ("rows", system, doc_ids, digests (16 bytes a row),
+    then a profile's values a column (bytes, alike a row)) of the systems read again; ("documents",
+    doc_ids, references digests (8 bytes a document)) of the documents carried
+    systems scored): the previous values of a list of candidates, for ScoreDocuments,
+    and what would make a carried system's results differ from a full run's
+    (`unresolved`, `check_references`; a row of a carried system read again is
+    found from the read files' record, `retried_plan`).  A row is a position in its
+    system's columns: no Python object per previous row."""
 
-    def __init__(self, items, check_references: bool):
-        self.rows: dict = {}  # doc_id -> {system: (digest, values)}
-        self.documents: dict = {}
-        for item in items:
-            if item[0] == "row":
-                found = self.rows.get(item[2])
-                if found is None:
-                    self.rows[item[2]] = found = {}
-                found[item[1]] = (item[3], item[4])
+    def __init__(self, blocks, check_references: bool):
+        parts: dict = {}
+        ids, references = [], []
+        for block in blocks:
+            if block[0] == "rows":
+                parts.setdefault(block[1], []).append(block[2:])
             else:
-                self.documents[item[1]] = item[2]
+                ids += block[1]
+                references.append(block[2])
+        self.systems: dict = {}  # system -> ({doc_id: position}, digests, values per profile, bytes of a row's values)
+        for system, held in parts.items():
+            doc_ids = [doc_id for part in held for doc_id in part[0]]
+            values = tuple(b"".join(v) for v in zip(*(part[2:] for part in held)))
+            self.systems[system] = (dict(zip(doc_ids, range(len(doc_ids)))), b"".join(part[1] for part in held),
+                                    values, tuple(len(v) // len(doc_ids) for v in values))
+        self.documents = dict(zip(ids, range(len(ids))))  # doc_id -> position in `references`
+        self.references = b"".join(references)
         self.check_references_ = check_references
         self.changed = 0  # candidates whose references differ from the carried systems' (`check_references`)
 
-    def rows_of(self, groups) -> dict:
-        """{doc_id: {system: (digest, values)}} of these DocumentGroups' documents."""
-        rows = self.rows
-        return {g.doc_id: rows[g.doc_id] for g in groups if g.doc_id in rows}
+    def values_of(self, groups, digests) -> list:
+        """Per candidate of these DocumentGroups, in order, the previous run's values
+        (bytes per profile) when it scored the same (system, doc_id) with the same
+        `digests` (candidate's and references'), else None."""
+        out, i = [], 0
+        for group in groups:
+            for c, _ in group.candidates:
+                found = self.systems.get(c.system)
+                k = found[0].get(group.doc_id) if found is not None else None
+                if k is not None and found[1][16 * k : 16 * k + 16] == digests[i]:
+                    out.append(tuple(v[w * k : w * k + w] for v, w in zip(found[2], found[3])))
+                else:
+                    out.append(None)
+                i += 1
+        return out
 
     def is_carried(self, doc_id: str) -> bool:
         return doc_id in self.documents
@@ -608,9 +622,9 @@ class BucketPrevious:
         input.conflicting_references is "keep", which checks nothing.)"""
         if not (self.check_references_ and self.documents):
             return
-        i = 0
+        i, references = 0, self.references
         for group in groups:
-            wanted = self.documents.get(group.doc_id)
-            if wanted is not None and digests[i][8:] != wanted:
+            k = self.documents.get(group.doc_id)
+            if k is not None and digests[i][8:] != references[8 * k : 8 * k + 8]:
                 self.changed += len(group.candidates)
             i += len(group.candidates)

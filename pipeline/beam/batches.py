@@ -41,7 +41,7 @@ class BatchCoder(beam.coders.Coder):
     def estimate_size(self, value) -> int:
         rows = value[1] if type(value) is tuple and len(value) == 2 else value
         if isinstance(rows, tuple) and len(rows) > 2 and type(rows[0]) is list:
-            rows = rows[0]  # (a list of rows with what goes with them: MatchPrevious's elements)
+            rows = rows[0]  # (a list of rows with what goes with them: pipeline.beam.documents.Matched)
         if type(rows) is list and rows:
             return len(self._rows.encode(rows[0])) * len(rows)
         return len(self._rows.encode(value))

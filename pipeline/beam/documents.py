@@ -80,8 +80,8 @@ def batches_of(documents) -> list[tuple]:
 
 class Matched(NamedTuple):
     """A list of DocumentGroups with, per candidate in order, its 16-byte digest and
-    the previous run's values of the same row (one per profile) or None, as
-    MatchPrevious (pipeline.beam.reuse) makes it; `carried`: the documents among
+    the previous run's values of the same row (one per profile) or None
+    (pipeline.reuse.BucketPrevious.values_of); `carried`: the documents among
     them that systems carried whole scored too."""
 
     groups: list
@@ -99,9 +99,9 @@ class ResolveBucketFn(beam.DoFn):
     normal: a reference set larger than the outputs).
 
     With a previous run (`previous`) the bucket's "previous" items come too
-    (pipeline.beam.reuse.ReadPrevious): each list goes out as (groups, their
-    candidates' digests, their documents' previous rows, the carried documents
-    among them), for MatchPrevious; references of a document only carried
+    (pipeline.beam.reuse.ReadPrevious): each list goes out as a `Matched` (a
+    candidate scored before with the same digests takes its previous values,
+    ScoreDocuments scores the rest); references of a document only carried
     systems have are used, not unused; and what would make a carried system's
     results differ from a full run's is counted ("carry_violations" on
     REUSE_COUNTS, pipeline.reuse.BucketPrevious)."""
@@ -159,14 +159,13 @@ class ResolveBucketFn(beam.DoFn):
 
     @staticmethod
     def _with_previous(groups: list, previous):
-        """The groups alone, or with a previous run (groups, their candidates' digests,
-        their documents' previous rows, the carried documents among them)."""
+        """The groups alone, or with a previous run their `Matched`."""
         if previous is None:
             return groups
         digests = row_digests(groups)
         previous.check_references(groups, digests)
         carried = frozenset(g.doc_id for g in groups if previous.is_carried(g.doc_id))
-        return groups, digests, previous.rows_of(groups), carried
+        return Matched(groups, digests, previous.values_of(groups, digests), carried)
 
     def _resolve(self, candidates, references, previous=None):
         unused = (lambda rows: len(rows)) if previous is None else (
@@ -277,7 +276,7 @@ class ScoreDocumentFn(beam.DoFn):
             return None
 
     def process(self, element):
-        if type(element) is Matched:  # (MatchPrevious: some rows' values are the previous run's)
+        if type(element) is Matched:  # (with a previous run: some rows' values are the previous run's)
             groups, digests, reused, carried = element
         else:
             groups, reused, carried = element, None, frozenset()
@@ -347,7 +346,7 @@ class ScoreDocumentFn(beam.DoFn):
 
 
 class ScoreDocuments(beam.PTransform):
-    """Lists of DocumentGroups (or MatchPrevious's Matched) in; out a dict:
+    """Lists of DocumentGroups (or, with a previous run, `Matched`) in; out a dict:
     "documents" (scored batches: per profile, (profile, [(system, doc_id, values,
     digest), ...]), Lin 2004's human pseudo-system among them when `human` names
     it: what every table shows), "human" (per batch, the number of human

@@ -11,7 +11,7 @@ from pipeline.beam.aggregate import AggregatePerSystem
 from pipeline.beam.counts import CountRows
 from pipeline.beam.documents import GroupDocuments, ScoreDocuments
 from pipeline.beam.read import ReadSummaries, bucket_count
-from pipeline.beam.reuse import CopyCarried, MatchPrevious, ReadPrevious
+from pipeline.beam.reuse import CopyCarried, ReadPrevious
 from pipeline.beam.significance import SignificanceTables
 from pipeline.beam.write import WriteResults
 from pipeline.config import RunConfig
@@ -43,8 +43,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     grouped = (read["candidates"], read["references"], *([previous["items"]] if reuse else [])) | "GroupDocuments" >> (
         GroupDocuments(staging, config.input.conflicting_references == "keep")
     )
-    documents = grouped["documents"] | "MatchPrevious" >> MatchPrevious() if reuse else grouped["documents"]
-    scored = documents | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
+    scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
     references = scored["references"]  # (per document, for the signature; with systems carried, pipeline.reuse)
     if carried:

@@ -2,12 +2,10 @@
 exact; DESIGN.md section 15):
 
     ReadPrevious       the previous run's rows of the systems this run reads again,
-                       and the documents of the systems it carries whole, keyed by
-                       bucket of the join (GroupDocuments' third input)
-    MatchPrevious      a list of DocumentGroups with their documents' previous rows
-                       -> `Matched`: each candidate's digest and, where the previous
-                       run scored the same row, its values (ScoreDocuments scores
-                       the rest)
+                       and the documents of the systems it carries whole, as blocks
+                       of columns keyed by bucket of the join (GroupDocuments' third
+                       input, where a candidate scored before with the same digests
+                       takes its previous values: pipeline.reuse.BucketPrevious)
     CopyCarried        the carried systems' per-document files, copied verified
 
 (With systems carried whole, a document's systems are no longer together in one
@@ -23,64 +21,76 @@ on REUSE_COUNTS ("refused"), and the run is done again reusing nothing
 from __future__ import annotations
 
 import apache_beam as beam
+import numpy as np
 
-from pipeline.beam.batches import batched
-from pipeline.beam.documents import Matched
 from pipeline.beam.read import BATCH_ROWS, bucket_of
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolderError
+from pipeline.io.tables import DOCUMENTS_PER_ROW_GROUP
 from pipeline.reuse import REUSE_COUNTS, ReusePlan, carried_documents, previous_rows
-
 
 
 class ReadPreviousFn(beam.DoFn):
     """A task in: ("rows", system) (the previous rows of a system read again) or
     ("documents",) (every document of the carried systems, with its references'
-    digest); out (bucket, items) batches of at most BATCH_ROWS items, or the
-    message of a file that failed its check ("refused" on REUSE_COUNTS)."""
+    digest); out (bucket, [block]): a bucket's rows or documents as columns
+    (pipeline.reuse.BucketPrevious), at least BATCH_ROWS of them a block but the
+    last, or the message of a file that failed its check ("refused" on REUSE_COUNTS)."""
+
+    KNOWN_BUCKETS = 1 << 20  # doc_ids whose bucket is remembered (the tasks share documents; a key takes 2-3 us)
 
     def __init__(self, plan: ReusePlan, buckets: int):
         self.plan, self.buckets = plan, buckets
 
     def setup(self):
-        self.bucket_of: dict = {}  # doc_id -> its bucket: the tasks share documents, and a key takes 2-3 us to make
+        self.known: dict = {}
 
     def process(self, task):
+        pending: dict = {}  # bucket -> [its held parts, rows held]
         try:
-            pending: dict = {}
             if task[0] == "rows":
                 system = task[1]
-                for rows in previous_rows(self.plan, system):  # (a part of the files at a time)
-                    yield from self._batches(pending, [("row", system, *row) for row in rows])
+                for ids, digests, values in previous_rows(self.plan, system):  # (a part of the files at a time)
+                    yield from self._blocks(pending, ("rows", system), ids, [digests, *values])
             else:
-                items = [("doc", doc_id, refs) for doc_id, refs in carried_documents(self.plan).items()]
-                yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_documents", len(items)))
-                yield from self._batches(pending, items)
+                ids, references = carried_documents(self.plan)
+                yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("carried_documents", len(ids)))
+                for start in range(0, len(ids), DOCUMENTS_PER_ROW_GROUP):
+                    part = slice(start, start + DOCUMENTS_PER_ROW_GROUP)
+                    yield from self._blocks(pending, ("documents",), ids[part], [references[part]])
         except ResultFolderError as err:
             yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
             return
-        for bucket, held in sorted(pending.items()):
-            if held:
-                yield bucket, held
+        for bucket in sorted(pending):
+            yield bucket, [_block(*pending[bucket])]
 
-    def _batches(self, pending: dict, items: list):
-        """The items into `pending` ({bucket: items}); a bucket's out once it holds BATCH_ROWS."""
-        known = self.bucket_of
-        for item in items:
-            doc_id = item[2] if item[0] == "row" else item[1]
-            bucket = known.get(doc_id)
-            if bucket is None:
-                bucket = known[doc_id] = bucket_of(doc_id, self.buckets)
-            held = pending.setdefault(bucket, [])
-            held.append(item)
-            if len(held) >= BATCH_ROWS:
-                yield bucket, held
-                pending[bucket] = []
+    def _blocks(self, pending: dict, head: tuple, ids: list, columns: list):
+        """A part's rows (`ids` and numpy `columns` alike) into `pending`, by bucket; a
+        bucket's block out once it holds BATCH_ROWS rows."""
+        known, buckets = self.known, self.buckets
+        if len(known) > self.KNOWN_BUCKETS:
+            known.clear()
+        of = np.fromiter((known[d] if d in known else known.setdefault(d, bucket_of(d, buckets)) for d in ids),
+                         np.int64, len(ids))
+        order = np.argsort(of, kind="stable")
+        for rows in np.split(order, np.flatnonzero(np.diff(of[order])) + 1) if len(ids) else ():
+            bucket = int(of[rows[0]])
+            held = pending.setdefault(bucket, [head, [], 0])
+            held[1].append(([ids[i] for i in rows.tolist()], [c[rows].tobytes() for c in columns]))
+            held[2] += len(rows)
+            if held[2] >= BATCH_ROWS:
+                yield bucket, [_block(*pending.pop(bucket))]
+
+
+def _block(head: tuple, parts: list, _rows: int) -> tuple:
+    """A bucket's held parts as one block: head + (doc_ids, each column's bytes)."""
+    ids = [doc_id for part in parts for doc_id in part[0]]
+    return (*head, ids, *(b"".join(c) for c in zip(*(part[1] for part in parts))))
 
 
 class ReadPrevious(beam.PTransform):
     """The previous run's items for the join (see ReadPreviousFn): a dict, "items"
-    ((bucket, items) batches) and "reuse" (its counts: REUSE_COUNTS)."""
+    ((bucket, [block]) elements) and "reuse" (its counts: REUSE_COUNTS)."""
 
     def __init__(self, plan: ReusePlan, buckets: int):
         super().__init__()
@@ -94,31 +104,6 @@ class ReadPrevious(beam.PTransform):
             | "Read" >> beam.ParDo(ReadPreviousFn(self.plan, self.buckets)).with_outputs(REUSE_COUNTS, main="items")
         )
         return {"items": read["items"], "reuse": read[REUSE_COUNTS]}
-
-
-def match_previous(element) -> Matched:
-    """(DocumentGroups, their candidates' digests, their documents' previous rows
-    ({doc_id: {system: (digest, values)}}), the carried documents among them) ->
-    Matched: a candidate's previous values are
-    reused when the previous run scored the same (system, doc_id) with the same
-    digests."""
-    groups, digests, rows, carried = element
-    reused, i, none = [], 0, {}
-    for group in groups:
-        previous = rows.get(group.doc_id, none)
-        for c, _ in group.candidates:
-            found = previous.get(c.system)
-            reused.append(found[1] if found is not None and found[0] == digests[i] else None)
-            i += 1
-    return Matched(groups, digests, reused, carried)
-
-
-class MatchPrevious(beam.PTransform):
-    """(DocumentGroups, digests, previous rows, carried documents) in, as GroupDocuments
-    makes them with a previous run; Matched out, for ScoreDocuments."""
-
-    def expand(self, documents):
-        return batched(documents | "Match" >> beam.Map(match_previous))
 
 
 def copy_file(task, plan: ReusePlan, staging: str):

@@ -226,6 +226,43 @@ def test_references_that_now_conflict_with_a_carried_systems_are_conflicts_as_in
     assert reused["reuse"]["systems_carried"] == []
 
 
+@pytest.mark.parametrize("tonight_is", ["a changed and an added system", "a conflict with a carried system"])
+def test_previous_rows_and_documents_reach_their_bucket_in_any_cut(tmp_path, last_night, monkeypatch, tonight_is):
+    # Many buckets (about 1 KB of input each) and blocks of at most 3 rows: every
+    # previous row and carried document must join its own document's bucket, or a row
+    # is scored again (counted here) or a conflict with a carried system is missed
+    # (the tables would differ from the full run's).
+    import pipeline.beam.read
+    import pipeline.beam.reuse
+
+    monkeypatch.setattr(pipeline.beam.read, "BUCKET_BYTES", 1024)
+    monkeypatch.setattr(pipeline.beam.reuse, "BATCH_ROWS", 3)
+    monkeypatch.setattr(pipeline.beam.reuse, "DOCUMENTS_PER_ROW_GROUP", 5)
+    buckets = set()
+
+    def bucket_of(doc_id, count):
+        buckets.add(count)
+        return pipeline.beam.read.bucket_of(doc_id, count)
+
+    monkeypatch.setattr(pipeline.beam.reuse, "bucket_of", bucket_of)
+    files = {s: rows_of(s) for s in SYSTEMS}
+    if tonight_is == "a changed and an added system":
+        files["gamma"] = rows_of("gamma", version=lambda i: int(i % 5 == 0))
+        files["epsilon"] = [dict(r, system="epsilon") for r in rows_of("alpha", version=lambda i: 9)]
+    else:
+        files["delta"] = rows_of("delta", refs=lambda i: reference(i) if i != 4 else ["other"])
+    reused, full = tonight(tmp_path, last_night, files)
+    assert min(buckets) > 4, buckets  # (buckets per run: the one retried without carrying reads more files)
+    record = reused["reuse"]
+    if tonight_is == "a changed and an added system":
+        assert record["systems_carried"] == ["alpha", "beta", "delta"]
+        assert record["rows_reused"] == DOCUMENTS - 5 and record["rows_scored"] == 5 + DOCUMENTS
+    else:
+        assert full["counts"]["errors_by_reason"] == {"conflicting_references": len(SYSTEMS)}
+        assert record["systems_carried"] == [] and "other references" in record["not_carried"]
+        assert record["rows_reused"] == len(SYSTEMS) * (DOCUMENTS - 1)
+
+
 def test_index_evaluation_ids_reuse_rows_and_carry_nothing(tmp_path):
     inputs = night(tmp_path / "in-1", {s: rows_of(s) for s in SYSTEMS[:3]})
     run_pipeline(tmp_path / "night-1", inputs, flags=FLAGS, eval_ids="index")
