@@ -7,10 +7,12 @@ table, the paired-significance matrix, the errors by reason, and the versions.
 `render_sections_page` renders a page of `Section`s alone (meta-eval's) in the same look.
 
 The same input gives the same bytes: the page has no clock of its own (its date
-is the run record's), the charts are matplotlib SVG with a fixed hash salt and
-no date, and every ordering is explicit.  Every text that comes from the input
-(system names, metric tags, messages, paths) is escaped by Jinja2's autoescape;
-in the SVG, matplotlib escapes it and mathtext parsing is switched off.
+is the run record's), the scores chart is SVG written with fixed decimals
+(pipeline.render.chart), the sections' matplotlib charts SVG with a fixed hash
+salt and no date, and every ordering is explicit.  Every text that comes from the
+input (system names, metric tags, messages, paths) is escaped: by Jinja2's
+autoescape, in the chart by markupsafe, in matplotlib's SVG by matplotlib with
+mathtext parsing switched off.
 
 jinja2 and matplotlib are imported inside the functions, so importing the
 pipeline does not pay for them.
@@ -29,6 +31,7 @@ from pipeline.coverage import Coverage, docs_cell, text_warnings
 from pipeline.io.tables import read_parquet_rows
 from pipeline.config import parse_profiles_signature
 from pipeline.records import REASONS
+from pipeline.render.chart import scores_chart
 from pipeline.render.numbers import general, points
 from rouge_core.errors import RougeConfigError
 
@@ -128,9 +131,8 @@ def render_report(
         "counts": counts,
         "systems": systems,
         "metrics": metrics,
-        "chart": _scores_chart([dict(m, systems=m["systems"][:CHART_SYSTEMS]) for m in metrics], confidence)
-        if metrics
-        else "",
+        "chart": scores_chart([dict(m, systems=m["systems"][:CHART_SYSTEMS]) for m in metrics], confidence,
+                              MARKER_COLOUR, CHART_LABEL_CHARS) if metrics else "",
         "chart_systems": CHART_SYSTEMS if len(systems) > CHART_SYSTEMS else 0,
         "marker_colour": MARKER_COLOUR,
         "significance": significance,
@@ -338,70 +340,6 @@ def _metric_views(system_rows: list[dict]) -> list[dict]:
             }
         )
     return views
-
-
-def _scores_chart(metrics: list[dict], confidence: str) -> "Markup":  # noqa: F821
-    """Small multiples, one panel per metric: a dot per system at its F x 100 and a
-    whisker over its confidence interval, systems sorted best first."""
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    columns = 1 if len(metrics) == 1 else 2
-    rows = math.ceil(len(metrics) / columns)
-    most = max(len(m["systems"]) for m in metrics)
-    panel_height = 0.75 + 0.24 * most
-    with matplotlib.rc_context(CHART_STYLE):
-        fig = Figure(figsize=(5.6 * columns, panel_height * rows), layout="constrained")
-        axes = list(fig.subplots(rows, columns, squeeze=False).flat)
-        for ax, metric in zip(axes, metrics):
-            _draw_panel(ax, metric, most, confidence)
-        for ax in axes[len(metrics) :]:  # the rest of the grid, when the metrics do not fill it
-            ax.set_visible(False)
-        return figure_svg(fig)
-
-
-def _draw_panel(ax, metric: dict, slots: int, confidence: str) -> None:
-    systems = metric["systems"]
-    y = [len(systems) - 1 - i for i in range(len(systems))]  # best at the top
-    values = [100 * s["f"] if s["f"] is not None else math.nan for s in systems]
-    with_ci = [
-        (yi, 100 * s["low"], 100 * s["high"])
-        for yi, s in zip(y, systems)
-        if s["low"] is not None and s["high"] is not None
-    ]
-    if with_ci:
-        ax.hlines(
-            [c[0] for c in with_ci], [c[1] for c in with_ci], [c[2] for c in with_ci],
-            color=MARKER_COLOUR, lw=2, clip_on=False,
-        )  # fmt: skip
-    ax.plot(values, y, "o", color=MARKER_COLOUR, markersize=6, zorder=3, clip_on=False)
-    for yi, s, value in zip(y, systems, values):
-        if not math.isnan(value):
-            right = 100 * s["high"] if s["high"] is not None else value
-            ax.annotate(
-                points(s["f"]), (right, yi), xytext=(5, 0), textcoords="offset points",  # the table's digits
-                va="center", fontsize=8, color="#57606a",
-            )  # fmt: skip
-    labels = [_short(s["system"]) for s in systems]
-    ax.set_yticks(y, labels)
-    for label in ax.get_yticklabels():
-        label.set_parse_math(False)  # a '$' in a system name is text, not mathtext
-    ax.tick_params(axis="y", length=0)
-    ax.set_ylim(-0.7, slots - 0.3)  # the same row spacing in every panel
-    finite = [v for c in with_ci for v in c[1:]] + [v for v in values if not math.isnan(v)]
-    if finite:
-        low, high = min(finite), max(finite)
-        span = max(high - low, 1.0)
-        ax.set_xlim(low - 0.05 * span, high + 0.18 * span)
-    ax.grid(axis="x", color="#e4e7eb", linewidth=0.8)
-    ax.set_axisbelow(True)
-    ax.set_title(metric["metric"], loc="left", fontweight="bold", color="#1f2328", parse_math=False)
-    interval = f"{confidence} CI" if confidence else "CI"
-    ax.set_xlabel(f"{metric['score_name']} \u00d7 100 with its {interval}", color="#57606a")
-
-
-def _short(name: str) -> str:
-    return name if len(name) <= CHART_LABEL_CHARS else name[: CHART_LABEL_CHARS - 1] + "\u2026"
 
 
 def _significance_views(rows: list[dict], rank: dict[str, list[str]], totals: dict) -> list[dict]:

@@ -458,7 +458,7 @@ def test_an_odd_number_of_metrics_leaves_no_empty_panel(result):
     _, record, system_rows, _ = result
     three = [r for r in system_rows if r["metric"] in ("ROUGE-1", "ROUGE-2", "ROUGE-L")]
     html = render_report(three, [], {}, record)
-    # matplotlib writes a group per visible axes: three panels, not a fourth empty frame
-    assert re.findall(r'<g id="(axes_\d+)">', html) == ["axes_1", "axes_2", "axes_3"]
+    # a group per panel: three panels, not a fourth empty frame
+    assert html.count('<g class="panel">') == 3
     titles = [t for t in Page(html).svg_texts if re.fullmatch(r"ROUGE-\S+", t)]
     assert titles == ["ROUGE-1", "ROUGE-2", "ROUGE-L"]

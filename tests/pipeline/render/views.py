@@ -35,23 +35,19 @@ def official(report: str, system=lambda name: name) -> dict[tuple[str, str], tup
 
 
 def chart_labels(page: str) -> dict[tuple[str, str], str]:
-    """{(metric, system): the value label} of report.html's chart: in each panel (an
-    axes group of the SVG), each value label (the 8px texts) belongs to the system tick
-    label at its height."""
+    """{(metric, system): the value label} of report.html's chart: in each panel (a
+    group of the SVG), each value label belongs to the system label at its height."""
     svg = page[page.index("<svg") : page.index("</svg>")]
     found = {}
-    for panel in re.split(r'<g id="axes_\d+">', svg)[1:]:
-        texts = [
-            (style, float(y), html_module.unescape(text))
-            for style, y, text in re.findall(r'<text style="([^"]*)"[^>]* y="([-0-9.]+)"[^>]*>([^<]*)</text>', panel)
-        ]
-        title = next(text for style, _, text in texts if "font-weight: 700" in style)
-        ticks = [(y, text) for block in re.findall(r'<g id="ytick_\d+">(.*?)</text>', panel, flags=re.S)
-                 for y, text in re.findall(r' y="([-0-9.]+)"[^>]*>([^<]*)$', block)]
-        for style, y, text in texts:
-            if "font-size: 8px" in style:
-                _, system = min(ticks, key=lambda tick: abs(float(tick[0]) - y))
-                found[title, html_module.unescape(system)] = text
+    for panel in re.split(r'<g class="panel">', svg)[1:]:
+        texts = [(kind, float(y), html_module.unescape(text))
+                 for kind, y, text in re.findall(r'<text class="(\w+)"[^>]* y="([-0-9.]+)"[^>]*>([^<]*)</text>', panel)]
+        title = next(text for kind, _, text in texts if kind == "title")
+        names = [(y, text) for kind, y, text in texts if kind == "system"]
+        for kind, y, text in texts:
+            if kind == "value":
+                _, system = min(names, key=lambda name: abs(name[0] - y))
+                found[title, system] = text
     return found
 
 
