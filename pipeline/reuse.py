@@ -589,21 +589,23 @@ class BucketPrevious:
         self.check_references_ = check_references
         self.changed = 0  # candidates whose references differ from the carried systems' (`check_references`)
 
-    def values_of(self, groups, digests) -> list:
+    def values_of(self, groups, digests) -> Optional[list]:
         """Per candidate of these DocumentGroups, in order, the previous run's values
         (bytes per profile) when it scored the same (system, doc_id) with the same
-        `digests` (candidate's and references'), else None."""
-        out, i = [], 0
+        `digests` (candidate's and references'), else None; None for the list when
+        no candidate's are."""
+        out, i, found = [], 0, False
         for group in groups:
             for c, _ in group.candidates:
-                found = self.systems.get(c.system)
-                k = found[0].get(group.doc_id) if found is not None else None
-                if k is not None and found[1][16 * k : 16 * k + 16] == digests[i]:
-                    out.append(tuple(v[w * k : w * k + w] for v, w in zip(found[2], found[3])))
+                rows = self.systems.get(c.system)
+                k = rows[0].get(group.doc_id) if rows is not None else None
+                if k is not None and rows[1][16 * k : 16 * k + 16] == digests[i]:
+                    out.append(tuple(v[w * k : w * k + w] for v, w in zip(rows[2], rows[3])))
+                    found = True
                 else:
                     out.append(None)
                 i += 1
-        return out
+        return out if found else None
 
     def is_carried(self, doc_id: str) -> bool:
         return doc_id in self.documents

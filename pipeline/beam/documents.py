@@ -81,8 +81,8 @@ def batches_of(documents) -> list[tuple]:
 class Matched(NamedTuple):
     """A list of DocumentGroups with, per candidate in order, its 16-byte digest and
     the previous run's values of the same row (one per profile) or None
-    (pipeline.reuse.BucketPrevious.values_of); `carried`: the documents among
-    them that systems carried whole scored too."""
+    (pipeline.reuse.BucketPrevious.values_of; `reused` is None when no row's are);
+    `carried`: the documents among them that systems carried whole scored too."""
 
     groups: list
     digests: list

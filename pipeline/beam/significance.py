@@ -41,7 +41,15 @@ import numpy as np
 
 from pipeline.beam.progress import tally
 from pipeline.io import files
-from pipeline.io.tables import SIGNIFICANCE_COLUMNS, arrow_schema, csv_cell, document_batches, names, read_parquet_table_bytes
+from pipeline.io.tables import (
+    DOCUMENTS_PER_ROW_GROUP,
+    SIGNIFICANCE_COLUMNS,
+    arrow_schema,
+    csv_cell,
+    document_batches,
+    names,
+    read_parquet_table_bytes,
+)
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
@@ -346,6 +354,14 @@ def copied_pairs(reuse, profile: str) -> dict:
             for metric in set(table.column("metric").to_pylist())}
 
 
+# Documents x systems read side by side by `_aligned` (every system's values of a
+# chunk of documents: 65,536 x 3 metrics x 6 float64 = 9 MB, and as much again while
+# converted), and the fewest documents a chunk.  A row group of every system was read
+# before: 16,384 documents x 1,000 systems held 2.4 GB.
+ALIGNED_VALUES = 1 << 16
+MIN_CHUNK = 64
+
+
 def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adjust: str, reuse=None) -> list:
     """(profile, [(system, one of its per-document Parquet files), ...]) ->
     ((profile, metric), block) per metric: every pair's paired test on their shared
@@ -359,8 +375,9 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
     (PairSums(pairs_of=...): S x k per document, not S x S).
 
     When every system has the same documents (each (profile, system)'s files hold
-    them sorted), they are read side by side a row group of documents at a time
-    (`document_chunks`; memory: a row group of every system); else every system's
+    them sorted), they are read side by side, ALIGNED_VALUES // S documents at a
+    time (`document_chunks`; memory: about ALIGNED_VALUES documents' values, however
+    many systems); else every system's
     are held and lined up by Arrow (`_gathered`)."""
     profile, found = element
     metrics = tags[profile]
@@ -405,7 +422,8 @@ def _aligned(paths: dict, systems: list, metrics: int, read_again):
     """Per metric a MetricSums of every system's documents read side by side, or None
     when the systems turn out to have different documents."""
     sums = [MetricSums() for _ in range(metrics)]
-    streams = [document_chunks(paths[s], metrics) for s in systems]
+    chunk = max(MIN_CHUNK, ALIGNED_VALUES // len(systems))
+    streams = [document_chunks(paths[s], metrics, chunk) for s in systems]
     while True:
         parts = [next(stream, None) for stream in streams]
         if all(part is None for part in parts):
@@ -419,15 +437,15 @@ def _aligned(paths: dict, systems: list, metrics: int, read_again):
                 column.add(names, systems, x[:, :, m, j].astype(np.int64), pairs_of=read_again)
 
 
-def document_chunks(paths: list, metrics: int):
+def document_chunks(paths: list, metrics: int, documents: int = DOCUMENTS_PER_ROW_GROUP):
     """A (profile, system)'s per-document files, in order, as (doc ids (an Arrow
-    array), R/P/F units (documents x metrics x 3, int32)), DOCUMENTS_PER_ROW_GROUP
-    documents at a time (`document_batches`: a row group of each file at a time)."""
+    array), R/P/F units (documents x metrics x 3, int32)), `documents` documents at
+    a time (`document_batches`: at most a row group of each file at a time)."""
     import pyarrow as pa  # noqa: PLC0415
 
     for path in paths:
         with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
-            for table in document_batches(fh, metrics, ["doc_id", *MEASURES]):  # (a local file: Arrow's own reads)
+            for table in document_batches(fh, metrics, ["doc_id", *MEASURES], documents):  # (a local file: Arrow's own reads)
                 rows = table.num_rows
                 values = np.empty((rows // metrics, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
                 for k, name in enumerate(MEASURES):

@@ -231,13 +231,17 @@ def test_previous_rows_and_documents_reach_their_bucket_in_any_cut(tmp_path, las
     # Many buckets (about 1 KB of input each) and blocks of at most 3 rows: every
     # previous row and carried document must join its own document's bucket, or a row
     # is scored again (counted here) or a conflict with a carried system is missed
-    # (the tables would differ from the full run's).
+    # (the tables would differ from the full run's).  The significance pairs with a
+    # system read again are summed from the per-document files 4 documents at a time.
     import pipeline.beam.read
     import pipeline.beam.reuse
+    import pipeline.beam.significance
 
     monkeypatch.setattr(pipeline.beam.read, "BUCKET_BYTES", 1024)
     monkeypatch.setattr(pipeline.beam.reuse, "BATCH_ROWS", 3)
     monkeypatch.setattr(pipeline.beam.reuse, "DOCUMENTS_PER_ROW_GROUP", 5)
+    monkeypatch.setattr(pipeline.beam.significance, "ALIGNED_VALUES", 20)
+    monkeypatch.setattr(pipeline.beam.significance, "MIN_CHUNK", 1)
     buckets = set()
 
     def bucket_of(doc_id, count):
