@@ -551,7 +551,10 @@ def carried_documents(plan: ReusePlan) -> tuple[list, np.ndarray]:
             tables.append(table.take(np.arange(0, table.num_rows, metrics)))
     if not tables:
         return [], np.zeros(0, "<i8")
-    found = pa.concat_tables(tables).group_by("doc_id").aggregate([("references_digest", "min")])
+    if len(tables) == 1:  # (one file of one system: its documents once each)
+        found = tables[0].rename_columns(["doc_id", "references_digest_min"])
+    else:
+        found = pa.concat_tables(tables).group_by("doc_id").aggregate([("references_digest", "min")])
     return found.column("doc_id").to_pylist(), found.column("references_digest_min").to_numpy().astype("<i8")
 
 
@@ -561,9 +564,9 @@ def carried_documents(plan: ReusePlan) -> tuple[list, np.ndarray]:
 class BucketPrevious:
     """What the join of one bucket knows of the previous run (ReadPrevious's blocks,
     columns of many rows each: ("rows", system, doc_ids, digests (16 bytes a row),
-    then a profile's values a column (bytes, alike a row)) of the systems read again; ("documents",
-    doc_ids, references digests (8 bytes a document)) of the documents carried
-    systems scored): the previous values of a list of candidates, for ScoreDocuments,
+    then each profile's values (bytes, as many a row)) of the systems read again;
+    ("documents", doc_ids, references digests (8 bytes a document)) of the
+    documents carried systems scored): the previous values of a list of candidates, for ScoreDocuments,
     and what would make a carried system's results differ from a full run's
     (`unresolved`, `check_references`; a row of a carried system read again is
     found from the read files' record, `retried_plan`).  A row is a position in its
