@@ -34,8 +34,8 @@ class ReadPreviousFn(beam.DoFn):
     """A task in: ("rows", system) (the previous rows of a system read again) or
     ("documents",) (every document of the carried systems, with its references'
     digest); out (bucket, [block]): a bucket's rows or documents as columns
-    (pipeline.reuse.BucketPrevious), at least BATCH_ROWS of them a block but the
-    last, or the message of a file that failed its check ("refused" on REUSE_COUNTS)."""
+    (pipeline.reuse.BucketPrevious), at least BATCH_ROWS of them a block but a
+    bucket's last, or the message of a file that failed its check ("refused" on REUSE_COUNTS)."""
 
     KNOWN_BUCKETS = 1 << 20  # doc_ids whose bucket is remembered (the tasks share documents; a key takes 2-3 us)
 
@@ -62,7 +62,7 @@ class ReadPreviousFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
             return
         for bucket in sorted(pending):
-            yield bucket, [_block(*pending[bucket])]
+            yield bucket, [_block(*pending[bucket][:2])]
 
     def _blocks(self, pending: dict, head: tuple, ids: list, columns: list):
         """A part's rows (`ids` and numpy `columns` alike) into `pending`, by bucket; a
@@ -79,10 +79,10 @@ class ReadPreviousFn(beam.DoFn):
             held[1].append(([ids[i] for i in rows.tolist()], [c[rows].tobytes() for c in columns]))
             held[2] += len(rows)
             if held[2] >= BATCH_ROWS:
-                yield bucket, [_block(*pending.pop(bucket))]
+                yield bucket, [_block(*pending.pop(bucket)[:2])]
 
 
-def _block(head: tuple, parts: list, _rows: int) -> tuple:
+def _block(head: tuple, parts: list) -> tuple:
     """A bucket's held parts as one block: head + (doc_ids, each column's bytes)."""
     ids = [doc_id for part in parts for doc_id in part[0]]
     return (*head, ids, *(b"".join(c) for c in zip(*(part[1] for part in parts))))

@@ -3,7 +3,7 @@ a dot per system at its score x 100 and a whisker over its confidence interval,
 systems best first.
 
 A run's report is drawn in every run; matplotlib took 0.6 CPU-s to import and draw
-it (most of a night that reuses the night before, docs/nightly.md), this takes
+it (a sixth of a night that changed nothing, docs/nightly.md), this takes
 milliseconds.  The same input gives the same bytes (every coordinate printed with
 two decimals); every text is escaped (markupsafe) and stays text (searchable, and a
 '$' in a system name is a '$').  The other charts (history, meta-eval) are
@@ -56,11 +56,10 @@ def _panel(metric: dict, confidence: str, colour: str, label_chars: int, plot: t
 
     left, top, right, bottom = plot
     systems = metric["systems"]
-    values = [100 * s["f"] if s["f"] is not None else None for s in systems]
-    intervals = [(100 * s["low"], 100 * s["high"]) if s["low"] is not None and s["high"] is not None else None
-                 for s in systems]
-    finite = [v for v in values if v is not None and math.isfinite(v)] + [
-        v for i in intervals if i is not None for v in i if math.isfinite(v)]
+    values = [_scaled(s["f"]) for s in systems]
+    intervals = [(low, high) if (low := _scaled(s["low"])) is not None and (high := _scaled(s["high"])) is not None
+                 else None for s in systems]
+    finite = [v for v in values if v is not None] + [v for i in intervals if i is not None for v in i]
     low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
     span = max(high - low, 1.0)
     start, stop = low - 0.05 * span, high + 0.18 * span  # room on the right for the value labels
@@ -84,12 +83,12 @@ def _panel(metric: dict, confidence: str, colour: str, label_chars: int, plot: t
         y = top + (i + 0.5) * row
         out.append(f'<text class="system" x="{left - 6:.2f}" y="{y + 3:.2f}" text-anchor="end" fill="{TEXT}">'
                    f'{escape(_short(s["system"], label_chars))}</text>')
-        if interval is not None and all(map(math.isfinite, interval)):
+        if interval is not None:
             out.append(f'<line x1="{x(interval[0]):.2f}" y1="{y:.2f}" x2="{x(interval[1]):.2f}" y2="{y:.2f}" '
                        f'stroke="{colour}" stroke-width="2"/>')
-        if value is not None and math.isfinite(value):
+        if value is not None:
             out.append(f'<circle cx="{x(value):.2f}" cy="{y:.2f}" r="3" fill="{colour}"/>')
-            end = interval[1] if interval is not None and math.isfinite(interval[1]) else value
+            end = interval[1] if interval is not None else value
             out.append(f'<text class="value" x="{x(end) + 5:.2f}" y="{y + 3:.2f}" font-size="8" fill="{LABEL}">'
                        f'{points(s["f"])}</text>')
     interval = f"{confidence} CI" if confidence else "CI"
@@ -108,6 +107,11 @@ def _ticks(start: float, stop: float) -> tuple[list[float], int]:
     step = multiple * power
     ticks = [k * step for k in range(math.ceil(start / step), math.floor(stop / step) + 1)]
     return ticks, max(0, -math.floor(math.log10(step)) + (multiple == 2.5))
+
+
+def _scaled(value) -> float | None:
+    """A score x 100, or None when it is absent or not finite (drawn as nothing)."""
+    return 100 * value if value is not None and math.isfinite(value) else None
 
 
 def _short(name: str, chars: int) -> str:
