@@ -2,6 +2,8 @@ import json
 import os
 import random
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,23 @@ def pytest_configure(config):
     of a run: pytest-xdist's workers (scripts/test.sh) each collect the tests, and
     must name the same ones.  A fresh seed per run, unless ROUGE_DIFF_SEED is given."""
     os.environ.setdefault("ROUGE_DIFF_SEED", str(random.SystemRandom().randrange(2**32)))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_folders(tmp_path_factory):
+    """Every temporary file or folder this test process makes through `tempfile` goes
+    in one folder that the session removes.  Beam makes a folder per Pipeline and
+    removes it only when the pipeline runs (`run` removes it when building fails,
+    pipeline.beam.run), so tests that build a graph and never run it, or see it
+    refused, left one in /tmp each.  (Subprocesses keep their own TMPDIR.)"""
+    folder = tmp_path_factory.mktemp("tempfile")
+    before = tempfile.tempdir
+    tempfile.tempdir = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = before
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
