@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -29,6 +30,7 @@ from pipeline.io.result_folder import ResultFolder, ResultFolderError
 from pipeline.io.tables import SYSTEM_COLUMNS, read_parquet_table_bytes
 from rouge_core.signature import RUN_FIELDS
 
+log = logging.getLogger("rouge-pipeline")
 RUN_COLUMNS = [("run_id", "string"), ("started", "string")]
 HISTORY_COLUMNS = RUN_COLUMNS + SYSTEM_COLUMNS
 
@@ -69,11 +71,18 @@ class Group:
 
 def read_runs(paths: list[str], by_start: bool = False) -> list[Run]:
     """The runs at `paths` (local folders or URLs), in the order given or, with
-    `by_start`, by their start time (ties in the order given)."""
-    runs = []
+    `by_start`, by their start time (ties in the order given).  A run given twice
+    (the same run id: one folder named twice, through a link or a copy) is taken
+    once, where it first appears, and said: a night drawn twice would be a change of
+    nothing tested against itself."""
+    runs, seen = [], {}
     for path in paths:
         try:
             folder = ResultFolder.open(path)
+            if folder.run_id in seen:
+                log.warning("run %s is given twice (%s, %s): taken once", folder.run_id, seen[folder.run_id], path)
+                continue
+            seen[folder.run_id] = path
             header, *cells = list(csv.reader(io.StringIO(folder.read_bytes("system_scores.csv").decode("utf-8"))))
             rows = read_parquet_table_bytes(folder.read_bytes("system_scores.parquet")).to_pylist()
         except ResultFolderError as err:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import textwrap
 
 from pipeline.config import canonical, declared_key, make_settings
-from pipeline.io import files, stores
+from pipeline.io import stores
 from pipeline.io.fields import FIELD_KEYS
 from rouge_core import RougeConfigError, RougeSettings
 
@@ -205,11 +204,3 @@ def apply_store_options(store_args: list[str]) -> None:
     file); without any, the environment's are applied at the first URL."""
     if store_args:
         stores.configure(store_args)
-
-
-def output_is_empty(path: str) -> bool:
-    """An --output that may be written: absent, or an empty folder (a URL: no object
-    under it)."""
-    if files.is_url(path):
-        return not files.list_tree(path)
-    return not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path))

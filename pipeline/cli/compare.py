@@ -9,10 +9,11 @@ import sys
 
 from pipeline.compare import EXIT_DROP, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_USAGE, ComparedRun, UsageError, compare_runs, settings_differences
 from pipeline.cli import one_line
-from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, measure_name, output_is_empty, takes_store_options
+from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, measure_name, takes_store_options
 from pipeline.io import files
 from pipeline.io.document_texts import find_texts, input_files
 from pipeline.io.names import clashes, describe_clashes, shown
+from pipeline.io.publish import output_taken
 from pipeline.io.publish_url import publish_files
 from pipeline.io.tables import COMPARISON_COLUMNS, MOVED_COLUMNS, table_files
 from pipeline.progress import Progress
@@ -94,8 +95,9 @@ def _compare_command(args: argparse.Namespace, extra: list[str]) -> int:
     try:
         check_options(args)
         apply_store_options(extra)
-        if args.output and not output_is_empty(args.output):
-            raise UsageError(f"output folder {args.output} exists and is not empty; choose another --output")
+        taken = output_taken(args.output) if args.output else ""
+        if taken:
+            raise UsageError(f"output folder {args.output} {taken}; choose another --output")
         with Progress(quiet=args.quiet).stage("reading runs", 2, "runs") as stage:  # per-document tables: seconds
             old = ComparedRun(args.old_run, args.measure)
             stage.update(1)

@@ -13,6 +13,7 @@ from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, measure
 from pipeline.compare import EXIT_OK, EXIT_USAGE, UsageError
 from pipeline.history import HISTORY_COLUMNS, csv_bytes, history_table, last_changes, read_runs, signature_groups
 from pipeline.io.names import shown
+from pipeline.io.publish import output_taken
 from pipeline.io.publish_url import publish_files
 from pipeline.io.tables import parquet_bytes
 from pipeline.progress import Progress
@@ -63,6 +64,9 @@ def history_command(args: argparse.Namespace, extra: list[str]) -> int:
 
 def _history_command(args: argparse.Namespace) -> int:
     check_options(args)
+    taken = output_taken(args.output)
+    if taken:  # (said before the runs are read)
+        raise UsageError(f"output folder {args.output} {taken}; choose another --output")
     progress = Progress(quiet=args.quiet)
     with progress.stage("reading runs", len(args.runs), "runs") as stage:
         runs = read_runs(args.runs, by_start=args.by_start)
@@ -93,7 +97,7 @@ def _history_command(args: argparse.Namespace) -> int:
             run = group.runs[change["run"]]
             print(f"  {system} {metric}: {change['verdict']} ({in_points(change['delta_points'])} points) in run "
                   f"{run.run_id} ({run.started})")
-    print(f"history: {args.output} ({len(runs)} runs, {len(rows)} rows)")
+    print(f"history: {args.output} ({len(runs)} run{'s' * (len(runs) != 1)}, {len(rows)} rows)")
     return EXIT_OK
 
 

@@ -10,8 +10,9 @@ import sys
 import time
 from typing import Optional
 
-from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, output_is_empty, takes_store_options
+from pipeline.cli.common import STORE_OPTIONS_HELP, apply_store_options, takes_store_options
 from pipeline.io import files
+from pipeline.io.publish import output_taken
 from pipeline.io.publish_url import publish_files
 from pipeline.io.tables import csv_text, parquet_bytes
 from pipeline.meta_eval import (
@@ -126,10 +127,9 @@ def meta_eval_command(args: argparse.Namespace, extra=None) -> int:
             raise RougeConfigError(f"--levels: {level!r} is not one of {corr.LEVELS}")
     check_options(args)
     apply_store_options(extra or [])
-    if args.output and not output_is_empty(args.output):
-        raise RougeConfigError(
-            f"output folder {args.output} exists and is not empty; choose another --output"
-        )
+    taken = output_taken(args.output) if args.output else ""
+    if taken:
+        raise RougeConfigError(f"output folder {args.output} {taken}; choose another --output")
     pairs = _pairs(args.compare)
     if pairs and not args.replicates:
         raise RougeConfigError("--compare needs --replicates > 0 (the permutations)")

@@ -40,6 +40,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
+from pipeline.io import files
 from pipeline.io.manifest import MARKER, SUCCESS, Manifest
 from rouge_core import RougeConfigError
 
@@ -414,6 +415,18 @@ def remove_stale_staging(final: str) -> list[str]:
     return removed
 
 
+def output_taken(output: str) -> str:
+    """Why `compare`, `meta-eval` or `history` cannot publish to `output` ("" when it
+    can: nothing there, or an empty folder; a URL: no object under it)."""
+    if files.is_url(output):
+        return "exists and is not empty" if files.list_tree(output) else ""
+    if not os.path.lexists(output):
+        return ""
+    if os.path.islink(output) or not os.path.isdir(output):
+        return "exists and is not a folder"
+    return "exists and is not empty" if os.listdir(output) else ""
+
+
 def publish_local_files(output: str, contents: dict[str, bytes]) -> str:
     """Publish a small local result folder (`compare`, `meta-eval`) whole: the files
     and their manifest, `_SUCCESS`, are written into a staging folder next to
@@ -422,8 +435,9 @@ def publish_local_files(output: str, contents: dict[str, bytes]) -> str:
     folder's path."""
     run_id = uuid.uuid4().hex[:12]
     final = os.path.abspath(output)
-    if os.path.lexists(final) and (not os.path.isdir(final) or os.path.islink(final) or os.listdir(final)):
-        raise OutputError(f"output folder {output} exists and is not empty; choose another --output")
+    taken = output_taken(final)
+    if taken:
+        raise OutputError(f"output folder {output} {taken}; choose another --output")
     parent = os.path.dirname(final)
     os.makedirs(parent, exist_ok=True)
     staging = os.path.join(parent, f".{os.path.basename(final)}.staging-{run_id}")

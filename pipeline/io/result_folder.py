@@ -250,7 +250,7 @@ def _read_manifest(path: str, present: dict[str, int]) -> Manifest:
         pass
     except OSError as err:
         if not os.path.isdir(path):
-            raise ResultFolderError(f"{path}: no such result folder") from err
+            raise ResultFolderError(_not_a_folder(path)) from err
         raise ResultFolderError(f"{marker}: cannot read it ({err})") from err
     except ResultFolderError:
         raise
@@ -258,7 +258,7 @@ def _read_manifest(path: str, present: dict[str, int]) -> Manifest:
         raise ResultFolderError(f"{marker}: cannot read it ({type(err).__name__}: {err})") from err
     if data is None:
         if not (present if files.is_url(path) else os.path.isdir(path)):
-            raise ResultFolderError(f"{path}: no such result folder")
+            raise ResultFolderError(_not_a_folder(path))
         raise ResultFolderError(f"{path}: not a complete result folder (no {SUCCESS}: a run is writing it, was "
                                 "killed, or it is not a result folder of this tool)")
     if len(data) > MAX_BYTES:
@@ -280,6 +280,13 @@ def _read_manifest(path: str, present: dict[str, int]) -> Manifest:
                                 "version, or not of this tool), so a complete folder cannot be told from a mixed "
                                 "one; run it again with this version")
     return older
+
+
+def _not_a_folder(path: str) -> str:
+    """Why a path is no result folder: absent, or something else than a folder."""
+    if files.is_url(path) or not os.path.lexists(path):
+        return f"{path}: no such result folder"
+    return f"{path}: not a folder, so not a result folder"
 
 
 def _copy_hashing(source, target) -> tuple[int, str]:

@@ -128,10 +128,12 @@ def test_runs_are_taken_by_their_start_time_on_request(runs, tmp_path, capsys):
     assert list(dict.fromkeys(seen)) == ids
 
 
-@pytest.mark.parametrize("damage", ["missing", "incomplete", "changed"])
+@pytest.mark.parametrize("damage", ["missing", "a file", "incomplete", "changed"])
 def test_a_folder_missing_incomplete_or_changed_is_refused_in_one_line(runs, tmp_path, capsys, damage):
     broken = tmp_path / "broken"
-    if damage != "missing":
+    if damage == "a file":
+        broken.write_text("not a run\n")
+    elif damage != "missing":
         shutil.copytree(runs / "n2", broken)
     if damage == "incomplete":
         (broken / "_SUCCESS").unlink()
@@ -140,6 +142,22 @@ def test_a_folder_missing_incomplete_or_changed_is_refused_in_one_line(runs, tmp
     code = main(["history", str(runs / "n1"), str(broken), "--output", str(tmp_path / "h"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert str(broken) in err and {"missing": "no such result folder", "incomplete": "no _SUCCESS",
-                                   "changed": "system_scores.csv has"}[damage] in err
+    assert str(broken) in err and {"missing": "no such result folder", "a file": "not a folder",
+                                   "incomplete": "no _SUCCESS", "changed": "system_scores.csv has"}[damage] in err
     assert not (tmp_path / "h").exists()
+    if damage == "a file":
+        assert broken.read_text() == "not a run\n"
+
+
+def test_a_run_given_twice_is_taken_once_and_said(runs, tmp_path, capsys):
+    (tmp_path / "latest").symlink_to(runs / "n2")  # (a link to last night, as a glob of the results may take it too)
+    code = main(["history", str(runs / "n1"), str(runs / "n2"), str(tmp_path / "latest"), "--output",
+                 str(tmp_path / "h"), "--quiet"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    run_id = json.loads((runs / "n2" / "run.json").read_text())["run_id"]
+    assert f"run {run_id} is given twice ({runs / 'n2'}, {tmp_path / 'latest'}): taken once" in out.err
+    assert "(2 runs," in out.out
+    seen = [r["run_id"] for r in csv.DictReader(io.StringIO((tmp_path / "h" / "history.csv").read_text(encoding="utf-8")))]
+    rows = len(list(csv.DictReader(io.StringIO((runs / "n2" / "system_scores.csv").read_text(encoding="utf-8")))))
+    assert seen.count(run_id) == rows  # its rows once
