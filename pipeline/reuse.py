@@ -213,6 +213,8 @@ def reuse_line(plan: ReusePlan) -> str:
         for named in (plan.source, plan.folder.path if plan.folder is not None else None):
             if named and reason.startswith(f"{named}: "):  # (a folder's error names it: not twice)
                 reason = reason[len(named) + 2:]
+            elif named and reason.startswith(f"{named.rstrip('/')}/"):  # (or one of its files: by its name)
+                reason = reason[len(named.rstrip("/")) + 1:]
         return f"reusing nothing from {plan.source}: {reason}"
     line = f"reusing run {plan.previous_run} ({plan.source}): rows scored with the same texts and settings"
     if plan.carried:

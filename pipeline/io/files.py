@@ -80,6 +80,17 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
+def read_at_most(path: str, limit: int) -> bytes:
+    """A file's bytes, refused (ValueError) when it holds more than `limit`; a pipe or
+    a device is refused as `open_read` refuses it (OSError): a record of a folder
+    is never waited for, nor read whole whatever its size."""
+    with open_read(path) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: over {limit} bytes")
+    return data
+
+
 def exists(path: str) -> bool:
     return _beam().exists(path) if is_url(path) else os.path.exists(path)
 

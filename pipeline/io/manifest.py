@@ -36,6 +36,17 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
+def parse_json(data: bytes):
+    """JSON a folder holds (a manifest, a run record, a lock): its value, or
+    ValueError when it is not UTF-8 JSON, including JSON nested too deeply for
+    Python's parser (a RecursionError, which no caller expects: "[" * 100000 made
+    `run --reuse` and `run --overwrite` fail with a traceback's last line)."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply to be JSON this tool wrote") from None
+
+
 class ManifestError(ValueError):
     """A marker that is not a manifest of this tool; the message says why."""
 
@@ -81,7 +92,7 @@ class Manifest:
         """A manifest read from a folder (untrusted: every field is checked), or
         ManifestError saying what is wrong."""
         try:
-            record = json.loads(data.decode("utf-8"))
+            record = parse_json(data)
         except (UnicodeDecodeError, ValueError) as err:
             raise ManifestError(f"not a manifest of {TOOL} (not JSON: {err})") from None
         if not isinstance(record, dict) or record.get("tool") != TOOL:
@@ -110,7 +121,7 @@ class Manifest:
         """The file list of an older folder's `_ROUGE_PIPELINE` ({path: sha256},
         sizes unknown), or None when it has none."""
         try:
-            record = json.loads(data.decode("utf-8"))
+            record = parse_json(data)
         except (UnicodeDecodeError, ValueError):
             return None
         listed = record.get("files") if isinstance(record, dict) else None

@@ -34,6 +34,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import time
 import uuid
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from pipeline.io import files
-from pipeline.io.manifest import MARKER, SUCCESS, Manifest
+from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, parse_json
 from rouge_core import RougeConfigError
 
 # Top-level names a result folder may hold (a previous version's folders included).
@@ -112,8 +113,7 @@ def recorded_manifest(folder: str) -> Optional[Manifest]:
     file list an older version kept in `_ROUGE_PIPELINE`; None when neither."""
     for name, parse in ((SUCCESS, Manifest.parse), (MARKER, Manifest.parse_marker)):
         try:
-            with open(os.path.join(folder, name), "rb") as fh:
-                return parse(fh.read())
+            return parse(files.read_at_most(os.path.join(folder, name), MAX_BYTES))
         except (OSError, ValueError):
             continue
     return None
@@ -136,8 +136,7 @@ def _foreign_entries(folder: str) -> Optional[list[str]]:
     if MARKER not in names and "_SUCCESS" not in names:
         return names or ["(it is empty, but this tool did not create it)"]
     try:
-        with open(os.path.join(folder, "run.json"), encoding="utf-8") as fh:
-            record = json.load(fh)
+        record = parse_json(files.read_at_most(os.path.join(folder, "run.json"), MAX_BYTES))
         if not isinstance(record, dict) or "signature" not in record:
             raise ValueError
     except (OSError, ValueError):
@@ -388,11 +387,15 @@ def remove_stale_staging(final: str) -> list[str]:
         if not _STAGING.fullmatch(name[len(base) :]):
             continue
         path = os.path.join(parent, name)
-        try:
-            fd = os.open(path + ".lock", os.O_RDONLY)
+        try:  # (never waiting on a pipe named like a lock, nor following a link)
+            fd = os.open(path + ".lock", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except FileNotFoundError:
             fd = None
+        except OSError:
+            continue  # a link or something else by that name: not ours
         try:
+            if fd is not None and not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue  # not ours
             if fd is not None:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from pipeline.io import files
-from pipeline.io.manifest import MARKER, SUCCESS, TOOL, Manifest, ManifestError, check_name
+from pipeline.io.manifest import MARKER, SUCCESS, TOOL, Manifest, ManifestError, check_name, parse_json
 from pipeline.io.publish import LEGACY_PARTS, RESULT_ENTRIES, OutputError, is_local, publish_local_files, test_pause
 from pipeline.io.stores import object_store, split_url
 
@@ -120,7 +120,7 @@ def holder_alive(holder: dict) -> Optional[bool]:
 
 def _holder(data: bytes) -> Optional[dict]:
     try:
-        holder = json.loads(data.decode("utf-8"))
+        holder = parse_json(data)
     except (UnicodeDecodeError, ValueError):
         return None
     if not isinstance(holder, dict) or holder.get("tool") != TOOL:
@@ -420,7 +420,7 @@ class UrlStaging:
         if current is not None:
             return  # the old marker still there (nothing changed) or the new one (published)
         try:
-            journal = json.loads(got[0].decode("utf-8"))
+            journal = parse_json(got[0])
             names = sorted(set(journal["old"]) | set(journal["new"]))
             for name in names:
                 check_name(name)

@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import os
 import tempfile
 from typing import Iterator
 
 from pipeline.config import InputConfig, parse_profiles_signature
 from pipeline.io import files
-from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, ManifestError
+from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, ManifestError, parse_json
 from pipeline.io.rows import parquet_file_rows
 from pipeline.io.stores import object_store
 from pipeline.records import ErrorRecord
@@ -213,7 +212,7 @@ class ResultFolder:
         if "run.json" not in self.manifest.files:
             raise ResultFolderError(f"{self.path}: not a result folder of a run (its {SUCCESS} lists no run.json)")
         try:
-            record = json.loads(self.read_bytes("run.json").decode("utf-8"))
+            record = parse_json(self.read_bytes("run.json"))
         except (UnicodeDecodeError, ValueError) as err:
             raise ResultFolderError(f"{where}: not valid JSON ({err})") from err
         if not isinstance(record, dict):

@@ -253,3 +253,29 @@ def test_a_staging_folder_is_removed_only_when_its_run_is_dead(tmp_path, data):
         not_ours.mkdir()  # no marker, no lock: not made by this tool
         assert cli(data, out).returncode == 0
         assert leftovers(out) == ["out.staging-aaaaaaaaaaaa", "out.staging-ba9876543210", "out.staging-ba9876543210.lock"]
+
+
+@pytest.mark.parametrize("kind", ["run.json a pipe", "_SUCCESS a pipe", "run.json nested too deeply", "run.json of 70 MB"])
+def test_overwrite_reads_what_a_folder_claims_without_waiting_failing_or_reading_it_whole(tmp_path, data, previous, kind):
+    # Records of the folder to replace: a pipe would be waited on for ever, JSON nested
+    # 200,000 deep made the run fail with a RecursionError, and a huge file was read whole.
+    name = kind.split()[0]
+    (previous / name).unlink()
+    if "pipe" in kind:
+        os.mkfifo(previous / name)
+    elif "deeply" in kind:
+        (previous / name).write_text("[" * 200_000 + "]" * 200_000)
+    else:
+        (previous / name).write_text('{"signature": "' + "x" * (70 << 20) + '"}')
+    before = sorted(p.name for p in previous.iterdir())
+    result = cli(data, previous, "--overwrite")  # (cli's timeout: a wait would fail the test)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "is not a result folder of rouge-pipeline" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in previous.iterdir()) == before  # nothing of it removed
+
+
+def test_a_pipe_named_like_a_staging_lock_is_not_waited_on(tmp_path, data):
+    os.mkfifo(tmp_path / "out.staging-0123456789ab.lock")  # (opened for reading, a pipe waits for a writer)
+    result = cli(data, tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    assert leftovers(tmp_path / "out") == ["out.staging-0123456789ab.lock"]  # not ours: left as it was

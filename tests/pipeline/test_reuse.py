@@ -183,13 +183,22 @@ def test_a_tampered_per_document_table_reuses_nothing(tmp_path, last_night, capl
     assert len(said) == (size == "the same size") and all(expected in line for line in said)
 
 
-@pytest.mark.parametrize("damage", ["no _SUCCESS", "a per-document file removed", "run.json edited", "no manifest"])
+@pytest.mark.parametrize("damage", ["no _SUCCESS", "a per-document file removed", "run.json edited", "no manifest",
+                                    "_SUCCESS nested too deeply", "run.json nested too deeply, sealed"])
 def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_night, damage, caplog):
     caplog.set_level(logging.WARNING)
+    deep = ("[" * 200_000 + "]" * 200_000).encode()  # (Python's JSON parser: a RecursionError, no ValueError)
 
     def change(folder):
         if damage == "no _SUCCESS":
             (folder / "_SUCCESS").unlink()
+        elif damage == "_SUCCESS nested too deeply":
+            (folder / "_SUCCESS").write_bytes(deep)
+        elif damage == "run.json nested too deeply, sealed":  # its manifest entry made to match
+            (folder / "run.json").write_bytes(deep)
+            manifest = json.loads((folder / "_SUCCESS").read_text())
+            manifest["files"]["run.json"] = {"bytes": len(deep), "sha256": hashlib.sha256(deep).hexdigest()}
+            (folder / "_SUCCESS").write_text(json.dumps(manifest))
         elif damage == "a per-document file removed":
             sorted((folder / "per_document").glob("*.parquet"))[-1].unlink()
         elif damage == "run.json edited":
@@ -201,7 +210,9 @@ def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_
     reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS[:2]}, previous=previous)
     refused = reused["reuse"]["refused"]
     expected = {"no _SUCCESS": "not a complete result folder (no _SUCCESS", "a per-document file removed": "is missing",
-                "run.json edited": "run.json has", "no manifest": "_SUCCESS is empty"}[damage]
+                "run.json edited": "run.json has", "no manifest": "_SUCCESS is empty",
+                "_SUCCESS nested too deeply": "nested too deeply",
+                "run.json nested too deeply, sealed": "run.json: not valid JSON (nested too deeply"}[damage]
     assert refused is not None and expected in refused, refused
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reusing nothing from")]
     assert len(said) == 1 and said[0].count(str(previous)) == 1, said  # the folder named once, then why
