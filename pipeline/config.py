@@ -27,12 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pipeline.io import files
 from pipeline.io.names import id_problem
 from pipeline.io.patterns import SystemFromPath
 from rouge_core import RougeConfigError, RougeSettings, names
 from rouge_core.signature import Signature, nrefs_range
 
 log = logging.getLogger("rouge-pipeline")
+MAX_CONFIG_BYTES = 4 << 20  # a run configuration is a few KB; a larger file is not read
 
 
 def key(default, doc: str, *, low=None, high=None, choices=None, zero=False, old=None, tables=True):
@@ -560,13 +562,23 @@ def load_config(path: str | None) -> RunConfig:
     """Read a run configuration from TOML; relative paths in it are relative to the file."""
     if path is None:
         return RunConfig()
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+    try:  # (a pipe is read once: --config <(make-config); a device or a folder is refused)
+        with files.open_read(path, pipe_ok=True) as fh:
+            text = fh.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError as err:
         raise RougeConfigError(f"config file not found: {path}") from err
+    except OSError as err:
+        raise RougeConfigError(f"config file {path} cannot be read ({err.strerror or err})") from err
+    if len(text) > MAX_CONFIG_BYTES:
+        raise RougeConfigError(f"{path}: over {MAX_CONFIG_BYTES >> 20} MB; not a run configuration")
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise RougeConfigError(f"{path} is not valid TOML: not UTF-8 ({err})") from err
     except tomllib.TOMLDecodeError as err:
         raise RougeConfigError(f"{path} is not valid TOML: {err}") from err
+    except RecursionError:  # (arrays or tables nested deeper than Python's parser goes)
+        raise RougeConfigError(f"{path} is not valid TOML: nested too deeply to be a run configuration") from None
     unknown = sorted(set(data) - set(_SECTIONS) - {"profiles"})
     if unknown:
         raise RougeConfigError(f"unknown section(s) {unknown} in {path}; known: {sorted(_SECTIONS) + ['profiles']}")

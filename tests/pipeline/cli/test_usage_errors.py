@@ -41,6 +41,9 @@ def folders(tmp_path_factory):
     done = cli("run", "--input", CASES, "--rouge-args", "-n 1 -r 10", "--output", root / "run", "--quiet")
     assert done.returncode == 0, done.stderr
     (root / "judged.jsonl").write_text(json.dumps({"system": "11", "doc_id": "D30001.M.100.T.A", "x": 1}) + "\n")
+    (root / "latin1.toml").write_bytes(b'[rouge]\nargs = "-n 1 \xe9"\n')
+    (root / "deep.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")  # (a RecursionError in tomllib)
+    (root / "huge.toml").write_text("#" * (5 << 20))
     return root
 
 
@@ -95,6 +98,12 @@ def test_a_bad_choice_is_one_line_naming_the_valid_ones_and_the_closest(folders,
         (["run", "--input", str(CASES), "--output", "{f}/o", "--ouput", "x"], "did you mean --output?"),
         (["compare", "{f}/run"], "the following arguments are required: NEW_RUN"),
         (["compare", "{f}/run", "{f}/nothere"], "no such result folder"),
+        (["run", "--config", "/dev/zero", "--input", str(CASES), "--output", "{f}/o"],
+         "config file /dev/zero cannot be read (/dev/zero is a character device"),
+        (["run", "--config", "{f}", "--input", str(CASES), "--output", "{f}/o"], "config file {f} cannot be read (Is a directory)"),
+        (["run", "--config", "{f}/latin1.toml", "--input", str(CASES), "--output", "{f}/o"], "is not valid TOML: not UTF-8"),
+        (["run", "--config", "{f}/deep.toml", "--input", str(CASES), "--output", "{f}/o"], "nested too deeply"),
+        (["run", "--config", "{f}/huge.toml", "--input", str(CASES), "--output", "{f}/o"], "over 4 MB; not a run configuration"),
         (["compare", "{f}/run", "{f}/c.txt"], "{f}/c.txt: not a folder, so not a result folder"),
         (["compare", "{f}/run", "{f}/run", "--output", "{f}/c.txt"], "output folder {f}/c.txt exists and is not a folder"),
         (["history", "{f}/run", "--output", "{f}/c.txt"], "output folder {f}/c.txt exists and is not a folder"),
