@@ -293,6 +293,12 @@ class Staging:
                 fh.write(_marker(self.run_id))
         except OSError as err:
             self.discard()
+            if err.errno == errno.ENAMETOOLONG and str(err.filename or "").startswith(self.path):  # (the name fits, not with its suffix)
+                longest = len(os.path.basename(self.path + ".lock-new").encode("utf-8", "surrogateescape"))
+                extra = longest - len(os.path.basename(self.final).encode("utf-8", "surrogateescape"))
+                raise OutputError(f"cannot create the result folder {self.final}: {err.strerror} with the {extra} "
+                                  f"characters the staging folder beside it adds ('{os.path.basename(self.path)}"
+                                  ".lock-new'); choose a shorter --output") from None
             raise OutputError(f"cannot create the result folder {self.final}: {err.strerror} ({err.filename})")
         return self
 

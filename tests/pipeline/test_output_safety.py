@@ -279,3 +279,12 @@ def test_a_pipe_named_like_a_staging_lock_is_not_waited_on(tmp_path, data):
     result = cli(data, tmp_path / "out")
     assert result.returncode == 0, result.stderr
     assert leftovers(tmp_path / "out") == ["out.staging-0123456789ab.lock"]  # not ours: left as it was
+
+
+def test_an_output_name_that_fits_but_not_with_its_staging_suffix_is_refused_saying_so(tmp_path, data):
+    out = tmp_path / ("n" * 240)  # (a file name may have 255 bytes; the staging lock beside it adds 30)
+    result = cli(data, out)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "File name too long with the 30 characters the staging folder beside it adds" in result.stderr
+    assert "choose a shorter --output" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]  # nothing left
