@@ -293,7 +293,8 @@ class Staging:
                 fh.write(_marker(self.run_id))
         except OSError as err:
             self.discard()
-            if err.errno == errno.ENAMETOOLONG and str(err.filename or "").startswith(self.path):  # (the name fits, not with its suffix)
+            if err.errno == errno.ENAMETOOLONG and str(err.filename or "").startswith(self.path):
+                # (the output's name fits, but not with the suffix of its staging folder)
                 longest = len(os.path.basename(self.path + ".lock-new").encode("utf-8", "surrogateescape"))
                 extra = longest - len(os.path.basename(self.final).encode("utf-8", "surrogateescape"))
                 raise OutputError(f"cannot create the result folder {self.final}: {err.strerror} with the {extra} "
@@ -437,7 +438,7 @@ def output_taken(output: str) -> str:
 
 
 def publish_local_files(output: str, contents: dict[str, bytes]) -> str:
-    """Publish a small local result folder (`compare`, `meta-eval`) whole: the files
+    """Publish a small local result folder (`compare`, `meta-eval`, `history`) whole: the files
     and their manifest, `_SUCCESS`, are written into a staging folder next to
     `output` and renamed into place, onto nothing or onto an empty folder, never over
     anything (for a URL: pipeline.io.publish_url.publish_files).  Returns the
