@@ -432,3 +432,32 @@ def test_a_run_past_the_bound_fails_in_one_line_and_a_baseline_runs(tmp_path):
     print(f"{systems} systems, against a baseline: peak {peak:.0f} MiB")
     assert code == 0, err
     assert pq.read_table(tmp_path / "base" / "significance.parquet").num_rows == (systems - 1) * 3  # (ROUGE-1: R, P, F)
+
+
+def test_a_row_of_millions_of_empty_references_is_refused_and_many_at_the_bound_stay_bounded(tmp_path):
+    """3,000,000 empty references in one 12 MB JSON line (each text within
+    max_text_bytes, the line within max_line_bytes) took 4.7 GB to score, and the
+    line bound allows 21 million.  A list field now holds at most max_text_bytes / 16
+    texts (62,500 at the default), as a Parquet cell counts them; and a batch counts
+    16 bytes for each, so 40 rows at that bound are not held at once either."""
+    bomb = write_jsonl(tmp_path / "bomb.jsonl", [
+        {"system": "s", "doc_id": "d0", "candidate": "a b c", "references": [""] * 3_000_000},
+        {"system": "s", "doc_id": "d1", "candidate": "a b", "references": ["a b"]},
+    ])
+    code, out, err, peak = measured(pipeline_command("score", str(bomb), "--rouge-args", "-n 2 -r 10", "--format", "csv"))
+    print(f"3,000,000 empty references: peak {peak:.0f} MiB")
+    assert code == 3, err  # (a row rejected)
+    assert "bomb.jsonl:1: text_too_long: field 'references' holds 3000000 texts, over the limit of 62500" in err, err
+    assert 0 < peak < 400
+    at_bound = write_jsonl(tmp_path / "bound.jsonl", [
+        {"system": "s", "doc_id": f"d{i}", "candidate": "a b c", "references": [""] * 62_500} for i in range(40)
+    ] + [{"system": "s", "doc_id": "d62501", "candidate": "a", "references": [""] * 62_501}])
+    code, _, err, peak = measured(pipeline_command(
+        "run", "--input", str(at_bound), "--output", str(tmp_path / "out"), "--rouge-args", "-n 2 -r 10",
+        "--runner", "FnApiRunner", "--quiet"))
+    print(f"40 rows of 62,500 empty references: peak {peak:.0f} MiB")
+    assert code == 3, err  # (the row over the bound is an error row)
+    errors = (tmp_path / "out" / "errors").glob("*.jsonl")
+    messages = [line for path in errors for line in path.read_text().splitlines()]
+    assert len(messages) == 1 and "holds 62501 texts, over the limit of 62500" in messages[0], messages
+    assert 0 < peak < 600

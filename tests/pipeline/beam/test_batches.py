@@ -76,9 +76,12 @@ def test_split_lookalikes_one_spelling_and_several():
     assert split_lookalikes([], refs) == ([], [("caf\u00e9", [], refs)])
 
 
-def test_text_chars_counts_the_characters_of_every_text_in_a_field():
-    from pipeline.beam.read import text_chars
+def test_text_chars_counts_the_characters_of_every_text_in_a_field_and_16_an_item():
+    from pipeline.beam.read import TEXT_OVERHEAD, text_chars
 
+    assert TEXT_OVERHEAD == 16
     assert text_chars("caf\u00e9") == 4
-    assert text_chars(["ab", ["c", "de"], ("f",)]) == 6  # lists of texts, or of lists of them
-    assert text_chars(None) == 0 and text_chars([]) == 0 and text_chars([1, "ab", None]) == 2
+    # lists of texts, or of lists of them: 6 characters; 3 items, 2 in the inner list, 1 in the tuple
+    assert text_chars(["ab", ["c", "de"], ("f",)]) == 6 + 16 * (3 + 2 + 1)
+    assert text_chars(None) == 0 and text_chars([]) == 0 and text_chars([1, "ab", None]) == 2 + 16 * 3
+    assert text_chars([""] * 1000) == 16_000  # (empty references weigh in a batch too)
