@@ -96,7 +96,11 @@ class ResolveBucketFn(beam.DoFn):
     DocumentGroups (a bucket's documents in doc_id order, cut at document
     boundaries into lists of about BATCH_ROWS candidates), errors to ERRORS;
     reference rows of documents no candidate has are counted on UNUSED (they are
-    normal: a reference set larger than the outputs).
+    normal: a reference set larger than the outputs).  A document with more than
+    `most_references` reference rows (pipeline.io.rows.most_texts, the bound of a
+    row's list of references) holds only that many while they are counted, and its
+    candidates are `text_too_long` errors: a million one-word reference rows of one
+    document took 2 GB to score.
 
     With a previous run (`previous`) the bucket's "previous" items come too
     (pipeline.beam.reuse.ReadPrevious): each list goes out as a `Matched` (a
@@ -106,9 +110,10 @@ class ResolveBucketFn(beam.DoFn):
     results differ from a full run's is counted ("carry_violations" on
     REUSE_COUNTS, pipeline.reuse.BucketPrevious)."""
 
-    def __init__(self, keep_conflicts: bool = False, previous: bool = False):
+    def __init__(self, keep_conflicts: bool = False, previous: bool = False, most_references: int = 1 << 62):
         self.keep_conflicts = keep_conflicts
         self.previous = previous
+        self.most_references = most_references  # a document's reference rows (pipeline.io.rows.most_texts)
 
     def process(self, element):
         _, grouped = element
@@ -128,15 +133,30 @@ class ResolveBucketFn(beam.DoFn):
         if repeated:
             for candidates, _ in by_id.values():
                 _put_back_references(candidates)
-        for r in load(grouped["references"]):
-            by_id.setdefault(r[0], ([], []))[1].append(make(ReferenceRow, r))
+        most, over = self.most_references, {}
+        for r in iter_load(grouped["references"]):  # (a document's rows past `most` are counted, not held)
+            held = by_id.setdefault(r[0], ([], []))[1]
+            if len(held) < most:
+                held.append(make(ReferenceRow, r))
+            else:
+                over[r[0]] = over.get(r[0], most) + 1
+        violations = 0
+        for doc_id in sorted(over):  # its candidates are errors, as a row of that many references is
+            candidates, _ = by_id.pop(doc_id)
+            message = (f"document {doc_id!r} has {over[doc_id]} reference rows, over the limit of {most} "
+                       "(input.max_text_bytes / 16, as for a row's list of references)")
+            for c in candidates:
+                yield beam.pvalue.TaggedOutput(ERRORS, candidate_error(c, "text_too_long", message))
+            if not candidates and not (previous is not None and previous.is_carried(doc_id)):
+                yield beam.pvalue.TaggedOutput(UNUSED, over[doc_id])
+            violations += previous is not None and previous.is_carried(doc_id)  # (a full run: the carried rows too)
         by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
         for doc_id, (candidates, references) in by_id.items():
             rows = by_key.setdefault(document_key(doc_id), ([], []))
             rows[0].extend(candidates)
             rows[1].extend(references)
         del by_id
-        out, held, violations = [], 0, 0
+        out, held = [], 0
         for key in sorted(by_key):
             candidates, references = by_key.pop(key)
             for item in self._resolve(candidates, references, previous):
@@ -207,9 +227,9 @@ class GroupDocuments(beam.PTransform):
     (pipeline.beam.spill): what crosses the shuffle is the place of a bucket's rows
     per file written, never a row."""
 
-    def __init__(self, folder: str, keep_conflicts: bool = False):
+    def __init__(self, folder: str, keep_conflicts: bool = False, most_references: int = 1 << 62):
         super().__init__()
-        self.folder, self.keep_conflicts = folder, keep_conflicts
+        self.folder, self.keep_conflicts, self.most_references = folder, keep_conflicts, most_references
 
     def expand(self, inputs):
         candidates, references, *previous = inputs
@@ -220,7 +240,7 @@ class GroupDocuments(beam.PTransform):
         if previous:
             spilled["previous"] = previous[0] | "SpillPrevious" >> beam.ParDo(SpillFn(self.folder, "previous", pickled=True))
         grouped = spilled | "ByBucket" >> beam.CoGroupByKey()
-        fn = ResolveBucketFn(self.keep_conflicts, bool(previous))
+        fn = ResolveBucketFn(self.keep_conflicts, bool(previous), self.most_references)
         resolved = grouped | "Resolve" >> beam.ParDo(fn).with_outputs(ERRORS, UNUSED, REUSE_COUNTS, main="documents")
         return {"documents": batched(resolved.documents), "errors": resolved[ERRORS], "unused": resolved[UNUSED],
                 "reuse": resolved[REUSE_COUNTS]}

@@ -15,6 +15,7 @@ from pipeline.beam.reuse import CopyCarried, ReadPrevious
 from pipeline.beam.significance import SignificanceTables
 from pipeline.beam.write import WriteResults
 from pipeline.config import RunConfig
+from pipeline.io.rows import most_texts
 from pipeline.reuse import ReusePlan, with_carried_counts
 
 
@@ -41,7 +42,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     previous = p | "ReadPrevious" >> ReadPrevious(reuse, buckets) if reuse else None
     grouped = (read["candidates"], read["references"], *([previous["items"]] if reuse else [])) | "GroupDocuments" >> (
-        GroupDocuments(staging, config.input.conflicting_references == "keep")
+        GroupDocuments(staging, config.input.conflicting_references == "keep", most_texts(config.input))
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()

@@ -43,3 +43,21 @@ def test_the_short_path_gives_what_the_full_rules_give(monkeypatch):
         assert fast == full
         plain += documents.plain_document(rows) is not None
     assert 300 < plain < 2900  # both paths were taken
+
+
+def test_a_document_past_the_reference_rows_bound_is_refused_and_one_at_it_is_scored(tmp_path):
+    """A document's reference rows are bounded as a row's list of references is:
+    input.max_text_bytes / 16 (here 1,600 / 16 = 100)."""
+    from tests.pipeline.runs import read_errors, run_pipeline, write_jsonl
+
+    candidates = write_jsonl(tmp_path / "c.jsonl", [{"system": s, "doc_id": d, "candidate": "a b c"}
+                                                    for s in ("s1", "s2") for d in ("at", "past")])
+    references = write_jsonl(tmp_path / "r.jsonl", [{"doc_id": "at", "reference": f"a {i}"} for i in range(100)]
+                             + [{"doc_id": "past", "reference": f"b {i}"} for i in range(101)])
+    record = run_pipeline(tmp_path / "out", [candidates], references=[references], flags="-n 1 -r 10",
+                          max_text_bytes=1_600)
+    counts = record["counts"]
+    assert (counts["rows_read"], counts["scored"], counts["errors_by_reason"]) == (205, 2, {"text_too_long": 2})
+    errors = read_errors(tmp_path / "out")
+    assert sorted((e["system"], e["doc_id"]) for e in errors) == [("s1", "past"), ("s2", "past")]
+    assert all("document 'past' has 101 reference rows, over the limit of 100" in e["message"] for e in errors)

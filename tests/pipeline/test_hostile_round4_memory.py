@@ -14,6 +14,7 @@ references (one document whose rows repeat large references); many systems
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -461,3 +462,25 @@ def test_a_row_of_millions_of_empty_references_is_refused_and_many_at_the_bound_
     messages = [line for path in errors for line in path.read_text().splitlines()]
     assert len(messages) == 1 and "holds 62501 texts, over the limit of 62500" in messages[0], messages
     assert 0 < peak < 600
+
+
+def test_a_document_of_a_million_reference_rows_is_refused_in_bounded_memory(tmp_path):
+    """The split form's bomb: 1,000,000 one-word reference rows of one document (a
+    35 MB file) took 2.0 GB to score.  A document holds at most as many reference
+    rows as a row's list may hold texts (62,500); the rest are counted, not held,
+    and its candidates are text_too_long errors."""
+    candidates = write_jsonl(tmp_path / "c.jsonl", [{"system": "s", "doc_id": d, "candidate": "a b c"}
+                                                    for d in ("d0", "d1")])
+    references = tmp_path / "r.jsonl"
+    with open(references, "w") as fh:
+        fh.write('{"doc_id": "d1", "reference": "a b"}\n' + '{"doc_id": "d0", "reference": "x"}\n' * 1_000_000)
+    code, _, err, peak = measured(pipeline_command(
+        "run", "--input", str(candidates), "--references", str(references), "--output", str(tmp_path / "out"),
+        "--rouge-args", "-n 2 -r 10", "--runner", "FnApiRunner", "--quiet"))
+    print(f"a document of 1,000,000 reference rows: peak {peak:.0f} MiB")
+    assert code == 3, err
+    counts = json.loads((tmp_path / "out" / "run.json").read_text())["counts"]
+    assert (counts["rows_read"], counts["scored"], counts["errors_by_reason"]) == (1_000_003, 1, {"text_too_long": 1})
+    messages = [line for p in (tmp_path / "out" / "errors").glob("*.jsonl") for line in p.read_text().splitlines()]
+    assert len(messages) == 1 and "document 'd0' has 1000000 reference rows, over the limit of 62500" in messages[0]
+    assert 0 < peak < 500
