@@ -223,3 +223,15 @@ def test_the_rouge_score_preset_from_the_command_line_equals_the_rouge_score_pac
     assert unicode.returncode == 0 and "signature: unicode|" in unicode.stderr
     wrong = cli("score", "--candidates", cand, "--references", *refs, "--rouge-types", "rouge1")
     assert wrong.returncode == 2 and "--rouge-types is an option of the rouge_score preset" in wrong.stderr
+
+
+def test_a_bad_kernel_request_is_refused_before_the_run_starts(tmp_path):
+    import os
+
+    data = tmp_path / "in.jsonl"
+    data.write_text(json.dumps({"system": "s", "doc_id": "d", "candidate": "a b", "references": ["a b"]}) + "\n")
+    done = subprocess.run([sys.executable, "-m", "pipeline", "run", "--input", str(data), "--output", str(tmp_path / "o")],
+                          capture_output=True, text=True, env=dict(os.environ, ROUGE_CORE_KERNEL="garbage"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == "rouge-pipeline: error: ROUGE_CORE_KERNEL must be 'auto', 'c' or 'python'; got 'garbage'"
+    assert not (tmp_path / "o").exists()  # (before: said by the graph's first worker to score, "[while running ...]")

@@ -316,6 +316,7 @@ def run(config: RunConfig, beam_args: Sequence[str] = (), inputs: Optional[dict]
 
 
 def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], progress: Progress) -> dict:
+    _check_kernel()
     profiles = config.profile_list()
     final = config.output.folder
     started = time.time()
@@ -409,6 +410,15 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
         staging.discard()
         raise
     return record
+
+
+def _check_kernel() -> None:
+    """The scoring path ROUGE_CORE_KERNEL asks for, refused before anything starts
+    when it cannot be had (a bad value; "c" without the compiled kernel): the
+    graph's first worker to score said it before."""
+    info = kernel_info()  # (RougeConfigError for a value other than auto, c, python)
+    if info["requested"] == "c" and not info["available"]:
+        raise RougeConfigError(f"ROUGE_CORE_KERNEL=c, but the {info['reason']}")
 
 
 def _remove_spills_after_failure(folder: str) -> None:
