@@ -147,9 +147,10 @@ class ResolveBucketFn(beam.DoFn):
                        "(input.max_text_bytes / 16, as for a row's list of references)")
             for c in candidates:
                 yield beam.pvalue.TaggedOutput(ERRORS, candidate_error(c, "text_too_long", message))
-            if not candidates and not (previous is not None and previous.is_carried(doc_id)):
+            carried = previous is not None and previous.is_carried(doc_id)
+            if not candidates and not carried:
                 yield beam.pvalue.TaggedOutput(UNUSED, over[doc_id])
-            violations += previous is not None and previous.is_carried(doc_id)  # (a full run: the carried rows too)
+            violations += carried  # (a full run would refuse the carried systems' rows of it too)
         by_key: dict = {}  # document_key: doc_ids that print alike meet, and are told apart here
         for doc_id, (candidates, references) in by_id.items():
             rows = by_key.setdefault(document_key(doc_id), ([], []))

@@ -17,7 +17,9 @@ from pipeline.config import InputConfig
 from pipeline.documents import document_key
 from pipeline.io import files
 from pipeline.io.patterns import system_from_path
-from pipeline.io.rows import FILE_LEVEL_REASONS, internal_error, iter_rows, parse_candidate, parse_reference, used_fields
+from pipeline.io.rows import (
+    FILE_LEVEL_REASONS, VALUE_OVERHEAD, internal_error, iter_rows, parse_candidate, parse_reference, used_fields,
+)
 from pipeline.io.tables import ErrorFileWriter, write_fingerprint
 from pipeline.records import Candidate, ErrorRecord, SameReferences, SourceRow, make
 
@@ -52,18 +54,15 @@ def bucket_count(paths: list[str]) -> int:
     return max(1, min(65_536, -(-total // BUCKET_BYTES)))
 
 
-TEXT_OVERHEAD = 16  # what a batch counts for each text of a list beside its characters (pipeline.io.rows)
-
-
 def text_chars(value) -> int:
     """Characters of a text field (a string, or a list of strings or of lists of
-    them), and TEXT_OVERHEAD for each item of a list: a row of many empty
-    references weighs in a batch too."""
+    them), and VALUE_OVERHEAD (pipeline.io.rows) for each item of a list: a row
+    of many empty references weighs in a batch too."""
     if type(value) is str:
         return len(value)
     chars = 0
     if isinstance(value, (list, tuple)):
-        chars = TEXT_OVERHEAD * len(value)
+        chars = VALUE_OVERHEAD * len(value)
         for v in value:  # (a loop, not sum() of a generator: half the time for a list of texts)
             chars += len(v) if type(v) is str else text_chars(v)
     return chars

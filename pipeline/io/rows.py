@@ -405,10 +405,10 @@ _BATCH_ROWS = 4096
 # What one leaf value costs in memory beyond its text (offsets, validity, an index):
 # counted against a row's max_text_bytes, so that a run-length encoded list of a
 # hundred million empty strings is refused from the metadata, before it is decoded.
-_VALUE_OVERHEAD = 16
+VALUE_OVERHEAD = 16
 # Arrow decodes a list column (references) a whole row group at a time, whatever
 # the batch size: a row group whose list column would decode to more than this
-# (its pages' uncompressed bytes plus _VALUE_OVERHEAD a value) is refused unread.
+# (its pages' uncompressed bytes plus VALUE_OVERHEAD a value) is refused unread.
 _NESTED_GROUP_BYTES = 1 << 30
 # Arrow decodes a page whole, and a dictionary page stays for its row group (each
 # value then a Python bytes object): a page that decodes to more than this (its
@@ -724,7 +724,7 @@ def _refused(meta, group: int, pages: dict, columns: list, list_columns: set, co
                      for p in pages.get(chunk.path_in_schema, ()))
         sizes[top] = sizes.get(top, 0) + max(chunk.total_uncompressed_size, walked)
         values_of[top] = values_of.get(top, 0) + chunk.num_values
-    cost = {name: sizes.get(name, 0) + _VALUE_OVERHEAD * values_of.get(name, 0) for name in columns}
+    cost = {name: sizes.get(name, 0) + VALUE_OVERHEAD * values_of.get(name, 0) for name in columns}
     worst = max(columns, key=lambda name: cost[name], default=None)
     if worst is not None and cost[worst] > 4 * config.max_text_bytes and cost[worst] / rows > config.max_text_bytes:
         return (
@@ -956,13 +956,13 @@ def _plain_text(value, limit: int) -> bool:
 def most_texts(config: InputConfig) -> int:
     """The most texts a list field (a row's references) may hold: its texts' memory
     beyond their characters counted against input.max_text_bytes, as a Parquet cell's
-    are (`_VALUE_OVERHEAD` a value).  Without it, 3,000,000 empty references in one
+    are (`VALUE_OVERHEAD` a value).  Without it, 3,000,000 empty references in one
     12 MB JSON line took 4.7 GB to score."""
-    return config.max_text_bytes // _VALUE_OVERHEAD
+    return config.max_text_bytes // VALUE_OVERHEAD
 
 
 def _plain_texts(values: list, limit: int) -> bool:
-    if len(values) > limit // _VALUE_OVERHEAD:  # (most_texts)
+    if len(values) > limit // VALUE_OVERHEAD:  # (most_texts)
         return False
     for value in values:
         if not (type(value) is str and value.isascii() and len(value) <= limit):
@@ -1044,7 +1044,7 @@ def _check_field(row: dict, name: str, config: InputConfig, *, list_of_texts: bo
         return (
             "text_too_long",
             f"field {name!r} holds {len(value)} texts, over the limit of {most_texts(config)} "
-            f"(input.max_text_bytes / {_VALUE_OVERHEAD}: each text costs {_VALUE_OVERHEAD} bytes beside its "
+            f"(input.max_text_bytes / {VALUE_OVERHEAD}: each text costs {VALUE_OVERHEAD} bytes beside its "
             "characters, as in a Parquet cell)",
         )
     for text in texts:

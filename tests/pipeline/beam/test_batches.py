@@ -77,9 +77,10 @@ def test_split_lookalikes_one_spelling_and_several():
 
 
 def test_text_chars_counts_the_characters_of_every_text_in_a_field_and_16_an_item():
-    from pipeline.beam.read import TEXT_OVERHEAD, text_chars
+    from pipeline.beam.read import text_chars
+    from pipeline.io.rows import VALUE_OVERHEAD
 
-    assert TEXT_OVERHEAD == 16
+    assert VALUE_OVERHEAD == 16
     assert text_chars("caf\u00e9") == 4
     # lists of texts, or of lists of them: 6 characters; 3 items, 2 in the inner list, 1 in the tuple
     assert text_chars(["ab", ["c", "de"], ("f",)]) == 6 + 16 * (3 + 2 + 1)
