@@ -27,7 +27,7 @@ from typing import Callable, Optional
 from pipeline.compare import ComparedRun, UsageError, compare_runs, settings_differences
 from pipeline.config import DEFAULT_PROFILE
 from pipeline.io.result_folder import ResultFolder, ResultFolderError
-from pipeline.io.tables import SYSTEM_COLUMNS, read_parquet_table_bytes
+from pipeline.io.tables import SIGNATURE_BYTES, SYSTEM_COLUMNS
 from rouge_core.signature import RUN_FIELDS
 
 log = logging.getLogger("rouge-pipeline")
@@ -84,10 +84,10 @@ def read_runs(paths: list[str], by_start: bool = False) -> list[Run]:
                 continue
             seen[folder.run_id] = path
             header, *cells = list(csv.reader(io.StringIO(folder.read_bytes("system_scores.csv").decode("utf-8"))))
-            rows = read_parquet_table_bytes(folder.read_bytes("system_scores.parquet")).to_pylist()
+            rows = folder.table("system_scores.parquet", max_cell_bytes=SIGNATURE_BYTES).to_pylist()
         except ResultFolderError as err:
             raise UsageError(str(err)) from None
-        except (ValueError, UnicodeDecodeError) as err:
+        except (ValueError, UnicodeDecodeError, csv.Error) as err:
             raise UsageError(f"{path}: system_scores cannot be read ({err})") from None
         if not header or any(name not in header for name in ("profile", "system", "metric")):
             raise UsageError(f"{path}: system_scores.csv has no profile, system and metric columns")

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import io
 import itertools
 from dataclasses import dataclass, field
 from typing import Optional
@@ -45,7 +44,7 @@ import numpy as np
 from pipeline.config import RunConfig, table_settings
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolder, ResultFolderError
-from pipeline.io.tables import document_batches, document_file_stem, missing_documents
+from pipeline.io.tables import SIGNATURE_BYTES, document_batches, document_file_stem, missing_documents
 from rouge_core.errors import RougeConfigError
 from rouge_core.signature import RUN_FIELDS, Signature
 from rouge_core.significance import EXACT_MAX_DOCUMENTS
@@ -120,6 +119,14 @@ class ReusePlan:
         every = tuple(sorted(set(self.systems) | set(self.carried)))
         return ReusePlan(self.source, self.folder, self.refused, (), {}, every, why, self.tags)
 
+    def document_rows(self, system: str, profile: str) -> int:
+        """The rows of a (profile, system)'s per-document files, as the previous run
+        recorded its documents: a file of more is refused unread (a few KB can
+        hold a billion run-length encoded rows)."""
+        counts = (self.folder.record.get("counts") or {}).get("documents_by_system") or {}
+        documents = counts.get(system)
+        return documents * len(self.tags[profile]) if isinstance(documents, int) and documents >= 0 else 0
+
     def document_files(self, system: str) -> dict[str, list[str]]:
         """{profile: the system's per-document files in the previous run}, verified
         names of its manifest (or of the folder)."""
@@ -187,14 +194,7 @@ def carried_tables(folder: ResultFolder, carried: set) -> tuple[list, dict]:
     (profile, system, metric, row), and their blocks' places in each ROUGE-1.5.5
     report file, {file: {system: (offset, length)}}: both files verified here
     (small), the blocks copied from them later (AggregatePerSystem)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    try:
-        rows = pq.read_table(io.BytesIO(folder.read_bytes("system_scores.parquet"))).to_pylist()
-    except ResultFolderError:
-        raise
-    except Exception as err:  # noqa: BLE001
-        raise ResultFolderError(f"{folder.path}: system_scores.parquet cannot be read ({err})") from err
+    rows = folder.table("system_scores.parquet", max_cell_bytes=SIGNATURE_BYTES).to_pylist()
     mine = [(r.get("profile"), r.get("system"), r.get("metric"), r) for r in rows if r.get("system") in carried]
     parts = folder.record.get("rouge155_parts")
     if not isinstance(parts, dict):
@@ -439,13 +439,20 @@ def carried_systems(previous: dict, config: RunConfig, candidates: list[str]) ->
                 group.add(s)
                 todo += [t for f in files_of[s] for t in f["systems"]]
         files = [f for s in group for f in files_of[s]]
-        if all(id(f) in unchanged and not f.get("errors") and f.get("rows") == sum(f["systems"].values()) for f in files) \
+        if all(id(f) in unchanged and _error_free(f) for f in files) \
                 and not any(errors_by_system.get(s) for s in group):
             carried |= group
-    skipped = {path: dict(record, path=path) for path, record in matched.items() if set(record["systems"]) <= carried}
+    skipped = {path: dict(record, path=path) for path, record in matched.items()  # (a file of error rows alone is read)
+               if set(record["systems"]) <= carried and _error_free(record)}
     if not carried:
         return set(), {}, "no system's input files are unchanged" if not matched else "no unchanged file holds only unchanged, error-free systems"
     return carried, skipped, None
+
+
+def _error_free(record: dict) -> bool:
+    """Whether a previous input file's every row was scored (its error rows are
+    reported by reading it again)."""
+    return not record.get("errors") and record.get("rows") == sum(record["systems"].values())
 
 
 def _fingerprints(paths: list[str], sizes: set) -> dict[str, dict]:
@@ -470,41 +477,43 @@ def _fingerprints(paths: list[str], sizes: set) -> dict[str, dict]:
 # ------------------------------------------------------------------ reading previous rows
 
 
-def document_file_parts(folder: ResultFolder, name: str, tags: list[str]):
+def document_file_parts(folder: ResultFolder, name: str, tags: list[str], most_rows: Optional[int] = None):
     """One previous per-document file of one (profile, system), verified (its bytes
     against the manifest), in parts of whole documents (`document_batches`): per part
     (doc_ids, digests as (documents, 2) int64, values as (documents, metrics x 6)
     float64 in `tags` order: each document's `values` bytes, row by row).  Anything
     but the rows this tool writes (every metric of the profile, in order, for each
-    document, documents sorted and distinct, one digest per document) is refused."""
+    document, documents sorted and distinct, one digest per document; at most
+    `most_rows` rows) is refused."""
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
 
     metrics, last = len(tags), None
     columns = ["doc_id", "metric", *VALUE_COLUMNS, "candidate_digest", "references_digest"]
     try:
-        for table in document_batches(io.BytesIO(folder.read_bytes(name, FILE_LIMIT)), metrics, columns):
-            rows = table.num_rows
-            if rows % metrics or table.column("doc_id").null_count or table.column("metric").null_count:
-                raise ResultFolderError(f"{folder.path}: {name} does not hold every metric of each document")
-            documents = rows // metrics
-            encoded = pc.dictionary_encode(table.column("metric")).combine_chunks()
-            if documents and (encoded.dictionary.to_pylist() != list(tags)
-                              or not np.array_equal(encoded.indices.to_numpy(), np.tile(np.arange(metrics), documents))):
-                raise ResultFolderError(f"{folder.path}: {name} does not hold the metrics {tags} in order")
-            ids = table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks()
-            if documents > 1 and not pc.all(pc.less(ids.slice(0, documents - 1), ids.slice(1))).as_py():
-                raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
-            ids = ids.to_pylist()
-            if last is not None and ids and ids[0] <= last:
-                raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
-            last = ids[-1] if ids else last
-            digests = np.stack([table.column(c).to_numpy() for c in ("candidate_digest", "references_digest")],
-                               axis=1).reshape(documents, metrics, 2)
-            if (digests != digests[:, :1]).any():
-                raise ResultFolderError(f"{folder.path}: {name} gives a document's metrics different digests")
-            values = np.stack([table.column(c).to_numpy().astype(np.float64) for c in VALUE_COLUMNS], axis=1)
-            yield ids, np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, -1))
+        with folder.verified(name) as fh:  # (checked whole first; a store's file: a local copy)
+            for table in document_batches(fh, metrics, columns, most_rows=most_rows):
+                rows = table.num_rows
+                if rows % metrics or table.column("doc_id").null_count or table.column("metric").null_count:
+                    raise ResultFolderError(f"{folder.path}: {name} does not hold every metric of each document")
+                documents = rows // metrics
+                encoded = pc.dictionary_encode(table.column("metric")).combine_chunks()
+                if documents and (encoded.dictionary.to_pylist() != list(tags)
+                                  or not np.array_equal(encoded.indices.to_numpy(), np.tile(np.arange(metrics), documents))):
+                    raise ResultFolderError(f"{folder.path}: {name} does not hold the metrics {tags} in order")
+                ids = table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks()
+                if documents > 1 and not pc.all(pc.less(ids.slice(0, documents - 1), ids.slice(1))).as_py():
+                    raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
+                ids = ids.to_pylist()
+                if last is not None and ids and ids[0] <= last:
+                    raise ResultFolderError(f"{folder.path}: {name} does not hold its documents once each, in order")
+                last = ids[-1] if ids else last
+                digests = np.stack([table.column(c).to_numpy() for c in ("candidate_digest", "references_digest")],
+                                   axis=1).reshape(documents, metrics, 2)
+                if (digests != digests[:, :1]).any():
+                    raise ResultFolderError(f"{folder.path}: {name} gives a document's metrics different digests")
+                values = np.stack([table.column(c).to_numpy().astype(np.float64) for c in VALUE_COLUMNS], axis=1)
+                yield ids, np.ascontiguousarray(digests[:, 0]).astype("<i8"), np.ascontiguousarray(values.reshape(documents, -1))
     except ResultFolderError:
         raise
     except Exception as err:  # noqa: BLE001 (a file that is no per-document table of this tool)
@@ -517,7 +526,8 @@ def previous_rows(plan: ReusePlan, system: str):
     the run's profile order]), the profiles' files read side by side (a (profile,
     system)'s files and their parts depend on its documents alone: every profile's
     are cut alike) and checked to agree."""
-    streams = [(part for name in names for part in document_file_parts(plan.folder, name, plan.tags[profile]))
+    streams = [(part for name in names
+                for part in document_file_parts(plan.folder, name, plan.tags[profile], plan.document_rows(system, profile)))
                for profile, names in plan.document_files(system).items()]
     for parts in itertools.zip_longest(*streams):
         if any(part is None for part in parts) or any(
@@ -534,7 +544,6 @@ def carried_documents(plan: ReusePlan) -> tuple[list, np.ndarray]:
     document's references in two ways kept each row's own,
     input.conflicting_references = "keep", and then nothing is checked)."""
     import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
     profile = next(iter(plan.tags))
     metrics = len(plan.tags[profile])
@@ -544,12 +553,7 @@ def carried_documents(plan: ReusePlan) -> tuple[list, np.ndarray]:
     tables = []
     for system in plan.carried[:1] if whole else plan.carried:  # (each scored every document: one says it all)
         for name in plan.document_files(system)[profile]:
-            try:
-                table = pq.read_table(io.BytesIO(plan.folder.read_bytes(name, FILE_LIMIT)), columns=["doc_id", "references_digest"])
-            except ResultFolderError:
-                raise
-            except Exception as err:  # noqa: BLE001
-                raise ResultFolderError(f"{plan.folder.path}: {name} is not a per-document table of this version ({err})") from err
+            table = plan.folder.table(name, ["doc_id", "references_digest"], most_rows=plan.document_rows(system, profile))
             tables.append(table.take(np.arange(0, table.num_rows, metrics)))
     if not tables:
         return [], np.zeros(0, "<i8")

@@ -51,9 +51,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         references = references | "CarriedReferences" >> beam.Map(reuse.references_per_document)
     written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
     copied = p | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
+    significance = None
     if config.significance.enabled:
         tables = (written, copied["files"]) | "AllDocumentFiles" >> beam.Flatten() if carried else scored["documents"]
-        tables | "Significance" >> SignificanceTables(config.significance, profiles, staging, bool(carried), reuse)
+        significance = tables | "Significance" >> SignificanceTables(config.significance, profiles, staging,
+                                                                       bool(carried), reuse)
     counts = {
         "read_counts": read["counts"],
         "references": read["references"],
@@ -65,7 +67,8 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "references_per_document": references,
     }
     if reuse:
-        parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []))
+        parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []),
+                 *([significance["reuse"]] if significance and "reuse" in significance else []))
         counts["reuse"] = parts | "ReuseCounts" >> beam.Flatten()
     counts = counts | "CountRows" >> CountRows(staging, profiles[0].name)
     if carried:  # the per-system table counts the carried systems' rows as a full run does

@@ -26,7 +26,7 @@ import numpy as np
 from pipeline.beam.read import BATCH_ROWS, bucket_of
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolderError
-from pipeline.io.tables import DOCUMENTS_PER_ROW_GROUP
+from pipeline.io.tables import DOCUMENTS_PER_ROW_GROUP, parquet_rows
 from pipeline.reuse import REUSE_COUNTS, ReusePlan, carried_documents, previous_rows
 
 
@@ -118,6 +118,11 @@ def copy_file(task, plan: ReusePlan, staging: str):
         yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
         return
     if name.endswith(".parquet"):
+        rows, most = parquet_rows(target), plan.document_rows(system, profile)
+        if rows > most:  # (read later, by the significance tests: a few KB can hold a billion rows)
+            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", f"{plan.folder.location(name)}: {rows} rows where "
+                                                                     f"its run recorded {most}"))
+            return
         yield profile, (system, target)
 
 

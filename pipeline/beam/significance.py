@@ -41,6 +41,8 @@ import numpy as np
 
 from pipeline.beam.progress import tally
 from pipeline.io import files
+from pipeline.io.result_folder import ResultFolderError
+from pipeline.io.rows import TableBoundError
 from pipeline.io.tables import (
     DOCUMENTS_PER_ROW_GROUP,
     SIGNIFICANCE_COLUMNS,
@@ -48,9 +50,10 @@ from pipeline.io.tables import (
     csv_cell,
     document_batches,
     names,
-    read_parquet_table_bytes,
+    parquet_rows,
 )
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
+from pipeline.reuse import REUSE_COUNTS
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
 from rouge_core.significance import (
@@ -347,7 +350,7 @@ def copied_pairs(reuse, profile: str) -> dict:
     """{metric: CopiedPairs} of a profile from the previous run's significance table."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
-    table = read_parquet_table_bytes(reuse.folder.read_bytes("significance.parquet"))
+    table = reuse.folder.table("significance.parquet")
     table = table.filter(pc.equal(table.column("profile"), profile))
     carried = set(reuse.carried)
     return {metric: CopiedPairs(table.filter(pc.equal(table.column("metric"), metric)), carried)
@@ -385,7 +388,7 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
     for system, path in sorted(found):
         paths.setdefault(system, []).append(path)
     systems = sorted(paths)
-    counts = {s: sum(_rows_of(p) for p in paths[s]) // len(metrics) for s in systems}
+    counts = {s: sum(parquet_rows(p) for p in paths[s]) // len(metrics) for s in systems}
     aligned = len(set(counts.values())) == 1
     documents = counts[systems[0]] if aligned else None
     sums = None
@@ -402,13 +405,6 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
                 column.add(names, systems, x[:, :, m, j].astype(np.int64), present, pairs_of=read_again)
     return [significance_block(((profile, metric), acc), pairs_mode, confidence, adjust, copied.get(metric))
             for metric, acc in zip(metrics, sums)]
-
-
-def _rows_of(path: str) -> int:
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
-        return pq.ParquetFile(fh).metadata.num_rows
 
 
 def _copied(reuse, profile: str, systems: list, documents: int) -> tuple[dict, object]:
@@ -475,8 +471,11 @@ def _gathered(paths: dict, systems: list, metrics: int):
 
 class SignificanceFromTables(beam.PTransform):
     """(profile, (system, per-document Parquet file)) of every file of the run in,
-    once all are written; out the ((profile, metric), block)s of PairedSignificance
-    (`test`), a profile a worker (`profile_blocks`; `reuse`: the pairs it copies)."""
+    once all are written; out a dict: "blocks", the ((profile, metric), block)s of
+    PairedSignificance (`test`), a profile a worker (`profile_blocks`; `reuse`: the
+    pairs it copies), and "reuse": a carried file that is no table of this tool
+    (pipeline.io.rows.bounded_batches) is "refused" (REUSE_COUNTS: the run is done
+    again reusing nothing), not a failure of the run."""
 
     def __init__(self, test, tags: dict, reuse=None):
         super().__init__()
@@ -484,12 +483,20 @@ class SignificanceFromTables(beam.PTransform):
 
     def expand(self, document_files):
         test = self.test
-        return (
+        found = (
             document_files
             | "ByProfile" >> beam.GroupByKey()
-            | "PairedTests" >> beam.FlatMap(profile_blocks, self.tags, test.pairs_mode, test.confidence, test.adjust,
-                                            self.reuse)
+            | "PairedTests" >> beam.FlatMap(_blocks_or_refused, self.tags, test.pairs_mode, test.confidence,
+                                            test.adjust, self.reuse).with_outputs(REUSE_COUNTS, main="blocks")
         )
+        return {"blocks": found.blocks, "reuse": found[REUSE_COUNTS]}
+
+
+def _blocks_or_refused(element, *args):
+    try:
+        yield from profile_blocks(element, *args)
+    except (TableBoundError, ResultFolderError) as err:
+        yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", f"a per-document file of profile {element[0]}: {err}"))
 
 
 PART_PREFIX = "_significance-part-"
@@ -635,12 +642,18 @@ class SignificanceTables(beam.PTransform):
         )
 
     def expand(self, documents):
-        test = SignificanceFromTables(self.test, self.tags, self.reuse) if self.from_tables else self.test
-        return (
-            documents
-            | "PairedSignificance" >> test
+        """Out the written tables' PCollection and, from tables, REUSE_COUNTS ("reuse")."""
+        refused = None
+        if self.from_tables:
+            found = documents | "PairedSignificance" >> SignificanceFromTables(self.test, self.tags, self.reuse)
+            blocks, refused = found["blocks"], found["reuse"]
+        else:
+            blocks = documents | "PairedSignificance" >> self.test
+        written = (
+            blocks
             | "WriteBlockParts" >> beam.Map(write_block_part, self.staging)
             | "GatherBlocks" >> beam.combiners.ToList()
             | "WriteSignificance"
             >> beam.Map(write_significance_tables, self.staging, self.order, self.test.describe())
         )
+        return {"written": written, **({"reuse": refused} if refused is not None else {})}

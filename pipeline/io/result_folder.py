@@ -23,7 +23,7 @@ read).
 A result folder is untrusted input: run.json must be a JSON object whose signature
 parses and whose run_id is the manifest's; Parquet tables are read with `run`'s
 bounds for untrusted Parquet (pipeline.io.rows: pages, row groups, batches) and
-every text cell at most MAX_TEXT_BYTES (an id is at most 1,000 characters), so a
+every text cell at most MAX_CELL_BYTES (an id is at most 1,000 characters), so a
 small file that decodes to gigabytes is refused before it is decoded.  Every
 problem is a `ResultFolderError` (a RougeInputError: exit 2) naming the folder or
 file.
@@ -35,18 +35,17 @@ import fnmatch
 import hashlib
 import os
 import tempfile
-from typing import Iterator
+from typing import Iterator, Optional
 
 from pipeline.config import InputConfig, parse_profiles_signature
 from pipeline.io import files
 from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, ManifestError, parse_json
-from pipeline.io.rows import parquet_file_rows
+from pipeline.io.rows import MAX_CELL_BYTES, TABLE_BYTES, TableBoundError, bounded_batches, parquet_file_rows
 from pipeline.io.stores import object_store
 from pipeline.records import ErrorRecord
 from rouge_core import RougeConfigError, RougeInputError
 
 TEXT, NUMBER = "text", "number"  # column kinds for `rows`; "text?" / "number?": may be absent
-MAX_TEXT_BYTES = 4000  # a text cell of a table: an id of at most 1,000 characters, in UTF-8
 MAX_RECORD_BYTES = 64 << 20  # run.json, and any file read whole by read_bytes
 
 
@@ -111,7 +110,7 @@ class ResultFolder:
         entry = self._entry(name)
         if entry.size is not None and entry.size > limit:
             raise ResultFolderError(f"{self.location(name)}: {entry.size} bytes, over the {limit}-byte bound of this reader")
-        with self._verified(name) as fh:
+        with self.verified(name) as fh:
             data = fh.read(limit + 1)
         if len(data) > limit:
             raise ResultFolderError(f"{self.location(name)}: over the {limit}-byte bound of this reader")
@@ -122,7 +121,7 @@ class ResultFolder:
         as it is copied (a copy that does not match is deleted again: FolderChanged);
         returns its size.  For reusing a previous run's files."""
         entry = self._entry(name)
-        with self._verified(name) as fh, files.create(target) as out:
+        with self.verified(name) as fh, files.create(target) as out:
             size = 0
             while chunk := fh.read(1 << 20):
                 out.write(chunk)
@@ -136,7 +135,7 @@ class ResultFolder:
         """(row number from 1, {column: value}) of a listed Parquet table, only
         `columns`, each declared TEXT or NUMBER ("text?"/"number?" when it may be
         absent; an absent column is absent from the rows).  Text cells are str (valid
-        UTF-8, at most MAX_TEXT_BYTES), numbers int or float, nulls None.  A missing
+        UTF-8, at most MAX_CELL_BYTES), numbers int or float, nulls None.  A missing
         column, a column of another type, an unreadable file or a cell over the
         bound is a ResultFolderError naming the file; the file is checked against the
         manifest before its first row is given."""
@@ -145,7 +144,7 @@ class ResultFolder:
 
         where = self.location(name)
         what = f"not a {_table_kind(name)}"
-        with self._verified(name) as fh:
+        with self.verified(name) as fh:
             try:
                 schema = pq.ParquetFile(fh).schema_arrow
             except (pa.ArrowException, OSError, ValueError) as err:
@@ -157,12 +156,22 @@ class ResultFolder:
             for column in present:
                 _check_kind(where, column, columns[column].rstrip("?"), schema.field(column).type, pa)
             fh.seek(0)
-            config = InputConfig(max_text_bytes=MAX_TEXT_BYTES, invalid_utf8="reject")
+            config = InputConfig(max_text_bytes=MAX_CELL_BYTES, invalid_utf8="reject")
             for item in parquet_file_rows(fh, where, config, frozenset(present)):
                 if isinstance(item, ErrorRecord):  # (the bound is this reader's, not the config's)
                     message = item.message.replace("input.max_text_bytes", "the bound of a table's text cell")
                     raise ResultFolderError(f"{where}: {what} as this tool writes it: {message}")
                 yield item.position, item.row
+
+    def table(self, name: str, columns: Optional[list[str]] = None, max_cell_bytes: int = MAX_CELL_BYTES,
+              most_bytes: int = TABLE_BYTES, most_rows: Optional[int] = None):
+        """A listed Parquet table as an Arrow table (of `columns`, when given), checked
+        against the manifest and read within bounds (pipeline.io.rows.bounded_batches:
+        a text cell at most `max_cell_bytes`, the whole at most `most_bytes` decoded,
+        at most `most_rows` rows when given);
+        a ResultFolderError naming the file otherwise."""
+        return bounded_table(self.location(name), name, lambda: self.verified(name), columns, max_cell_bytes, most_bytes,
+                             most_rows)
 
     # ------------------------------------------------------------ internals
 
@@ -172,7 +181,7 @@ class ResultFolder:
             raise ResultFolderError(f"{self.path}: {name} is not listed in its {SUCCESS}")
         return entry
 
-    def _verified(self, name: str):
+    def verified(self, name: str):
         """A seekable binary file of the listed file's bytes, checked (size and
         SHA-256) against the manifest: FolderChanged when they differ."""
         entry = self._entry(name)
@@ -286,6 +295,35 @@ def _not_a_folder(path: str) -> str:
     if files.is_url(path) or not os.path.lexists(path):
         return f"{path}: no such result folder"
     return f"{path}: not a folder, so not a result folder"
+
+
+def bounded_table(where: str, name: str, open_file, columns: Optional[list[str]] = None,
+                  max_cell_bytes: int = MAX_CELL_BYTES, most_bytes: int = TABLE_BYTES, most_rows: Optional[int] = None):
+    """A Parquet table of a result folder (`open_file()`: a seekable binary file of
+    it) read within bounds (pipeline.io.rows.bounded_batches), as an Arrow table;
+    ResultFolderError naming `where` otherwise."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    with open_file() as fh:
+        try:
+            batches = list(bounded_batches(fh, columns, max_cell_bytes, most_bytes, most_rows))
+            schema = batches[0].schema if batches else _empty_schema(fh, columns)
+            return pa.Table.from_batches(batches, schema=schema)
+        except TableBoundError as err:
+            raise ResultFolderError(f"{where}: not read: {err}") from None
+        except (pa.ArrowException, OSError, ValueError, KeyError) as err:
+            raise ResultFolderError(f"{where}: not a {_table_kind(name)}: cannot read it "
+                                    f"({type(err).__name__}: {err})") from err
+
+
+def _empty_schema(fh, columns):
+    """The schema of a table with no rows (of `columns`, when given)."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    fh.seek(0)
+    schema = pq.ParquetFile(fh).schema_arrow
+    return schema if columns is None else pa.schema([schema.field(c) for c in columns])
 
 
 def _copy_hashing(source, target) -> tuple[int, str]:

@@ -582,9 +582,9 @@ def oversized_page(raw_file, metadata, columns) -> Optional[str]:
     return None
 
 
-def _batch_rows(pages: dict, rows: int, spread: int = 0) -> int:
+def _batch_rows(pages: dict, rows: int, spread: int = 0, most: int = _BATCH_ROWS) -> int:
     """Rows per batch for a row group of `rows` rows whose flat text columns have these
-    data pages: the most (up to _BATCH_ROWS, halving) such that no batch's rows lie
+    data pages: the most (up to `most`, halving) such that no batch's rows lie
     in pages that decode to more than _BATCH_BYTES in all, or 1.  From the pages the
     rows are in, not from an average: 10,000 one-byte rows and then 30 of 50 MiB are
     read one row at a time where the 50 MiB pages are (each page of a batch is at
@@ -608,7 +608,7 @@ def _batch_rows(pages: dict, rows: int, spread: int = 0) -> int:
     if not spans:
         spans = [(0, 0, 0)]
     first, last, size = (np.array(column, dtype=np.int64) for column in zip(*spans))
-    batch = _BATCH_ROWS
+    batch = most
     while batch > 1:
         windows = np.zeros(-(-rows // batch) + 1, dtype=np.int64)
         touched = last > first  # (a page of no rows touches no batch)
@@ -704,6 +704,95 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: Optional[fro
                     yield SourceRow(path, number, row)
     except Exception as err:  # pyarrow raises several types for a corrupt file
         yield row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
+
+
+class TableBoundError(ValueError):
+    """A Parquet table that `bounded_batches` does not read: the sentence says why."""
+
+
+_COLUMN_BATCH_ROWS = 1 << 16  # rows a batch of `bounded_batches` (and at most _BATCH_BYTES of text pages)
+MAX_CELL_BYTES = 4 * MAX_ID_CHARS  # a text cell of a result table: an id of at most 1,000 characters, in UTF-8
+TABLE_BYTES = 1 << 30  # what a result table read whole may decode to (1,000 systems' significance: ~300 MB)
+STREAMED_TABLE_BYTES = 4 << 30  # and one read a batch at a time (its time, not its memory: 1-2 s to decode)
+
+
+def bounded_batches(raw_file, columns: Optional[list[str]], max_cell_bytes: int, most_bytes: int,
+                    most_rows: Optional[int] = None):
+    """Arrow record batches of a Parquet file (a seekable binary file, read a row
+    group at a time), of `columns` (None: every column; flat columns only), for a
+    table of untrusted bytes read as columns: a result folder's (pipeline.io.result_folder).
+
+    The bounds are `_parquet_rows`': every page header of the text columns is read
+    first, and a row group with a page over _PAGE_BYTES or DELTA_BYTE_ARRAY-encoded
+    is refused before Arrow reads it; a batch's rows lie in pages of at most
+    _BATCH_BYTES; dictionary-encoded text is read as a dictionary and each cell's
+    length checked (at most `max_cell_bytes`) before it is decoded.  And what all
+    batches decode to, counted from the footer's rows before each row group is read
+    (8 bytes a number, a text cell's bytes plus VALUE_OVERHEAD), is at most
+    `most_bytes`: a file of a few KB whose run-length encoded rows decode to
+    gigabytes is refused, however its consumer holds them; so is one of more than
+    `most_rows` rows, when given (what the run that wrote it recorded).  TableBoundError
+    otherwise; a file Arrow cannot read raises what Arrow raises."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    probe = pq.ParquetFile(raw_file, buffer_size=_READ_BUFFER, pre_buffer=False)
+    schema = probe.schema_arrow
+    columns = list(schema.names) if columns is None else columns
+    nested = [name for name in columns if name in schema.names and pa.types.is_nested(schema.field(name).type)]
+    if nested:
+        raise TableBoundError(f"column {nested[0]!r} is nested; a table of this tool has flat columns")
+    kinds = {name: schema.field(name).type for name in columns if name in schema.names}
+    text = [name for name, kind in kinds.items()  # (a schema Arrow stored may say dictionary: its values' type counts)
+            if _is_text_type(kind.value_type if pa.types.is_dictionary(kind) else kind, pa)]
+    numbers = len(columns) - len(text)
+    if most_rows is not None and probe.metadata.num_rows > most_rows:
+        raise TableBoundError(f"it has {probe.metadata.num_rows} rows where its run recorded at most {most_rows}")
+    decoded, readers = 0, {}
+    for group in range(probe.num_row_groups):
+        meta = probe.metadata.row_group(group)
+        rows = meta.num_rows
+        if rows <= 0:
+            continue
+        pages = _text_pages(raw_file, meta, text)
+        problem = _page_problem(pages, group)
+        if problem:
+            raise TableBoundError(problem)
+        decoded += rows * (8 * numbers + VALUE_OVERHEAD * len(text))
+        if decoded > most_bytes:
+            raise TableBoundError(f"its rows decode to more than {most_bytes} bytes, this reader's bound")
+        encoded = tuple(sorted(leaf for leaf, found in pages.items() if any(p.kind == _DICTIONARY_PAGE for p in found)))
+        if encoded not in readers:
+            raw_file.seek(0)
+            readers[encoded] = pq.ParquetFile(raw_file, read_dictionary=list(encoded), buffer_size=_READ_BUFFER,
+                                              pre_buffer=False)
+        size = _batch_rows(pages, rows, most=_COLUMN_BATCH_ROWS)
+        for batch in readers[encoded].iter_batches(batch_size=size, row_groups=[group], columns=columns):
+            arrays = []
+            for name, array in zip(batch.schema.names, batch.columns):
+                if name in text:  # (a dictionary's cells measured by its values' lengths, before they are decoded)
+                    dictionary = pa.types.is_dictionary(array.type)
+                    lengths = (pc.take(pc.binary_length(array.dictionary), array.indices) if dictionary
+                               else pc.binary_length(array))
+                    longest = pc.max(lengths).as_py() or 0
+                    if longest > max_cell_bytes:
+                        raise TableBoundError(f"a cell of column {name!r} decodes to {longest} bytes, over this "
+                                              f"reader's bound of {max_cell_bytes}")
+                    decoded += pc.sum(lengths).as_py() or 0
+                    if decoded > most_bytes:
+                        raise TableBoundError(f"its rows decode to more than {most_bytes} bytes, this reader's bound")
+                if pa.types.is_dictionary(array.type):
+                    array = array.dictionary_decode()
+                arrays.append(array)
+            yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def _checked(name: str, lengths, most: int, pc) -> bool:
+    longest = pc.max(lengths).as_py() or 0
+    if longest > most:
+        raise TableBoundError(f"a cell of column {name!r} decodes to {longest} bytes, over this reader's bound of {most}")
+    return True
 
 
 def _refused(meta, group: int, pages: dict, columns: list, list_columns: set, config: InputConfig) -> Optional[str]:

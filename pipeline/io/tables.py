@@ -19,6 +19,7 @@ import numpy as np
 from pipeline.config import Profile
 from pipeline.io import files
 from pipeline.io.names import shown
+from pipeline.io.rows import MAX_CELL_BYTES, STREAMED_TABLE_BYTES, bounded_batches
 from pipeline.records import ERROR_COLUMNS, ErrorRecord
 from rouge_core.resampling import stable_hash
 
@@ -51,6 +52,7 @@ SYSTEM_COLUMNS = [
     # Scored plus rejected candidate rows of the system (filled in when the run's counts are known).
     ("documents_had", "int64"),
 ]
+SIGNATURE_BYTES = 1 << 16  # a cell of system_scores read back (its signature: longer than an id may be)
 DOCUMENT_COLUMNS = [
     ("profile", "string"),
     ("system", "string"),
@@ -250,25 +252,39 @@ def write_document_files(name: str, columns: dict, formats: tuple, metrics: int)
             files.write_bytes(name + ".jsonl", jsonl_bytes(rows))
 
 
-def document_batches(source, metrics: int, columns: list[str], documents: int = DOCUMENTS_PER_ROW_GROUP):
-    """A per-document Parquet file (a path or a binary file object) as Arrow tables of
-    `columns`, `documents` whole documents each (the last fewer; `metrics` rows a
-    document): read a row group at a time, whatever the file's row groups."""
-    import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
+def document_batches(source, metrics: int, columns: list[str], documents: int = DOCUMENTS_PER_ROW_GROUP,
+                     most_rows: Optional[int] = None):
+    """A per-document Parquet file (a path or a seekable binary file object) as Arrow
+    tables of `columns`, `documents` whole documents each (the last fewer; `metrics`
+    rows a document): read within the bounds of a result folder's tables
+    (pipeline.io.rows.bounded_batches: the file may be a previous run's, untrusted;
+    TableBoundError; at most `most_rows` rows, when given), whatever the file's row groups."""
+    import contextlib  # noqa: PLC0415
 
-    parquet = pq.ParquetFile(source)
+    import pyarrow as pa  # noqa: PLC0415
+
     size = documents * metrics
     held, rows = [], 0
-    for batch in parquet.iter_batches(batch_size=size, columns=columns):
-        held.append(batch)
-        rows += batch.num_rows
-        while rows >= size:
-            table = pa.Table.from_batches(held)
-            yield table.slice(0, size)
-            held, rows = table.slice(size).to_batches(), rows - size
+    with open(source, "rb") if isinstance(source, str) else contextlib.nullcontext(source) as fh:
+        for batch in bounded_batches(fh, columns, MAX_CELL_BYTES, STREAMED_TABLE_BYTES, most_rows):
+            held.append(batch)
+            rows += batch.num_rows
+            while rows >= size:
+                table = pa.Table.from_batches(held)
+                yield table.slice(0, size)
+                held, rows = table.slice(size).to_batches(), rows - size
     if rows:
         yield pa.Table.from_batches(held)
+
+
+def parquet_rows(path: str) -> int:
+    """The rows of a Parquet file (a path or URL), as its footer says."""
+    import contextlib  # noqa: PLC0415
+
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
+        return pq.ParquetFile(fh).metadata.num_rows
 
 
 DOCUMENT_CHUNK = 32_768  # documents whose columns are built at a time (their temporaries then freed)

@@ -161,3 +161,39 @@ def test_a_run_given_twice_is_taken_once_and_said(runs, tmp_path, capsys):
     seen = [r["run_id"] for r in csv.DictReader(io.StringIO((tmp_path / "h" / "history.csv").read_text(encoding="utf-8")))]
     rows = len(list(csv.DictReader(io.StringIO((runs / "n2" / "system_scores.csv").read_text(encoding="utf-8")))))
     assert seen.count(run_id) == rows  # its rows once
+
+
+def _system_scores_bomb(folder):  # a 1 MB system name in every row: one dictionary value, a few KB on disk
+    import pyarrow as pa
+
+    part = folder / "system_scores.parquet"
+    table = pq.read_table(part)
+    names = pa.DictionaryArray.from_arrays(pa.array([0] * 20_000, pa.int32()), pa.array(["s" * (1 << 20)]))
+    table = pa.concat_tables([table] * (20_000 // table.num_rows + 1)).slice(0, 20_000)  # (20 GB decoded)
+    pq.write_table(table.set_column(table.column_names.index("system"), "system", names), part)
+
+
+def _csv_field_over_the_csv_limit(folder):  # a cell past Python's csv field limit (131,072 characters)
+    part = folder / "system_scores.csv"
+    header, first, *rest = part.read_text(encoding="utf-8").splitlines()
+    part.write_text("\n".join([header, first + "x" * 200_000, *rest]) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (_system_scores_bomb, "system_scores.parquet: not read: a cell of column 'system' decodes to 1048576 bytes"),
+    (_csv_field_over_the_csv_limit, "system_scores cannot be read (field larger than field limit"),
+])
+def test_a_sealed_system_scores_table_that_decodes_past_its_bounds_is_refused(runs, tmp_path, capsys, damage, expected):
+    # A result folder is untrusted, sealed or not: its system_scores.parquet was read
+    # whole by Arrow (a few KB decoding to 20 GB took the machine's memory), and a CSV
+    # cell past the csv module's limit ended in "Error: field larger ..." naming no file.
+    from tests.pipeline.runs import seal
+
+    folder = tmp_path / "n1"
+    shutil.copytree(runs / "n1", folder)
+    damage(folder)
+    seal(folder)
+    code = main(["history", str(folder), "--output", str(tmp_path / "h"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and expected in err and str(folder) in err, err
+    assert not (tmp_path / "h").exists()

@@ -16,11 +16,12 @@ import random
 import shutil
 import struct
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.pipeline.runs import document_rows, run_pipeline, table_bytes, write_jsonl
+from tests.pipeline.runs import document_rows, run_pipeline, seal, table_bytes, write_jsonl
 
 WORDS = [f"w{i}" for i in range(40)] + ["the", "a", "of", "and", "to"]
 FLAGS = "-n 2 -r 20 -d"  # -d: the report's per-document lines, copied with a carried system's block
@@ -388,3 +389,71 @@ def test_a_previous_config_written_by_an_earlier_version_is_read_as_this_version
     assert carry_blockers({"config": earlier}, config, inputs) == "[output] differs (retired_key)"
     earlier["statistics"] = ["not", "a", "table"]
     assert "[statistics] is not a table" in carry_blockers({"config": earlier}, config, inputs)
+
+
+def test_a_file_of_error_rows_alone_is_read_again_so_its_errors_are_counted(tmp_path):
+    # A file that held no system (a README a glob took, a file of broken lines) was
+    # skipped as unchanged: its error rows went uncounted and every reuse run failed
+    # "rows were lost", nothing published.
+    junk = tmp_path / "in" / "notes.jsonl"
+    inputs = night(tmp_path / "in", {s: rows_of(s) for s in SYSTEMS[:2]})
+    junk.write_text("not json\n{\"broken\": \n[]\n", encoding="utf-8")
+    previous = run_pipeline(tmp_path / "night-1", [*inputs, junk], flags=FLAGS, max_rejected=1.0)
+    assert previous["counts"]["errors"] == 3
+    full = run_pipeline(tmp_path / "full", [*inputs, junk], flags=FLAGS, max_rejected=1.0)
+    reused = run_pipeline(tmp_path / "reused", [*inputs, junk], flags=FLAGS, max_rejected=1.0,
+                          reuse=str(tmp_path / "night-1"))
+    assert reused["reuse"]["systems_carried"] == list(SYSTEMS[:2])
+    assert str(junk) not in reused["reuse"]["files_not_read"] and len(reused["reuse"]["files_not_read"]) == 2
+    assert reused["counts"] == full["counts"] and reused["counts"]["errors"] == 3
+    assert table_bytes(tmp_path / "reused") == table_bytes(tmp_path / "full")
+
+
+def _system_file(folder, system: str):
+    return next(p for p in sorted((folder / "per_document").glob("*.parquet"))
+                if pq.read_table(p, columns=["system"]).column("system")[0].as_py() == system)
+
+
+def _doc_ids_over_the_cell_bound(folder):  # gamma's file: as many rows, one doc_id of 5,000 bytes (a dictionary value)
+    part = _system_file(folder, "gamma")
+    table = pq.read_table(part)
+    ids = pa.DictionaryArray.from_arrays(pa.array([0] * table.num_rows, pa.int32()), pa.array(["d" * 5000]))
+    pq.write_table(table.set_column(table.column_names.index("doc_id"), "doc_id", ids), part)
+
+
+def _a_billion_rows(folder):  # alpha's file: its columns, 100,000,000 run-length encoded rows (a few MB)
+    part = _system_file(folder, "alpha")
+    table = pq.read_table(part).slice(0, 1)
+    schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type)) if f.type == pa.string() else f
+                        for f in table.schema])
+    n = 10_000_000
+    columns = [pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), table.column(f.name).chunk(0))
+               if f.type == pa.string() else pa.array(np.full(n, table.column(f.name)[0].as_py()), f.type)
+               for f in table.schema]
+    with pq.ParquetWriter(part, schema, compression="zstd") as writer:
+        for _ in range(10):
+            writer.write_table(pa.Table.from_arrays(columns, schema=schema), row_group_size=n)
+
+
+def _system_scores_cell_bomb(folder):  # one 1 MB system name in every row, one dictionary value
+    part = folder / "system_scores.parquet"
+    table = pq.read_table(part)
+    names = pa.DictionaryArray.from_arrays(pa.array([0] * table.num_rows, pa.int32()), pa.array(["s" * (1 << 20)]))
+    pq.write_table(table.set_column(table.column_names.index("system"), "system", names), part)
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (_doc_ids_over_the_cell_bound, "a cell of column 'doc_id' decodes to 5000 bytes, over this reader's bound of 4000"),
+    (_a_billion_rows, "100000000 rows where its run recorded 72"),
+    (_system_scores_cell_bomb, "system_scores.parquet: not read: a cell of column 'system' decodes to 1048576 bytes"),
+])
+def test_previous_tables_that_decode_past_their_bounds_are_refused_unread(tmp_path, last_night, damage, expected):
+    # A previous folder is untrusted input, sealed or not: a few KB of Parquet can decode
+    # to gigabytes (a billion run-length encoded rows; one long value in every row of a
+    # dictionary). Each reader refuses it from its headers and lengths, before decoding,
+    # and the run reuses nothing from that folder, and says why.
+    previous = tampered_copy(tmp_path, last_night, lambda folder: (damage(folder), seal(folder)))
+    files = {s: rows_of(s) for s in SYSTEMS[:3]} | {"delta": rows_of("delta", version=lambda i: 1)}
+    reused, _ = tonight(tmp_path, last_night, files, previous=previous)
+    assert expected in reused["reuse"]["refused"], reused["reuse"]["refused"]
+    assert "rows_reused" not in reused["reuse"]
