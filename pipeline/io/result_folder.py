@@ -168,10 +168,21 @@ class ResultFolder:
         """A listed Parquet table as an Arrow table (of `columns`, when given), checked
         against the manifest and read within bounds (pipeline.io.rows.bounded_batches:
         a text cell at most `max_cell_bytes`, the whole at most `most_bytes` decoded,
-        at most `most_rows` rows when given);
-        a ResultFolderError naming the file otherwise."""
-        return bounded_table(self.location(name), name, lambda: self.verified(name), columns, max_cell_bytes, most_bytes,
-                             most_rows)
+        at most `most_rows` rows when given); a ResultFolderError naming the file
+        otherwise."""
+        import pyarrow as pa  # noqa: PLC0415
+
+        where = self.location(name)
+        with self.verified(name) as fh:
+            try:
+                batches = list(bounded_batches(fh, columns, max_cell_bytes, most_bytes, most_rows))
+                schema = batches[0].schema if batches else _empty_schema(fh, columns)
+                return pa.Table.from_batches(batches, schema=schema)
+            except TableBoundError as err:
+                raise ResultFolderError(f"{where}: not read: {err}") from None
+            except (pa.ArrowException, OSError, ValueError, KeyError) as err:
+                raise ResultFolderError(f"{where}: not a {_table_kind(name)}: cannot read it "
+                                        f"({type(err).__name__}: {err})") from err
 
     # ------------------------------------------------------------ internals
 
@@ -295,25 +306,6 @@ def _not_a_folder(path: str) -> str:
     if files.is_url(path) or not os.path.lexists(path):
         return f"{path}: no such result folder"
     return f"{path}: not a folder, so not a result folder"
-
-
-def bounded_table(where: str, name: str, open_file, columns: Optional[list[str]] = None,
-                  max_cell_bytes: int = MAX_CELL_BYTES, most_bytes: int = TABLE_BYTES, most_rows: Optional[int] = None):
-    """A Parquet table of a result folder (`open_file()`: a seekable binary file of
-    it) read within bounds (pipeline.io.rows.bounded_batches), as an Arrow table;
-    ResultFolderError naming `where` otherwise."""
-    import pyarrow as pa  # noqa: PLC0415
-
-    with open_file() as fh:
-        try:
-            batches = list(bounded_batches(fh, columns, max_cell_bytes, most_bytes, most_rows))
-            schema = batches[0].schema if batches else _empty_schema(fh, columns)
-            return pa.Table.from_batches(batches, schema=schema)
-        except TableBoundError as err:
-            raise ResultFolderError(f"{where}: not read: {err}") from None
-        except (pa.ArrowException, OSError, ValueError, KeyError) as err:
-            raise ResultFolderError(f"{where}: not a {_table_kind(name)}: cannot read it "
-                                    f"({type(err).__name__}: {err})") from err
 
 
 def _empty_schema(fh, columns):
