@@ -27,7 +27,6 @@ about 200 MB, at 1,000 systems).
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import io
@@ -440,14 +439,13 @@ def document_chunks(paths: list, metrics: int, documents: int = DOCUMENTS_PER_RO
     import pyarrow as pa  # noqa: PLC0415
 
     for path in paths:
-        with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
-            for table in document_batches(fh, metrics, ["doc_id", *MEASURES], documents):  # (a local file: Arrow's own reads)
-                rows = table.num_rows
-                values = np.empty((rows // metrics, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
-                for k, name in enumerate(MEASURES):
-                    values[:, :, 3 + k] = table.column(name).to_numpy().reshape(rows // metrics, metrics)
-                yield table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks(), \
-                    units(values).astype(np.int32)
+        for table in document_batches(path, metrics, ["doc_id", *MEASURES], documents):
+            rows = table.num_rows
+            values = np.empty((rows // metrics, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
+            for k, name in enumerate(MEASURES):
+                values[:, :, 3 + k] = table.column(name).to_numpy().reshape(rows // metrics, metrics)
+            yield table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks(), \
+                units(values).astype(np.int32)
 
 
 def _gathered(paths: dict, systems: list, metrics: int):

@@ -570,18 +570,6 @@ def _page_problem(pages: dict, group: int) -> Optional[str]:
     return None
 
 
-def oversized_page(raw_file, metadata, columns) -> Optional[str]:
-    """Where a Parquet file (its `metadata`, read through `raw_file`) has a page of a
-    text column among `columns` that decodes to more than _PAGE_BYTES (a few KB can
-    decode to gigabytes), said in a few words; None when it has none.  For a table
-    read whole (a result folder's), before Arrow reads it."""
-    for group in range(metadata.num_row_groups):
-        large = _page_problem(_text_pages(raw_file, metadata.row_group(group), columns), group)
-        if large:
-            return large
-    return None
-
-
 def _batch_rows(pages: dict, rows: int, spread: int = 0, most: int = _BATCH_ROWS) -> int:
     """Rows per batch for a row group of `rows` rows whose flat text columns have these
     data pages: the most (up to `most`, halving) such that no batch's rows lie
@@ -649,21 +637,12 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: Optional[fro
             field.name for field in probe.schema_arrow
             if field.name in columns and (pa.types.is_list(field.type) or pa.types.is_large_list(field.type))
         }
-        # A reader per set of dictionary-encoded text leaves: a chunk read as a
-        # dictionary keeps one copy of each value, but a chunk of plain pages read
-        # as a dictionary is hashed into one, whole (10 GB for a 2 GB row group).
-        readers: dict = {}
+        readers: dict = {}  # (`_dictionary_reader`)
         for group in range(probe.num_row_groups):
             meta = probe.metadata.row_group(group)
             rows = meta.num_rows
             pages = _text_pages(raw_file, meta, columns) if rows else {}
-            encoded = tuple(sorted(leaf for leaf, found in pages.items()
-                                   if any(p.kind == _DICTIONARY_PAGE for p in found)))
-            if encoded not in readers:
-                raw_file.seek(0)
-                readers[encoded] = pq.ParquetFile(raw_file, read_dictionary=list(encoded), buffer_size=_READ_BUFFER,
-                                                  pre_buffer=False)
-            parquet = readers[encoded]
+            parquet = _dictionary_reader(raw_file, pages, readers)
             refused = _refused(meta, group, pages, columns, list_columns, config) if rows else None
             if refused is not None:  # every row of the row group is one text_too_long error
                 for _ in range(rows):
@@ -704,6 +683,22 @@ def _parquet_rows(raw_file, path: str, config: InputConfig, fields: Optional[fro
                     yield SourceRow(path, number, row)
     except Exception as err:  # pyarrow raises several types for a corrupt file
         yield row_error(path, number + 1, "invalid_parquet", f"cannot read Parquet: {type(err).__name__}: {err}")
+
+
+def _dictionary_reader(raw_file, pages: dict, readers: dict):
+    """The ParquetFile that reads a row group whose text leaves have these `pages` with
+    its dictionary-encoded leaves as dictionaries, one kept in `readers` per set of
+    such leaves: a chunk read as a dictionary keeps one copy of each value, but a
+    chunk of plain pages read as a dictionary is hashed into one, whole (10 GB for a
+    2 GB row group)."""
+    import pyarrow.parquet as pq
+
+    encoded = tuple(sorted(leaf for leaf, found in pages.items() if any(p.kind == _DICTIONARY_PAGE for p in found)))
+    if encoded not in readers:
+        raw_file.seek(0)
+        readers[encoded] = pq.ParquetFile(raw_file, read_dictionary=list(encoded), buffer_size=_READ_BUFFER,
+                                          pre_buffer=False)
+    return readers[encoded]
 
 
 class TableBoundError(ValueError):
@@ -762,17 +757,12 @@ def bounded_batches(raw_file, columns: Optional[list[str]], max_cell_bytes: int,
         decoded += rows * (8 * numbers + VALUE_OVERHEAD * len(text))
         if decoded > most_bytes:
             raise TableBoundError(f"its rows decode to more than {most_bytes} bytes, this reader's bound")
-        encoded = tuple(sorted(leaf for leaf, found in pages.items() if any(p.kind == _DICTIONARY_PAGE for p in found)))
-        if encoded not in readers:
-            raw_file.seek(0)
-            readers[encoded] = pq.ParquetFile(raw_file, read_dictionary=list(encoded), buffer_size=_READ_BUFFER,
-                                              pre_buffer=False)
         size = _batch_rows(pages, rows, most=_COLUMN_BATCH_ROWS)
-        for batch in readers[encoded].iter_batches(batch_size=size, row_groups=[group], columns=columns):
+        for batch in _dictionary_reader(raw_file, pages, readers).iter_batches(batch_size=size, row_groups=[group], columns=columns):
             arrays = []
             for name, array in zip(batch.schema.names, batch.columns):
+                dictionary = pa.types.is_dictionary(array.type)
                 if name in text:  # (a dictionary's cells measured by its values' lengths, before they are decoded)
-                    dictionary = pa.types.is_dictionary(array.type)
                     lengths = (pc.take(pc.binary_length(array.dictionary), array.indices) if dictionary
                                else pc.binary_length(array))
                     longest = pc.max(lengths).as_py() or 0
@@ -782,17 +772,8 @@ def bounded_batches(raw_file, columns: Optional[list[str]], max_cell_bytes: int,
                     decoded += pc.sum(lengths).as_py() or 0
                     if decoded > most_bytes:
                         raise TableBoundError(f"its rows decode to more than {most_bytes} bytes, this reader's bound")
-                if pa.types.is_dictionary(array.type):
-                    array = array.dictionary_decode()
-                arrays.append(array)
+                arrays.append(array.dictionary_decode() if dictionary else array)
             yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
-
-
-def _checked(name: str, lengths, most: int, pc) -> bool:
-    longest = pc.max(lengths).as_py() or 0
-    if longest > most:
-        raise TableBoundError(f"a cell of column {name!r} decodes to {longest} bytes, over this reader's bound of {most}")
-    return True
 
 
 def _refused(meta, group: int, pages: dict, columns: list, list_columns: set, config: InputConfig) -> Optional[str]:

@@ -8,6 +8,7 @@ or the input order.  pyarrow is imported only when Parquet is written or read.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -254,18 +255,16 @@ def write_document_files(name: str, columns: dict, formats: tuple, metrics: int)
 
 def document_batches(source, metrics: int, columns: list[str], documents: int = DOCUMENTS_PER_ROW_GROUP,
                      most_rows: Optional[int] = None):
-    """A per-document Parquet file (a path or a seekable binary file object) as Arrow
+    """A per-document Parquet file (a path or URL, or a seekable binary file object) as Arrow
     tables of `columns`, `documents` whole documents each (the last fewer; `metrics`
     rows a document): read within the bounds of a result folder's tables
     (pipeline.io.rows.bounded_batches: the file may be a previous run's, untrusted;
     TableBoundError; at most `most_rows` rows, when given), whatever the file's row groups."""
-    import contextlib  # noqa: PLC0415
-
     import pyarrow as pa  # noqa: PLC0415
 
     size = documents * metrics
     held, rows = [], 0
-    with open(source, "rb") if isinstance(source, str) else contextlib.nullcontext(source) as fh:
+    with files.open_read(source) if isinstance(source, str) else contextlib.nullcontext(source) as fh:
         for batch in bounded_batches(fh, columns, MAX_CELL_BYTES, STREAMED_TABLE_BYTES, most_rows):
             held.append(batch)
             rows += batch.num_rows
@@ -279,11 +278,9 @@ def document_batches(source, metrics: int, columns: list[str], documents: int = 
 
 def parquet_rows(path: str) -> int:
     """The rows of a Parquet file (a path or URL), as its footer says."""
-    import contextlib  # noqa: PLC0415
-
     import pyarrow.parquet as pq  # noqa: PLC0415
 
-    with contextlib.nullcontext(path) if not files.is_url(path) else files.open_read(path) as fh:
+    with files.open_read(path) as fh:
         return pq.ParquetFile(fh).metadata.num_rows
 
 
