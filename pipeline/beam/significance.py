@@ -435,7 +435,8 @@ def _aligned(paths: dict, systems: list, metrics: int, read_again):
 def document_chunks(paths: list, metrics: int, documents: int = DOCUMENTS_PER_ROW_GROUP):
     """A (profile, system)'s per-document files, in order, as (doc ids (an Arrow
     array), R/P/F units (documents x metrics x 3, int32)), `documents` documents at
-    a time (`document_batches`: at most a row group of each file at a time)."""
+    a time (`document_batches`: a batch of a row group at a time, within the bounds
+    of an untrusted table: a carried file is a previous run's)."""
     import pyarrow as pa  # noqa: PLC0415
 
     for path in paths:

@@ -5,6 +5,7 @@ every command reads one (`compare`, `meta-eval --run`, `history`, `run --reuse`)
     folder.run_id, folder.record, folder.signature            # run.json, checked
     folder.names("per_document/*.parquet")                    # what the manifest lists
     for number, row in folder.rows(name, {"system": TEXT, "f_measure": NUMBER}): ...
+    folder.table("significance.parquet")                      # as Arrow columns, bounded
     folder.read_bytes("system_scores.md")
     folder.copy_to("per_document/part-00000-of-00001.parquet", "gs://bucket/next/...")
 
