@@ -705,17 +705,18 @@ class TableBoundError(ValueError):
     """A Parquet table that `bounded_batches` does not read: the sentence says why."""
 
 
-_COLUMN_BATCH_ROWS = 1 << 16  # rows a batch of `bounded_batches` (and at most _BATCH_BYTES of text pages)
+_COLUMN_BATCH_ROWS = 1 << 16  # rows a batch of `bounded_batches` by default (and at most _BATCH_BYTES of text pages)
 MAX_CELL_BYTES = 4 * MAX_ID_CHARS  # a text cell of a result table: an id of at most 1,000 characters, in UTF-8
 TABLE_BYTES = 1 << 30  # what a result table read whole may decode to (1,000 systems' significance: ~300 MB)
 STREAMED_TABLE_BYTES = 4 << 30  # and one read a batch at a time (its time, not its memory: 1-2 s to decode)
 
 
 def bounded_batches(raw_file, columns: Optional[list[str]], max_cell_bytes: int, most_bytes: int,
-                    most_rows: Optional[int] = None):
+                    most_rows: Optional[int] = None, batch_rows: int = _COLUMN_BATCH_ROWS):
     """Arrow record batches of a Parquet file (a seekable binary file, read a row
-    group at a time), of `columns` (None: every column; flat columns only), for a
-    table of untrusted bytes read as columns: a result folder's (pipeline.io.result_folder).
+    group at a time, at most `batch_rows` rows a batch), of `columns` (None: every
+    column; flat columns only), for a table of untrusted bytes read as columns: a
+    result folder's (pipeline.io.result_folder).
 
     The bounds are `_parquet_rows`': every page header of the text columns is read
     first, and a row group with a page over _PAGE_BYTES or DELTA_BYTE_ARRAY-encoded
@@ -757,8 +758,9 @@ def bounded_batches(raw_file, columns: Optional[list[str]], max_cell_bytes: int,
         decoded += rows * (8 * numbers + VALUE_OVERHEAD * len(text))
         if decoded > most_bytes:
             raise TableBoundError(f"its rows decode to more than {most_bytes} bytes, this reader's bound")
-        size = _batch_rows(pages, rows, most=_COLUMN_BATCH_ROWS)
-        for batch in _dictionary_reader(raw_file, pages, readers).iter_batches(batch_size=size, row_groups=[group], columns=columns):
+        size = _batch_rows(pages, rows, most=batch_rows)
+        reader = _dictionary_reader(raw_file, pages, readers)
+        for batch in reader.iter_batches(batch_size=size, row_groups=[group], columns=columns):
             arrays = []
             for name, array in zip(batch.schema.names, batch.columns):
                 dictionary = pa.types.is_dictionary(array.type)
