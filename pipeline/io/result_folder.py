@@ -232,8 +232,9 @@ class ResultFolder:
         where = self.location("run.json")
         if "run.json" not in self.manifest.files:
             raise ResultFolderError(f"{self.path}: not a result folder of a run (its {SUCCESS} lists no run.json)")
+        data = self.read_bytes("run.json")  # (unreadable: ResultFolderError says why)
         try:
-            record = parse_json(self.read_bytes("run.json"))
+            record = parse_json(data)
         except (UnicodeDecodeError, ValueError) as err:
             raise ResultFolderError(f"{where}: not valid JSON ({err})") from err
         if not isinstance(record, dict):

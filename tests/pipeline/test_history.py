@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shutil
 
@@ -128,7 +129,8 @@ def test_runs_are_taken_by_their_start_time_on_request(runs, tmp_path, capsys):
     assert list(dict.fromkeys(seen)) == ids
 
 
-@pytest.mark.parametrize("damage", ["missing", "a file", "incomplete", "changed"])
+@pytest.mark.parametrize("damage", ["missing", "a file", "incomplete", "changed", "run.json a pipe",
+                                    "system_scores.csv a pipe"])
 def test_a_folder_missing_incomplete_or_changed_is_refused_in_one_line(runs, tmp_path, capsys, damage):
     broken = tmp_path / "broken"
     if damage == "a file":
@@ -139,11 +141,18 @@ def test_a_folder_missing_incomplete_or_changed_is_refused_in_one_line(runs, tmp
         (broken / "_SUCCESS").unlink()
     elif damage == "changed":
         (broken / "system_scores.csv").write_text((broken / "system_scores.csv").read_text().replace("0.", "0.9", 1))
+    elif damage.endswith("a pipe"):  # (opened for reading, a FIFO with no writer would wait forever)
+        name = damage.split()[0]
+        (broken / name).unlink()
+        os.mkfifo(broken / name)
     code = main(["history", str(runs / "n1"), str(broken), "--output", str(tmp_path / "h"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert str(broken) in err and {"missing": "no such result folder", "a file": "not a folder",
-                                   "incomplete": "no _SUCCESS", "changed": "system_scores.csv has"}[damage] in err
+                                   "incomplete": "no _SUCCESS", "changed": "system_scores.csv has",
+                                   "run.json a pipe": "run.json: cannot read it",
+                                   "system_scores.csv a pipe": "system_scores.csv: cannot read it"}[damage] in err
+    assert "not valid JSON" not in err and "is a pipe" in err or not damage.endswith("a pipe"), err
     assert not (tmp_path / "h").exists()
     if damage == "a file":
         assert broken.read_text() == "not a run\n"
