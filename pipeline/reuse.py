@@ -574,7 +574,7 @@ class BucketPrevious:
     ("documents", doc_ids, references digests (8 bytes a document)) of the
     documents carried systems scored): the previous values of a list of candidates, for ScoreDocuments,
     and what would make a carried system's results differ from a full run's
-    (`unresolved`, `check_references`; a row of a carried system read again is
+    (`unresolved`, `match`'s `changed`; a row of a carried system read again is
     found from the read files' record, `retried_plan`).  A row is a position in its
     system's columns: no Python object per previous row."""
 
@@ -596,17 +596,29 @@ class BucketPrevious:
         self.documents = dict(zip(ids, range(len(ids))))  # doc_id -> position in `references`
         self.references = b"".join(references)
         self.check_references_ = check_references
-        self.changed = 0  # candidates whose references differ from the carried systems' (`check_references`)
+        self.changed = 0  # candidates whose references differ from the carried systems' (`match`)
 
-    def values_of(self, groups, digests) -> Optional[list]:
-        """Per candidate of these DocumentGroups, in order, the previous run's values
-        (bytes per profile) when it scored the same (system, doc_id) with the same
-        `digests` (candidate's and references'), else None; None for the list when
-        no candidate's are."""
-        out, i, found = [], 0, False
+    def match(self, groups, digests) -> tuple[Optional[list], frozenset]:
+        """One pass over some DocumentGroups and their candidates' `digests`
+        (candidate's, then references'): per candidate, in order, the previous run's
+        values (bytes per profile) when it scored the same (system, doc_id) with the
+        same digests, else None (None for the list when no candidate's are); and the
+        documents among the groups that carried systems scored.  A candidate of such
+        a document whose references are not the ones those systems scored it with
+        is counted (`changed`: a conflict in a full run; checked where a document's
+        rows share one list of references, as they do unless
+        input.conflicting_references is "keep", which checks nothing)."""
+        out, carried, i, found = [], [], 0, False
+        systems, documents, references = self.systems, self.documents, self.references
+        check = self.check_references_ and bool(documents)
         for group in groups:
+            k = documents.get(group.doc_id)
+            if k is not None:
+                carried.append(group.doc_id)
+                if check and digests[i][8:] != references[8 * k : 8 * k + 8]:
+                    self.changed += len(group.candidates)
             for c, _ in group.candidates:
-                rows = self.systems.get(c.system)
+                rows = systems.get(c.system)
                 k = rows[0].get(group.doc_id) if rows is not None else None
                 if k is not None and rows[1][16 * k : 16 * k + 16] == digests[i]:
                     out.append(tuple(v[w * k : w * k + w] for v, w in zip(rows[2], rows[3])))
@@ -614,7 +626,7 @@ class BucketPrevious:
                 else:
                     out.append(None)
                 i += 1
-        return out if found else None
+        return (out if found else None), frozenset(carried)
 
     def is_carried(self, doc_id: str) -> bool:
         return doc_id in self.documents
@@ -624,18 +636,3 @@ class BucketPrevious:
         having no usable references: in a full run the carried rows of that
         document would be reported so too."""
         return int(error.reason in ("conflicting_references", "no_references") and error.doc_id in self.documents)
-
-    def check_references(self, groups, digests) -> None:
-        """Count (`changed`) the candidates of documents carried systems scored whose
-        references (the second half of their digest) are not the references those
-        systems scored the document with: a conflict in a full run.  (Checked where
-        a document's rows share one list of references, as they do unless
-        input.conflicting_references is "keep", which checks nothing.)"""
-        if not (self.check_references_ and self.documents):
-            return
-        i, references = 0, self.references
-        for group in groups:
-            k = self.documents.get(group.doc_id)
-            if k is not None and digests[i][8:] != references[8 * k : 8 * k + 8]:
-                self.changed += len(group.candidates)
-            i += len(group.candidates)

@@ -81,7 +81,7 @@ def batches_of(documents) -> list[tuple]:
 class Matched(NamedTuple):
     """A list of DocumentGroups with, per candidate in order, its 16-byte digest and
     the previous run's values of the same row (one per profile) or None
-    (pipeline.reuse.BucketPrevious.values_of; `reused` is None when no row's are);
+    (pipeline.reuse.BucketPrevious.match; `reused` is None when no row's are);
     `carried`: the documents among them that systems carried whole scored too."""
 
     groups: list
@@ -184,9 +184,7 @@ class ResolveBucketFn(beam.DoFn):
         if previous is None:
             return groups
         digests = row_digests(groups)
-        previous.check_references(groups, digests)
-        carried = frozenset(g.doc_id for g in groups if previous.is_carried(g.doc_id))
-        return Matched(groups, digests, previous.values_of(groups, digests), carried)
+        return Matched(groups, digests, *previous.match(groups, digests))
 
     def _resolve(self, candidates, references, previous=None):
         unused = (lambda rows: len(rows)) if previous is None else (
