@@ -55,10 +55,6 @@ from rouge_core.significance import EXACT_MAX_DOCUMENTS
 # "carried_documents", "carry_violations" (what broke the carrying) and "refused"
 # (the message of a previous file that failed its check while read).
 REUSE_COUNTS = "reuse"
-# The most bytes of a previous per-document file or report read whole (ResultFolder's
-# default bound is for run records): a per-document file holds at most 100,000
-# documents by default (pipeline.io.tables), a report every system's block.
-FILE_LIMIT = 4 << 30
 # MetricStats fields in a row's values, as the per-document table names them
 VALUE_COLUMNS = ("reference_total", "candidate_total", "hits", "recall", "precision", "f_measure")
 
@@ -154,10 +150,13 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
         folder = ResultFolder.open(source)
     except ResultFolderError as err:
         return ReusePlan(source, refused=str(err))
-    changes = settings_changes(folder.record, config)
+    previous = folder.record
+    problem = record_problem(previous)
+    if problem:
+        return ReusePlan(source, folder, refused=f"{folder.location('run.json')}: {problem}")
+    changes = settings_changes(previous, config)
     if changes:
         return ReusePlan(source, folder, refused="other settings: " + "; ".join(changes))
-    previous = folder.record
     tags = {p.name: p.tags for p in config.profile_list()}
     systems = sorted((previous.get("counts") or {}).get("documents_by_system") or {})
     human = config.human.name if config.human.enabled else None
@@ -189,6 +188,61 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
     return plan
 
 
+def _count(value) -> bool:
+    return type(value) is int and 0 <= value < 1 << 53
+
+
+def _counts_of(value) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and _count(n) for k, n in value.items())
+
+
+def _file_record(value) -> bool:
+    """An input file's record as run.json lists it (pipeline.beam.run.fingerprints): its
+    path and, if it was read, its bytes, SHA-256, rows, error rows, rows per system."""
+    return (isinstance(value, dict) and isinstance(value.get("path"), str)
+            and all(_count(value[key]) for key in ("bytes", "rows", "errors") if key in value)
+            and isinstance(value.get("sha256", ""), str) and ("systems" not in value or _counts_of(value["systems"])))
+
+
+def record_problem(record: dict) -> Optional[str]:
+    """What makes a previous run.json unusable (a field `--reuse` reads that is not
+    what this tool writes there: a folder resealed after its run.json was edited, or
+    of another version), in a phrase, or None.  Checked before anything is taken
+    from it, so that no value of it fails the run later."""
+    counts = record.get("counts")
+    if not isinstance(counts, dict):
+        return "its counts are not an object"
+    if not _count(counts.get("documents")):
+        return "counts.documents is not a count"
+    for key in ("documents_by_system", "errors_by_system"):
+        if not _counts_of(counts.get(key, {})):
+            return f"counts.{key} is not a count per system"
+    checks = counts.get("text_checks", {})
+    if not isinstance(checks, dict) or not all(
+            isinstance(kinds, dict) and all(isinstance(found, dict) and _count(found.get("texts"))
+                                            and isinstance(found.get("example"), str) for found in kinds.values())
+            for kinds in checks.values()):
+        return "counts.text_checks is not {owner: {kind: {texts, example}}}"
+    nrefs = counts.get("references_per_document")
+    if nrefs not in (None, []) and not (isinstance(nrefs, list) and len(nrefs) == 2 and all(map(_count, nrefs))):
+        return "counts.references_per_document is not [fewest, most]"
+    if not isinstance(record.get("config"), dict):
+        return "its config is not an object"
+    inputs = record.get("inputs")
+    if not isinstance(inputs, dict) or not all(
+            isinstance(inputs.get(kind, []), list) and all(map(_file_record, inputs.get(kind, [])))
+            for kind in ("candidates", "references")):
+        return "its inputs are not lists of file records (path, bytes, sha256, rows, errors, systems)"
+    parts = record.get("rouge155_parts", {})
+    if not isinstance(parts, dict) or not all(
+            isinstance(name, str) and isinstance(listed, list) and all(
+                isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and _count(item[1])
+                and _count(item[2]) for item in listed)
+            for name, listed in parts.items()):
+        return "its rouge155_parts are not [system, offset, length] lists"
+    return None
+
+
 def carried_tables(folder: ResultFolder, carried: set) -> tuple[list, dict]:
     """The carried systems' rows of the previous system_scores.parquet, as
     (profile, system, metric, row), and their blocks' places in each ROUGE-1.5.5
@@ -200,9 +254,12 @@ def carried_tables(folder: ResultFolder, carried: set) -> tuple[list, dict]:
     if not isinstance(parts, dict):
         raise ResultFolderError(f"{folder.path}: run.json does not say where each system's report block lies")
     places = {}
-    for name, listed in parts.items():
-        folder.read_bytes(name, FILE_LIMIT)  # (verified whole: a block is copied from it)
-        places[name] = {str(system): (int(offset), int(length)) for system, offset, length in listed if system in carried}
+    for name, listed in parts.items():  # (their shape checked: `record_problem`)
+        with folder.verified(name) as fh:  # (verified whole, streamed: a block is copied from it)
+            size = fh.seek(0, 2)
+        places[name] = {system: (offset, length) for system, offset, length in listed if system in carried}
+        if any(offset + length > size for offset, length in places[name].values()):
+            raise ResultFolderError(f"{folder.location(name)}: run.json places a system's block past its end")
     return mine, places
 
 

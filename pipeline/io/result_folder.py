@@ -246,6 +246,10 @@ class ResultFolder:
             parse_profiles_signature(signature)
         except RougeConfigError as err:
             raise ResultFolderError(f"{where}: {err}") from err
+        profiles = record.get("profiles", [])  # (compare orders its metrics by them, --reuse compares them)
+        if not isinstance(profiles, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str)
+                                                     for p in profiles):
+            raise ResultFolderError(f"{where}: its profiles are not a list of named profiles")
         if "run_id" in record and record["run_id"] != self.run_id:
             raise ResultFolderError(f"{where}: written by run {str(record['run_id'])[:40]!r}, but the folder's "
                                     f"{SUCCESS} is run {self.run_id}'s: the folder mixes two runs")

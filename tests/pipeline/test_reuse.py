@@ -219,6 +219,52 @@ def test_an_incomplete_or_changed_previous_folder_reuses_nothing(tmp_path, last_
     assert len(said) == 1 and said[0].count(str(previous)) == 1, said  # the folder named once, then why
 
 
+# A field of a resealed run.json (its manifest entry made to match) that --reuse reads,
+# given a value this tool never writes there, and the phrase that names it.  Each
+# failed the run before (ValueError, AttributeError, OverflowError, TypeError, OSError
+# from a report block placed past its file's end) or was taken as it stood (no config:
+# the defaults' settings compared).
+RECORD_DAMAGES = {
+    "counts.documents_by_system a list": (("counts", "documents_by_system"), ["alpha"], "counts.documents_by_system"),
+    "a system's documents a word": (("counts", "documents_by_system", "alpha"), "many", "counts.documents_by_system"),
+    "a system's documents 10**30": (("counts", "documents_by_system", "alpha"), 10**30, "counts.documents_by_system"),
+    "counts.documents negative": (("counts", "documents"), -1, "counts.documents is not a count"),
+    "counts null": (("counts",), None, "its counts are not an object"),
+    "text checks of a number": (("counts", "text_checks"), {"alpha": 5}, "counts.text_checks"),
+    "references per document a word": (("counts", "references_per_document"), "x", "references_per_document"),
+    "an input file's rows a word": (("inputs", "candidates", 0, "rows"), "50", "its inputs"),
+    "an input file null": (("inputs", "candidates", 0), None, "its inputs"),
+    "a report block's offset a word": (("rouge155_parts", "rouge155.txt", 0, 1), "a", "rouge155_parts"),
+    "a report block past the end": (("rouge155_parts", "rouge155.txt", 0, 2), 10**12, "past its end"),
+    "config null": (("config",), None, "its config is not an object"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(RECORD_DAMAGES))
+def test_a_sealed_run_record_holding_what_this_tool_never_writes_reuses_nothing(tmp_path, last_night, damage, caplog):
+    caplog.set_level(logging.WARNING)
+    where, value, expected = RECORD_DAMAGES[damage]
+
+    def change(folder):
+        record = json.loads((folder / "run.json").read_text())
+        holder = record
+        for key in where[:-1]:
+            holder = holder[key]
+        holder[where[-1]] = value
+        data = json.dumps(record).encode()
+        (folder / "run.json").write_bytes(data)
+        manifest = json.loads((folder / "_SUCCESS").read_text())
+        manifest["files"]["run.json"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        (folder / "_SUCCESS").write_text(json.dumps(manifest))
+
+    previous = tampered_copy(tmp_path, last_night, change)
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS}, previous=previous)
+    refused = reused["reuse"]["refused"]
+    assert refused is not None and expected in refused, refused
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reusing nothing from")]
+    assert len(said) == 1 and expected in said[0], said
+
+
 def test_a_carried_systems_rows_in_a_file_read_again_are_duplicates_as_in_a_full_run(tmp_path, last_night, caplog):
     caplog.set_level(logging.WARNING)
     extra = rows_of("alpha", documents=[0])  # alpha's file is unchanged, but a new file repeats a row of it

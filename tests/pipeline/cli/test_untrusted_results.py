@@ -95,6 +95,21 @@ def test_strings_where_scores_belong_a_missing_column_and_a_truncated_file(base,
     assert code == 2 and f"{truncated / SHARD}: not a per-document table: cannot read it" in err
 
 
+@pytest.mark.parametrize("profiles", [5, [5], [{"name": 5}], "default"])
+def test_a_sealed_run_record_whose_profiles_are_not_named_profiles_is_refused(base, tmp_path, capsys, profiles):
+    """compare ordered the metrics by run.json's profiles and failed on a resealed one
+    of another shape ("TypeError: 'int' object is not iterable"): exit 2 naming run.json."""
+    import json
+
+    folder = tmp_path / "hostile"
+    shutil.copytree(base / "new", folder)
+    record = json.loads((folder / "run.json").read_text())
+    seal_record(folder, dict(record, profiles=profiles))
+    code, err = compare(base, folder, capsys=capsys)
+    assert code == 2 and f"{folder / 'run.json'}: its profiles are not a list of named profiles" in err, err
+    assert len(err.strip().splitlines()) == 1 and "TypeError" not in err
+
+
 def test_names_that_print_alike_or_hold_control_characters_are_refused(base, tmp_path, capsys):
     def invisible(table):
         first = table.column("system").to_pylist().index("good")
