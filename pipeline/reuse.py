@@ -44,7 +44,13 @@ import numpy as np
 from pipeline.config import RunConfig, table_settings
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolder, ResultFolderError
-from pipeline.io.tables import SIGNATURE_BYTES, document_batches, document_file_stem, missing_documents
+from pipeline.io.tables import (
+    SIGNATURE_BYTES,
+    SYSTEM_COLUMNS,
+    document_batches,
+    document_file_stem,
+    missing_documents,
+)
 from rouge_core.errors import RougeConfigError
 from rouge_core.signature import RUN_FIELDS, Signature
 from rouge_core.significance import EXACT_MAX_DOCUMENTS
@@ -175,7 +181,7 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
     if not carried:
         return plan.without_carrying(why)
     try:
-        plan.system_rows, plan.report_parts = carried_tables(folder, carried)
+        plan.system_rows, plan.report_parts = carried_tables(folder, carried, tags)
         if config.significance.enabled and previous.get("significance_signature") == config.significance.signature():
             folder.read_bytes("significance.parquet")  # (verified here; read again where the pairs are copied)
             plan.significance_copied = True
@@ -243,13 +249,22 @@ def record_problem(record: dict) -> Optional[str]:
     return None
 
 
-def carried_tables(folder: ResultFolder, carried: set) -> tuple[list, dict]:
+def carried_tables(folder: ResultFolder, carried: set, tags: dict) -> tuple[list, dict]:
     """The carried systems' rows of the previous system_scores.parquet, as
     (profile, system, metric, row), and their blocks' places in each ROUGE-1.5.5
     report file, {file: {system: (offset, length)}}: both files verified here
-    (small), the blocks copied from them later (AggregatePerSystem)."""
-    rows = folder.table("system_scores.parquet", max_cell_bytes=SIGNATURE_BYTES).to_pylist()
-    mine = [(r.get("profile"), r.get("system"), r.get("metric"), r) for r in rows if r.get("system") in carried]
+    (small), the blocks copied from them later (AggregatePerSystem).  The table must
+    have this version's columns and one row of each carried system for each metric
+    of each profile (`tags`), as a full run would write: else no row of it is taken."""
+    rows = folder.table("system_scores.parquet", max_cell_bytes=SIGNATURE_BYTES, written_as=SYSTEM_COLUMNS).to_pylist()
+    mine = [(r["profile"], r["system"], r["metric"], r) for r in rows if r["system"] in carried]
+    wanted = {(profile, system, metric) for profile, metrics in tags.items() for metric in metrics for system in carried}
+    found = [row[:3] for row in mine]
+    if len(found) != len(wanted) or set(found) != wanted:
+        missing = sorted(wanted - set(found))
+        what = (f"no row of system {missing[0][1]!r}, {missing[0][2]} (profile {missing[0][0]})" if missing
+                else "a carried system's row more than once, or of a metric this run does not score")
+        raise ResultFolderError(f"{folder.location('system_scores.parquet')}: {what}")
     parts = folder.record.get("rouge155_parts")
     if not isinstance(parts, dict):
         raise ResultFolderError(f"{folder.path}: run.json does not say where each system's report block lies")
@@ -282,19 +297,20 @@ def reuse_line(plan: ReusePlan) -> str:
 
 def retried_plan(plan: ReusePlan, counts: dict, read: list[dict]) -> Optional[ReusePlan]:
     """The plan to run again with, when what the previous run offered could not be used
-    as planned (None: the run stands): a previous file that failed its check while
-    the run read it (nothing reused), or what would make a carried system's results
-    differ from a full run's (nothing carried): rows of a carried system in a file
-    that was read (`read`: the read files' records, with the rows of each system),
-    or documents it scored that now have other references."""
+    as planned (None: the run stands): rows of a carried system in a file that was
+    read (`read`: the read files' records, with the rows of each system; nothing
+    carried), a previous file that failed its check while the run read it (nothing
+    reused; a carried file's check can fail on what the run wrote of such a system,
+    hence the order), or documents a carried system scored that now have other
+    references (nothing carried)."""
     reuse = counts.get("reuse") or {}
-    if reuse.get("refused"):
-        return ReusePlan(plan.source, plan.folder, refused=reuse["refused"][0])
     again = sorted({s for f in read for s in f.get("systems") or {} if s in set(plan.carried)})
-    nrefs = references_known(plan, counts)
-    if again:
+    if again:  # (first: a carried file's check may have failed on what this run wrote of the system)
         return plan.without_carrying(f"rows of {', '.join(again[:3])}{' ...' if len(again) > 3 else ''} are also in "
                                      "files read again (they would be duplicates)")
+    if reuse.get("refused"):
+        return ReusePlan(plan.source, plan.folder, refused=reuse["refused"][0])
+    nrefs = references_known(plan, counts)
     if reuse.get("carry_violations"):
         return plan.without_carrying(f"{reuse['carry_violations']:,} row(s) of documents the systems planned to be "
                                      "carried whole scored have other references now")

@@ -26,7 +26,7 @@ import numpy as np
 from pipeline.beam.read import BATCH_ROWS, bucket_of
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolderError
-from pipeline.io.tables import DOCUMENTS_PER_ROW_GROUP, parquet_rows
+from pipeline.io.tables import DOCUMENT_COLUMNS, DOCUMENTS_PER_ROW_GROUP, parquet_footer, schema_problem
 from pipeline.reuse import REUSE_COUNTS, ReusePlan, carried_documents, previous_rows
 
 
@@ -118,10 +118,16 @@ def copy_file(task, plan: ReusePlan, staging: str):
         yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
         return
     if name.endswith(".parquet"):
-        rows, most = parquet_rows(target), plan.document_rows(system, profile)
-        if rows > most:  # (read later, by the significance tests: a few KB can hold a billion rows)
-            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", f"{plan.folder.location(name)}: {rows} rows where "
-                                                                     f"its run recorded {most}"))
+        most = plan.document_rows(system, profile)
+        try:
+            schema, rows = parquet_footer(target)
+            problem = schema_problem(schema, DOCUMENT_COLUMNS)  # (published as it is: this version's table)
+        except (OSError, ValueError) as err:  # (Arrow's errors are these)
+            problem, rows = f"not a Parquet file ({type(err).__name__}: {err})", 0
+        if problem is None and rows > most:  # (read later, by the significance tests: a few KB can hold a billion rows)
+            problem = f"{rows} rows where its run recorded {most}"
+        if problem:
+            yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", f"{plan.folder.location(name)}: {problem}"))
             return
         yield profile, (system, target)
 

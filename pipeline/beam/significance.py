@@ -328,19 +328,24 @@ class CopiedPairs:
     the exact test keeps (or drops) the documents as the previous run did
     (`pipeline.reuse.ReusePlan.pairs_copied`)."""
 
-    def __init__(self, table, carried: set):
-        self.carried = carried
+    def __init__(self, table, carried: set, where: str):
+        self.carried, self.where = carried, where
         self.columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
         keys = zip(self.columns["measure"].tolist(), self.columns["system_a"].tolist(), self.columns["system_b"].tolist())
         self.row = {key: i for i, key in enumerate(keys)}
+        if len(self.row) != table.num_rows:
+            raise ResultFolderError(f"{where}: a pair's row more than once")
 
     def __call__(self, measure: str, system_a, system_b, result: dict) -> None:
         carried = self.carried
         mask = np.array([a in carried and b in carried for a, b in zip(system_a.tolist(), system_b.tolist())], dtype=bool)
         if not mask.any():
             return
-        rows = np.array([self.row[measure, a, b] for a, b in zip(system_a[mask].tolist(), system_b[mask].tolist())],
-                        dtype=np.intp)
+        pairs = list(zip(system_a[mask].tolist(), system_b[mask].tolist()))
+        missing = next(((a, b) for a, b in pairs if (measure, a, b) not in self.row), None)
+        if missing is not None:  # (its sums were not made: the pair cannot be left out)
+            raise ResultFolderError(f"{self.where}: no row of the pair {missing[0]!r}, {missing[1]!r} ({measure})")
+        rows = np.array([self.row[measure, a, b] for a, b in pairs], dtype=np.intp)
         for name in RESULT_FIELDS:
             result[name][mask] = self.columns[name][rows]
 
@@ -349,11 +354,11 @@ def copied_pairs(reuse, profile: str) -> dict:
     """{metric: CopiedPairs} of a profile from the previous run's significance table."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
-    table = reuse.folder.table("significance.parquet")
+    table = reuse.folder.table("significance.parquet", written_as=SIGNIFICANCE_COLUMNS)
     table = table.filter(pc.equal(table.column("profile"), profile))
-    carried = set(reuse.carried)
-    return {metric: CopiedPairs(table.filter(pc.equal(table.column("metric"), metric)), carried)
-            for metric in set(table.column("metric").to_pylist())}
+    carried, where = set(reuse.carried), reuse.folder.location("significance.parquet")
+    return {metric: CopiedPairs(table.filter(pc.equal(table.column("metric"), metric)), carried, f"{where} ({metric})")
+            for metric in reuse.tags[profile]}
 
 
 # Documents x systems read side by side by `_aligned` (every system's values of a
@@ -387,7 +392,13 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
     for system, path in sorted(found):
         paths.setdefault(system, []).append(path)
     systems = sorted(paths)
-    counts = {s: sum(parquet_rows(p) for p in paths[s]) // len(metrics) for s in systems}
+    rows = {s: sum(parquet_rows(p) for p in paths[s]) for s in systems}
+    carried = [s for s in systems if reuse is not None and s in set(reuse.carried)]
+    short = next((s for s in carried if rows[s] != reuse.document_rows(s, profile)), None)
+    if short is not None:  # (a full run's pairs with it would be over every one of its documents)
+        raise ResultFolderError(f"the per-document files of carried system {short!r} (profile {profile}) hold "
+                                f"{rows[short]} rows where its run recorded {reuse.document_rows(short, profile)}")
+    counts = {s: rows[s] // len(metrics) for s in systems}
     aligned = len(set(counts.values())) == 1
     documents = counts[systems[0]] if aligned else None
     sums = None
@@ -495,7 +506,7 @@ def _blocks_or_refused(element, *args):
     try:
         yield from profile_blocks(element, *args)
     except (TableBoundError, ResultFolderError) as err:
-        yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", f"a per-document file of profile {element[0]}: {err}"))
+        yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", f"the significance tests of profile {element[0]}: {err}"))
 
 
 PART_PREFIX = "_significance-part-"

@@ -43,6 +43,7 @@ from pipeline.io import files
 from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, ManifestError, parse_json
 from pipeline.io.rows import MAX_CELL_BYTES, TABLE_BYTES, TableBoundError, bounded_batches, parquet_file_rows
 from pipeline.io.stores import object_store
+from pipeline.io.tables import schema_problem
 from pipeline.records import ErrorRecord
 from rouge_core import RougeConfigError, RougeInputError
 
@@ -165,23 +166,31 @@ class ResultFolder:
                 yield item.position, item.row
 
     def table(self, name: str, columns: Optional[list[str]] = None, max_cell_bytes: int = MAX_CELL_BYTES,
-              most_bytes: int = TABLE_BYTES, most_rows: Optional[int] = None):
+              most_bytes: int = TABLE_BYTES, most_rows: Optional[int] = None,
+              written_as: Optional[list[tuple[str, str]]] = None):
         """A listed Parquet table as an Arrow table (of `columns`, when given), checked
         against the manifest and read within bounds (pipeline.io.rows.bounded_batches:
         a text cell at most `max_cell_bytes`, the whole at most `most_bytes` decoded,
-        at most `most_rows` rows when given); a ResultFolderError naming the file
-        otherwise."""
+        at most `most_rows` rows when given), and with `written_as` (its (name, type)
+        columns, pipeline.io.tables) holding exactly the columns this tool writes; a
+        ResultFolderError naming the file otherwise."""
         import pyarrow as pa  # noqa: PLC0415
 
         where = self.location(name)
         with self.verified(name) as fh:
             try:
+                if written_as is not None:
+                    problem = schema_problem(_empty_schema(fh, None), written_as)
+                    if problem:
+                        raise ResultFolderError(f"{where}: not a {_table_kind(name)} of this version: {problem}")
                 batches = list(bounded_batches(fh, columns, max_cell_bytes, most_bytes, most_rows))
                 schema = batches[0].schema if batches else _empty_schema(fh, columns)
                 return pa.Table.from_batches(batches, schema=schema)
             except TableBoundError as err:
                 raise ResultFolderError(f"{where}: not read: {err}") from None
             except (pa.ArrowException, OSError, ValueError, KeyError) as err:
+                if isinstance(err, ResultFolderError):
+                    raise
                 raise ResultFolderError(f"{where}: not a {_table_kind(name)}: cannot read it "
                                         f"({type(err).__name__}: {err})") from err
 

@@ -134,6 +134,22 @@ def arrow_schema(columns: list[tuple[str, str]], metadata: Optional[dict] = None
     return pa.schema([(name, getattr(pa, "bool_" if kind == "bool" else kind)()) for name, kind in columns], metadata=metadata)
 
 
+def schema_problem(schema, columns: list[tuple[str, str]]) -> Optional[str]:
+    """How an Arrow schema read back differs from `columns` (a table as this tool
+    writes it: these names, in order, of these types; text read as a dictionary
+    counts as text), in a phrase, or None."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    expected = arrow_schema(columns)
+    found = [(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type) for f in schema]
+    if [name for name, _ in found] != expected.names:
+        return f"its columns are {', '.join(name for name, _ in found) or 'none'}, not {', '.join(expected.names)}"
+    wrong = [(name, kind) for (name, kind), want in zip(found, expected) if kind != want.type]
+    if wrong:
+        return f"its column {wrong[0][0]!r} holds {wrong[0][1]}, not {expected.field(wrong[0][0]).type}"
+    return None
+
+
 def parquet_bytes(rows: list[dict], columns: list[tuple[str, str]], metadata: Optional[dict] = None,
                   row_group_size: Optional[int] = None) -> bytes:
     import pyarrow as pa  # noqa: PLC0415
@@ -280,10 +296,16 @@ def document_batches(source, metrics: int, columns: list[str], documents: int = 
 
 def parquet_rows(path: str) -> int:
     """The rows of a Parquet file (a path or URL), as its footer says."""
+    return parquet_footer(path)[1]
+
+
+def parquet_footer(path: str) -> tuple:
+    """(Arrow schema, rows) of a Parquet file (a path or URL), as its footer says."""
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     with files.open_read(path) as fh:
-        return pq.ParquetFile(fh).metadata.num_rows
+        parquet = pq.ParquetFile(fh)
+        return parquet.schema_arrow, parquet.metadata.num_rows
 
 
 DOCUMENT_CHUNK = 32_768  # documents whose columns are built at a time (their temporaries then freed)

@@ -18,9 +18,11 @@ import struct
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.io.tables import document_file_stem
 from tests.pipeline.runs import document_rows, run_pipeline, seal, table_bytes, write_jsonl
 
 WORDS = [f"w{i}" for i in range(40)] + ["the", "a", "of", "and", "to"]
@@ -263,6 +265,53 @@ def test_a_sealed_run_record_holding_what_this_tool_never_writes_reuses_nothing(
     assert refused is not None and expected in refused, refused
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reusing nothing from")]
     assert len(said) == 1 and expected in said[0], said
+
+
+def _without_column(name):
+    return lambda t: t.drop([name])
+
+
+def _as_text(name):
+    return lambda t: t.set_column(t.column_names.index(name), pa.field(name, pa.string()),
+                                  pa.array([str(v) for v in t.column(name).to_pylist()], pa.string()))
+
+
+# A table of a resealed previous folder edited into what this tool never writes, the
+# file, the edit and the phrase that says so.  Before, a carried system's rows of
+# system_scores went missing from tonight's table or came out twice or without a
+# column, the copied significance pairs were summed from nothing (every carried pair
+# p = 1) or taken twice, a carried per-document file was published without a column,
+# and "documents" as text failed the run: each published tables that were not the
+# full run's, or failed.
+ALPHA = f"per_document/{document_file_stem('default', 'alpha')}-00000-of-00001.parquet"
+TABLE_DAMAGES = {
+    "system_scores without f_measure": ("system_scores.parquet", _without_column("f_measure"), "its columns are"),
+    "system_scores' documents as text": ("system_scores.parquet", _as_text("documents"), "'documents' holds string"),
+    "system_scores without alpha's rows": ("system_scores.parquet", lambda t: t.filter(pc.not_equal(t["system"], "alpha")),
+                                           "no row of system 'alpha'"),
+    "system_scores' rows twice": ("system_scores.parquet", lambda t: pa.concat_tables([t, t]), "more than once"),
+    "significance without p_adjusted": ("significance.parquet", _without_column("p_adjusted"), "its columns are"),
+    "significance empty": ("significance.parquet", lambda t: t.slice(0, 0), "no row of the pair"),
+    "significance rows twice": ("significance.parquet", lambda t: pa.concat_tables([t, t]), "more than once"),
+    "alpha's per-document file without hits": (ALPHA, _without_column("hits"), "its columns are"),
+    "alpha's per-document file a document short": (ALPHA, lambda t: t.slice(3),
+                                                    "carried system 'alpha' (profile default) hold 69 rows where its run recorded 72"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(TABLE_DAMAGES))
+def test_a_sealed_table_that_this_tool_never_writes_reuses_nothing(tmp_path, last_night, damage):
+    name, edit, expected = TABLE_DAMAGES[damage]
+
+    def change(folder):
+        pq.write_table(edit(pq.read_table(folder / name)), folder / name)
+        seal(folder)
+
+    previous = tampered_copy(tmp_path, last_night, change)
+    files = {s: rows_of(s) for s in SYSTEMS} | {"gamma": rows_of("gamma", version=lambda i: int(i % 3 == 0))}
+    reused, _ = tonight(tmp_path, last_night, files, previous=previous)  # (its tables: the full run's)
+    refused = reused["reuse"]["refused"]
+    assert refused is not None and expected in refused and (name in refused or "carried system" in refused), refused
 
 
 def test_a_carried_systems_rows_in_a_file_read_again_are_duplicates_as_in_a_full_run(tmp_path, last_night, caplog):
