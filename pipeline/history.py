@@ -83,7 +83,7 @@ def read_runs(paths: list[str], by_start: bool = False) -> list[Run]:
                 log.warning("run %s is given twice (%s, %s): taken once", folder.run_id, seen[folder.run_id], path)
                 continue
             seen[folder.run_id] = path
-            header, *cells = list(csv.reader(io.StringIO(folder.read_bytes("system_scores.csv").decode("utf-8"))))
+            header, *cells = list(csv.reader(io.StringIO(folder.read_bytes("system_scores.csv").decode("utf-8")))) or [[]]
             rows = folder.table("system_scores.parquet", max_cell_bytes=SIGNATURE_BYTES).to_pylist()
         except ResultFolderError as err:
             raise UsageError(str(err)) from None
@@ -91,10 +91,29 @@ def read_runs(paths: list[str], by_start: bool = False) -> list[Run]:
             raise UsageError(f"{path}: system_scores cannot be read ({err})") from None
         if not header or any(name not in header for name in ("profile", "system", "metric")):
             raise UsageError(f"{path}: system_scores.csv has no profile, system and metric columns")
+        problem = _disagreement(header, cells, rows)
+        if problem:  # (one run writes both from the same rows: a folder edited and resealed)
+            raise UsageError(f"{path}: system_scores.csv and system_scores.parquet disagree: {problem}")
         runs.append(Run(path, folder, header, cells, rows))
     if by_start:
         runs.sort(key=lambda r: r.started)
     return runs
+
+
+def _disagreement(header: list[str], cells: list[list[str]], rows: list[dict]) -> Optional[str]:
+    """How a run's system_scores.csv (`header`, `cells`) and .parquet (`rows`) differ
+    in their rows (as many, each (profile, system, metric) in the same order, every
+    CSV row as long as its header), or None."""
+    short = next((k for k, row in enumerate(cells, 1) if len(row) != len(header)), None)
+    if short is not None:
+        return f"row {short} of the CSV has {len(cells[short - 1])} cells, its header {len(header)}"
+    if len(cells) != len(rows):
+        return f"{len(cells)} rows in the CSV, {len(rows)} in the Parquet"
+    where = [header.index(name) for name in ("profile", "system", "metric")]
+    for k, (row, record) in enumerate(zip(cells, rows), 1):
+        if [row[i] for i in where] != [str(record.get(name) or "") for name in ("profile", "system", "metric")]:
+            return f"row {k} of the CSV is not the Parquet's (its profile, system and metric)"
+    return None
 
 
 def history_table(runs: list[Run]) -> tuple[list[str], list[list[str]], list[dict]]:

@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 from pipeline.cli import main
-from tests.pipeline.runs import document_rows, run_pipeline
+from tests.pipeline.runs import document_rows, run_pipeline, seal
 from tests.pipeline.test_reuse import DOCUMENTS, night, reference, rows_of, three_references
 
 NIGHTS = ("n1", "n2", "n3", "n4")
@@ -156,6 +156,28 @@ def test_a_folder_missing_incomplete_or_changed_is_refused_in_one_line(runs, tmp
     assert not (tmp_path / "h").exists()
     if damage == "a file":
         assert broken.read_text() == "not a run\n"
+
+
+@pytest.mark.parametrize("damage", ["the CSV's rows removed", "a CSV row cut short", "a system renamed in the CSV"])
+def test_a_resealed_run_whose_csv_and_parquet_disagree_is_refused(runs, tmp_path, capsys, damage):
+    """history.csv comes from system_scores.csv, history.parquet and the charts from
+    system_scores.parquet: a resealed folder whose two differ lost its rows from the
+    CSV silently (or wrote a row of two cells) where the Parquet kept them."""
+    broken = tmp_path / "broken"
+    shutil.copytree(runs / "n2", broken)
+    lines = (broken / "system_scores.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    edited = {"the CSV's rows removed": lines[:1], "a CSV row cut short": [lines[0], "default,alpha\n", *lines[2:]],
+              "a system renamed in the CSV": [lines[0], *(line.replace("alpha", "alpha2") for line in lines[1:])]}[damage]
+    (broken / "system_scores.csv").write_text("".join(edited), encoding="utf-8")
+    seal(broken)
+    code = main(["history", str(runs / "n1"), str(broken), "--output", str(tmp_path / "h"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{broken}: system_scores.csv and system_scores.parquet disagree: " in err and {
+        "the CSV's rows removed": f"0 rows in the CSV, {len(lines) - 1} in the Parquet",
+        "a CSV row cut short": "row 1 of the CSV has 2 cells",
+        "a system renamed in the CSV": "of the CSV is not the Parquet's"}[damage] in err, err
+    assert not (tmp_path / "h").exists()
 
 
 def test_a_run_given_twice_is_taken_once_and_said(runs, tmp_path, capsys):
