@@ -234,7 +234,7 @@ def record_problem(record: dict) -> Optional[str]:
         return "counts.references_per_document is not [fewest, most]"
     if not isinstance(record.get("config"), dict):
         return "its config is not an object"
-    inputs = record.get("inputs")
+    inputs = record.get("inputs", {})  # (none recorded: no system is carried, rows are reused)
     if not isinstance(inputs, dict) or not all(
             isinstance(inputs.get(kind, []), list) and all(map(_file_record, inputs.get(kind, [])))
             for kind in ("candidates", "references")):

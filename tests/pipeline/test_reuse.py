@@ -267,6 +267,22 @@ def test_a_sealed_run_record_holding_what_this_tool_never_writes_reuses_nothing(
     assert len(said) == 1 and expected in said[0], said
 
 
+def test_a_run_record_without_its_inputs_still_offers_its_rows(tmp_path, last_night):
+    """No input file recorded (as a run of an older version): nothing is carried whole,
+    but every unchanged row is reused (the rows prove themselves by their digests)."""
+    def change(folder):
+        record = json.loads((folder / "run.json").read_text())
+        del record["inputs"]
+        (folder / "run.json").write_text(json.dumps(record))
+        seal(folder)
+
+    previous = tampered_copy(tmp_path, last_night, change)
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS}, previous=previous)
+    record = reused["reuse"]
+    assert record["refused"] is None and record["systems_carried"] == [], record
+    assert "did not record which systems" in record["not_carried"] and record["rows_reused"] == len(SYSTEMS) * DOCUMENTS
+
+
 def _without_column(name):
     return lambda t: t.drop([name])
 
