@@ -74,6 +74,11 @@ class ComparedRun:
         for shard in shards:
             self._read_shard(shard, measure)
         self._read_system_table(measure)
+        unscored = sorted(key for key in self.table if key not in self.scores)
+        if unscored:  # (its per-document rows gone, the system would be "removed" from a run that has it)
+            system, metric = unscored[0]
+            raise UsageError(f"{self.folder.location('system_scores.parquet')}: ({shown(system)}, {shown(metric)}) "
+                             "has no row in the per-document table")
         for what, names in (("systems", {s for s, _ in self.scores}), ("metrics", {m for _, m in self.scores})):
             groups = clashes(names)
             if groups:

@@ -110,6 +110,16 @@ def test_a_sealed_run_record_whose_profiles_are_not_named_profiles_is_refused(ba
     assert len(err.strip().splitlines()) == 1 and "TypeError" not in err
 
 
+def test_a_system_of_the_table_without_per_document_rows_is_refused_not_called_removed(base, tmp_path, capsys):
+    """A resealed folder whose per-document rows of a system are gone while its
+    system_scores rows stay: compare called the system "removed (old run only)"
+    from a run that has it in its table."""
+    emptied = edited(base, tmp_path, lambda t: t.slice(0, 0))
+    code, err = compare(base, emptied, capsys=capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{emptied / 'system_scores.parquet'}: (good, ROUGE-1) has no row in the per-document table" in err, err
+
+
 def test_names_that_print_alike_or_hold_control_characters_are_refused(base, tmp_path, capsys):
     def invisible(table):
         first = table.column("system").to_pylist().index("good")
