@@ -105,17 +105,66 @@ class ComparedRun:
             yield number, metric if profile in (None, DEFAULT_PROFILE) else f"{profile} {metric}", row
 
     def _read_shard(self, shard: str, measure: str) -> None:
+        """A per-document file's scores into `scores`, read as columns and checked
+        as `_rows` and `_check_score` check each row: the first problem in the
+        file's row order is said, as reading it row by row would (4.4 million rows
+        took a minute so; a doc_id is one string object however many systems have it)."""
+        import numpy as np  # noqa: PLC0415
+        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow.compute as pc  # noqa: PLC0415
+
         where = self.folder.location(shard)
-        columns = {"system": TEXT, "doc_id": TEXT, "metric": TEXT, measure: NUMBER}
-        for number, label, row in self._rows(shard, columns):
-            system, doc_id, value = row["system"], row["doc_id"], row[measure]
-            self._check_score(where, number, measure, value)
-            cell = self.scores[system, label]
-            if doc_id in cell:
-                raise UsageError(
-                    f"{where}: row {number}: ({shown(system)}, {shown(label)}, {shown(doc_id)}) appears twice"
-                )
-            cell[doc_id] = value
+        table = self.folder.column_table(shard, {"system": TEXT, "doc_id": TEXT, "metric": TEXT, measure: NUMBER,
+                                                 "profile": TEXT + "?"})
+        rows = table.num_rows
+        if not rows:
+            return
+        names = [n for n in ("system", "doc_id", "metric", "profile") if n in table.column_names]
+        problems = []  # (row index, check, message): checks in a row's order, names, score, repeated key
+        for check, key in enumerate(names):
+            column = table.column(key)
+            empty = pc.fill_null(pc.equal(pc.binary_length(column), 0), key != "profile")  # (no profile: the default)
+            bad = sorted(t for t in pc.unique(column).to_pylist() if t is not None and control_character(t))
+            marked = pc.or_(empty, pc.is_in(column, pa.array(bad, pa.string()))).to_numpy(zero_copy_only=False)
+            if marked.any():
+                k = int(np.argmax(marked))
+                text = column[k].as_py()
+                problems.append((k, check, f"row {k + 1}, column {key!r}: " + (
+                    f"holds a control character ({control_character(text)})" if text else "empty or null")))
+        values = table.column(measure).to_numpy(zero_copy_only=False).astype(float)  # (a null: nan)
+        unfit = ~np.isfinite(values) | (values < 0) | (values > MAX_SCORE)
+        if unfit.any():
+            k = int(np.argmax(unfit))
+            problems.append((k, len(names), f"row {k + 1}, column {measure!r}: {table.column(measure)[k].as_py()!r} "
+                                             f"is not a score (a finite number from 0 to {MAX_SCORE:g})"))
+        profile = table.column("profile") if "profile" in names else pa.nulls(rows, pa.string())
+        metric = pc.fill_null(table.column("metric"), "\x00")  # (a null name: refused at its row, before a repeat)
+        labels = pc.if_else(pc.fill_null(pc.equal(profile, DEFAULT_PROFILE), True), metric,
+                            pc.binary_join_element_wise(profile, metric, " "))
+        encoded = [pc.dictionary_encode(pc.fill_null(c, "\x00")).combine_chunks()
+                   for c in (table.column("system"), labels, table.column("doc_id"))]
+        (systems, labels, doc_ids), (s, m, d) = zip(*((e.dictionary.to_pylist(), e.indices.to_numpy().astype(np.int64))
+                                                     for e in encoded))
+        pair = s * len(labels) + m
+        seen = np.zeros(rows, dtype=bool)
+        seen[np.unique(pair * len(doc_ids) + d, return_index=True)[1]] = True
+        repeated = [] if seen.all() else [int(np.argmin(seen))]  # (a key again in this file)
+        order = np.argsort(pair, kind="stable")  # (each (system, metric)'s rows together, in the file's order)
+        parts = np.split(order, np.flatnonzero(np.diff(pair[order])) + 1)
+        for part in parts:  # (or of an earlier file)
+            cell = self.scores.get((systems[s[part[0]]], labels[m[part[0]]]))
+            again = next((int(i) for i in part if doc_ids[d[i]] in cell), None) if cell else None
+            repeated += [] if again is None else [again]
+        if repeated:
+            k = min(repeated)
+            problems.append((k, len(names) + 1, f"row {k + 1}: ({shown(systems[s[k]])}, {shown(labels[m[k]])}, "
+                                                 f"{shown(doc_ids[d[k]])}) appears twice"))
+        if problems:
+            raise UsageError(f"{where}: {min(problems)[2]}")
+        scores = table.column(measure).to_pylist()
+        for part in parts:
+            cell = self.scores[systems[s[part[0]]], labels[m[part[0]]]]
+            cell.update((doc_ids[d[i]], scores[i]) for i in part.tolist())
 
     def _read_system_table(self, measure: str) -> None:
         """`table`: (system, metric label) -> (the run's own table value of `measure`,

@@ -7,6 +7,7 @@ import math
 import shutil
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
@@ -72,6 +73,45 @@ def test_a_value_that_is_not_a_score_names_file_row_and_column(base, tmp_path, c
     assert code == 2
     assert f"{folder / SHARD}: row 7, column 'f_measure': {shown} is not a score" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("problems, said", [
+    # (row index, column, value) edits of one shard -> the error said: the first problem in
+    # the file's row order, and in a row its names (system, doc_id, metric), then its score,
+    # then a repeated key, as reading it row by row said (the shard is read as columns)
+    ([(8, "f_measure", math.nan), (5, "doc_id", "d\x07")], "row 6, column 'doc_id': holds a control character (\\x07)"),
+    ([(5, "f_measure", -1.0), (5, "system", "")], "row 6, column 'system': empty or null"),
+    ([(5, "f_measure", None), (9, "metric", None)], "row 6, column 'f_measure': None is not a score"),
+    ([(3, "doc_id", "SAME"), ("the next row of row 3's metric", "doc_id", "SAME"), (12, "f_measure", 2e6)],
+     "row {again}: (good, {metric}, SAME) appears twice"),
+])
+def test_the_first_problem_of_a_shard_in_row_order_is_said(base, tmp_path, capsys, problems, said):
+    metrics = pq.read_table(base / "new" / SHARD).column("metric").to_pylist()
+    again = metrics.index(metrics[3], 4)  # (rows cycle through the metrics: the next row of the same one)
+    said = said.format(again=again + 1, metric=metrics[3])
+
+    def change(table):
+        for row, column, value in problems:
+            table = set_cell(table, column, again if isinstance(row, str) else row, value)
+        return table
+
+    folder = edited(base, tmp_path, change)
+    code, err = compare(base, folder, capsys=capsys)
+    assert code == 2 and f"{folder / SHARD}: {said}" in err, err
+
+
+def test_a_document_of_a_system_in_two_files_is_said_where_it_comes_again(base, tmp_path, capsys):
+    folder = tmp_path / "split"
+    shutil.copytree(base / "new", folder)
+    table = pq.read_table(folder / SHARD)
+    good = table.filter(pa.compute.equal(table.column("system"), "good"))
+    second = SHARD.replace("-00000-of-00001", "-00001-of-00001")
+    pq.write_table(good.slice(2, 3), folder / second)  # (rows 3-5 of the first file, again)
+    seal(folder)
+    code, err = compare(base, folder, capsys=capsys)
+    first = good.slice(2, 1).to_pylist()[0]
+    assert code == 2, err
+    assert f"{folder / second}: row 1: (good, {first['metric']}, {first['doc_id']}) appears twice" in err, err
 
 
 def test_strings_where_scores_belong_a_missing_column_and_a_truncated_file(base, tmp_path, capsys):
