@@ -30,10 +30,12 @@ import math
 from collections import defaultdict
 from typing import Callable
 
+import numpy as np
+
 from pipeline.config import DEFAULT_PROFILE, parse_profiles_signature
 from pipeline.io.names import clashes, control_character, describe_clashes, shown
 from pipeline.io.result_folder import NUMBER, TEXT, ResultFolder
-from rouge_core.resampling import SCORE_UNITS, to_units
+from rouge_core.resampling import SCORE_UNITS, units_of
 from rouge_core.signature import Signature
 from rouge_core.significance import holm, paired_significance
 
@@ -109,7 +111,6 @@ class ComparedRun:
         as `_rows` and `_check_score` check each row: the first problem in the
         file's row order is said, as reading it row by row would (4.4 million rows
         took a minute so; a doc_id is one string object however many systems have it)."""
-        import numpy as np  # noqa: PLC0415
         import pyarrow as pa  # noqa: PLC0415
         import pyarrow.compute as pc  # noqa: PLC0415
 
@@ -239,7 +240,7 @@ def settings_differences(old: str, new: str, ignore: tuple = ()) -> list[tuple[s
 def _mean(values) -> float:
     """The exact mean of five-decimal scores, as the pipeline's SystemCombineFn forms it."""
     values = list(values)
-    return sum(to_units(v) for v in values) / (len(values) * SCORE_UNITS)
+    return int(units_of(values).sum()) / (len(values) * SCORE_UNITS)
 
 
 def compare_runs(
@@ -294,9 +295,8 @@ def compare_runs(
         rows.append(row)
         shared = tuple(sorted(before.keys() & after.keys()))
         if shared:
-            result = paired_significance(
-                shared, [after[d] for d in shared], [before[d] for d in shared], confidence=confidence
-            )
+            new_scores, old_scores = [after[d] for d in shared], [before[d] for d in shared]
+            result = paired_significance(shared, new_scores, old_scores, confidence=confidence)
             row.update(
                 documents=result.documents,
                 delta_points=100 * result.difference,
@@ -306,20 +306,20 @@ def compare_runs(
                 p_floor=result.p_floor,
                 method=result.method,
             )
-            change = {d: to_units(after[d]) - to_units(before[d]) for d in shared}
-            largest = sorted(shared, key=lambda d: (-abs(change[d]), d))[:MOVED]
+            change = (units_of(new_scores) - units_of(old_scores)).tolist()
+            largest = np.argsort(-np.abs(change), kind="stable")[:MOVED].tolist()  # (ties: shared is in doc order)
             moved += [
                 {
                     "system": system,
                     "metric": metric,
                     "measure": measure,
-                    "doc_id": d,
-                    "old": before[d],
-                    "new": after[d],
-                    "delta_points": 100 * change[d] / SCORE_UNITS,
+                    "doc_id": shared[i],
+                    "old": old_scores[i],
+                    "new": new_scores[i],
+                    "delta_points": 100 * change[i] / SCORE_UNITS,
                 }
-                for d in largest
-                if change[d]
+                for i in largest
+                if change[i]
             ]
         on_pair()
     tested = [r for r in rows if r["p_value"] is not None]

@@ -188,6 +188,17 @@ def to_units(score: float) -> int:
     return round(score * SCORE_UNITS)
 
 
+def units_of(scores) -> np.ndarray:
+    """`to_units` of each score, as int64: the same integers (the same product in
+    doubles, rounded half to even as Python's round is), at array speed.
+
+    Example:
+        >>> units_of([0.123455, 0.5, 2.5e-5]).tolist() == [to_units(x) for x in (0.123455, 0.5, 2.5e-5)]
+        True
+    """
+    return np.rint(np.asarray(scores, dtype=np.float64) * SCORE_UNITS).astype(np.int64)
+
+
 def stable_hash(text: str) -> int:
     """A 64-bit hash that is the same in every process, on every machine."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")

@@ -74,7 +74,7 @@ import numpy as np
 
 from rouge_core import student_t
 from rouge_core.errors import RougeConfigError
-from rouge_core.resampling import SCORE_UNITS, to_units
+from rouge_core.resampling import SCORE_UNITS, to_units, units_of
 
 # Up to this many paired documents the sign-flip test is enumerated exactly
 # (2^20 patterns as two halves of 1,024 sums per pair); beyond, Student's t.
@@ -596,7 +596,7 @@ def paired_significance(
         raise ValueError("doc_ids, scores_a and scores_b must have the same length")
     if len(set(doc_ids)) != len(doc_ids):
         raise ValueError("doc_ids must be distinct: a document enters a paired test once")
-    units = [[to_units(x), to_units(y)] for x, y in zip(scores_a, scores_b)]
+    units = np.stack([units_of(scores_a), units_of(scores_b)], axis=1).reshape(len(doc_ids), 2)
     sums = PairSums(["a", "b"])
     for start in range(0, len(doc_ids), 4096):
         sums.add(doc_ids[start : start + 4096], ["a", "b"], units[start : start + 4096])
