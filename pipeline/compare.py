@@ -140,10 +140,10 @@ class ComparedRun:
                                              f"is not a score (a finite number from 0 to {MAX_SCORE:g})"))
         profile = table.column("profile") if "profile" in names else pa.nulls(rows, pa.string())
         metric = pc.fill_null(table.column("metric"), "\x00")  # (a null name: refused at its row, before a repeat)
-        labels = pc.if_else(pc.fill_null(pc.equal(profile, DEFAULT_PROFILE), True), metric,
-                            pc.binary_join_element_wise(profile, metric, " "))
+        label_column = pc.if_else(pc.fill_null(pc.equal(profile, DEFAULT_PROFILE), True), metric,
+                                  pc.binary_join_element_wise(profile, metric, " "))
         encoded = [pc.dictionary_encode(pc.fill_null(c, "\x00")).combine_chunks()
-                   for c in (table.column("system"), labels, table.column("doc_id"))]
+                   for c in (table.column("system"), label_column, table.column("doc_id"))]
         (systems, labels, doc_ids), (s, m, d) = zip(*((e.dictionary.to_pylist(), e.indices.to_numpy().astype(np.int64))
                                                      for e in encoded))
         pair = s * len(labels) + m
