@@ -125,9 +125,8 @@ class ReusePlan:
         """The rows of a (profile, system)'s per-document files, as the previous run
         recorded its documents: a file of more is refused unread (a few KB can
         hold a billion run-length encoded rows)."""
-        counts = (self.folder.record.get("counts") or {}).get("documents_by_system") or {}
-        documents = counts.get(system)
-        return documents * len(self.tags[profile]) if isinstance(documents, int) and documents >= 0 else 0
+        documents = self.folder.record["counts"].get("documents_by_system", {}).get(system, 0)  # (`record_problem`)
+        return documents * len(self.tags[profile])
 
     def document_files(self, system: str) -> dict[str, list[str]]:
         """{profile: the system's per-document files in the previous run}, verified
@@ -183,7 +182,8 @@ def plan_reuse(source: str, config: RunConfig, inputs: dict) -> ReusePlan:
     try:
         plan.system_rows, plan.report_parts = carried_tables(folder, carried, tags)
         if config.significance.enabled and previous.get("significance_signature") == config.significance.signature():
-            folder.read_bytes("significance.parquet")  # (verified here; read again where the pairs are copied)
+            with folder.verified("significance.parquet"):  # (verified here, streamed; read where the pairs are copied)
+                pass
             plan.significance_copied = True
             plan.previous_documents = int((previous.get("counts") or {}).get("documents") or 0)
     except ResultFolderError as err:

@@ -74,7 +74,7 @@ import numpy as np
 
 from rouge_core import student_t
 from rouge_core.errors import RougeConfigError
-from rouge_core.resampling import SCORE_UNITS, to_units, units_of
+from rouge_core.resampling import SCORE_UNITS, units_of
 
 # Up to this many paired documents the sign-flip test is enumerated exactly
 # (2^20 patterns as two halves of 1,024 sums per pair); beyond, Student's t.
