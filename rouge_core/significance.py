@@ -232,32 +232,38 @@ class PairSums:
                 (a run that reuses a previous run's, pipeline.reuse).
         """
         units = np.asarray(units, dtype=np.int64).reshape(len(doc_ids), len(systems))
+        if len(set(systems)) != len(systems):
+            raise ValueError(f"a block names a system twice: {sorted(systems)}")
+        self._include(systems)
+        some = None if pairs_of is None else np.searchsorted(self.systems, sorted(set(pairs_of))).astype(np.intp)
+        if present is None and self.shared is None and tuple(systems) == self.systems:
+            return self._add_matrix(list(doc_ids), units, None, some)  # (every system scored every document, in order)
         present = (
             np.ones(units.shape, dtype=bool)
             if present is None
             else np.asarray(present, dtype=bool).reshape(units.shape)
         )
-        if len(set(systems)) != len(systems):
-            raise ValueError(f"a block names a system twice: {sorted(systems)}")
-        self._include(systems)
         columns = np.searchsorted(self.systems, systems)
         x = np.zeros((len(doc_ids), len(self.systems)), dtype=np.int64)
         m = np.zeros(x.shape, dtype=bool)
         x[:, columns] = np.where(present, units, 0)
         m[:, columns] = present
-        some = None if pairs_of is None else np.searchsorted(self.systems, sorted(set(pairs_of))).astype(np.intp)
         return self._add_matrix(list(doc_ids), x, m, some)
 
-    def _add_matrix(self, doc_ids: list[str], x: np.ndarray, m: np.ndarray, some=None) -> PairSums:
+    def _add_matrix(self, doc_ids: list[str], x: np.ndarray, m: np.ndarray | None, some=None) -> PairSums:
+        """`x` documents x self.systems; `m` its presence (None: every system scored every document)."""
         if not len(doc_ids):
             return self
         largest = int(np.abs(x).max()) if x.size else 0
         self._check_bounds(self.documents + len(doc_ids), max(self.largest, largest))
         self.largest = max(self.largest, largest)
-        complete = bool(m.all())
+        complete = m is None or bool(m.all())
         if self.shared is None and not complete:
             self._make_sparse()
-        self.count += m.sum(axis=0)
+        if m is None:
+            self.count += len(doc_ids)
+        else:
+            self.count += m.sum(axis=0)
         self.total += x.sum(axis=0)
         self.squares += (x * x).sum(axis=0)
         b = None if self.against is None else self.index(self.against)
@@ -298,6 +304,7 @@ class PairSums:
             self.raw = None
             return
         ids, units, present = self.raw
+        m = np.ones(x.shape, dtype=bool) if m is None else m
         self.raw = (ids + list(doc_ids), np.vstack([units, x]), np.vstack([present, m]))
 
     @staticmethod

@@ -55,6 +55,7 @@ from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_
 from pipeline.reuse import REUSE_COUNTS
 from rouge_core.aggregate import one_blas_thread, stack, units
 from rouge_core.errors import RougeConfigError
+from rouge_core.resampling import units_of
 from rouge_core.significance import (
     ADJUSTMENT_ARRAYS,
     EXACT_MAX_DOCUMENTS,
@@ -404,7 +405,7 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
     sums = None
     if aligned:
         copied, read_again = _copied(reuse, profile, systems, documents)
-        sums = _aligned(paths, systems, len(metrics), read_again)
+        sums = _aligned(paths, systems, len(metrics), read_again, documents)
     if sums is None:  # (documents that differ between systems)
         doc_ids, x, present = _gathered(paths, systems, len(metrics))
         copied, read_again = _copied(reuse, profile, systems, len(doc_ids))
@@ -424,9 +425,10 @@ def _copied(reuse, profile: str, systems: list, documents: int) -> tuple[dict, o
     return copied_pairs(reuse, profile), [s for s in systems if s not in set(reuse.carried)]
 
 
-def _aligned(paths: dict, systems: list, metrics: int, read_again):
-    """Per metric a MetricSums of every system's documents read side by side, or None
-    when the systems turn out to have different documents."""
+def _aligned(paths: dict, systems: list, metrics: int, read_again, documents: int):
+    """Per metric a MetricSums of every system's `documents` documents read side by
+    side, or None when the systems turn out to have different documents (their
+    doc_id columns, row for row)."""
     sums = [MetricSums() for _ in range(metrics)]
     chunk = max(MIN_CHUNK, ALIGNED_VALUES // len(systems))
     streams = [document_chunks(paths[s], metrics, chunk) for s in systems]
@@ -436,28 +438,30 @@ def _aligned(paths: dict, systems: list, metrics: int, read_again):
             return sums
         if any(part is None for part in parts) or not all(part[0].equals(parts[0][0]) for part in parts):
             return None
-        names = parts[0][0].to_pylist()
         x = np.stack([part[1] for part in parts], axis=1)  # documents x systems x metrics x 3
+        # (a document's id matters only to the exact test, of at most EXACT_MAX_DOCUMENTS documents)
+        names = _document_ids(parts[0][0], metrics).to_pylist() if documents <= EXACT_MAX_DOCUMENTS else range(len(x))
         for m, acc in enumerate(sums):
             for j, column in enumerate(acc.sums):
-                column.add(names, systems, x[:, :, m, j].astype(np.int64), pairs_of=read_again)
+                column.add(names, systems, np.ascontiguousarray(x[:, :, m, j]), pairs_of=read_again)
 
 
 def document_chunks(paths: list, metrics: int, documents: int = DOCUMENTS_PER_ROW_GROUP):
-    """A (profile, system)'s per-document files, in order, as (doc ids (an Arrow
-    array), R/P/F units (documents x metrics x 3, int32)), `documents` documents at
-    a time (`document_batches`: a batch of a row group at a time, within the bounds
-    of an untrusted table: a carried file is a previous run's)."""
-    import pyarrow as pa  # noqa: PLC0415
-
+    """A (profile, system)'s per-document files, in order, as (the doc_id column, a
+    row per metric (an Arrow array), R/P/F units (documents x metrics x 3, int64)),
+    `documents` documents at a time (`document_batches`: a batch of a row group at
+    a time, within the bounds of an untrusted table: a carried file is a previous run's)."""
     for path in paths:
         for table in document_batches(path, metrics, ["doc_id", *MEASURES], documents):
-            rows = table.num_rows
-            values = np.empty((rows // metrics, metrics, 6))  # (only R, P, F are read: `units` takes columns 3-5)
-            for k, name in enumerate(MEASURES):
-                values[:, :, 3 + k] = table.column(name).to_numpy().reshape(rows // metrics, metrics)
-            yield table.column("doc_id").take(pa.array(np.arange(0, rows, metrics))).combine_chunks(), \
-                units(values).astype(np.int32)
+            values = np.stack([table.column(name).to_numpy() for name in MEASURES], axis=1)
+            yield table.column("doc_id"), units_of(values).reshape(-1, metrics, len(MEASURES))
+
+
+def _document_ids(column, metrics: int):
+    """A doc_id column of `metrics` rows a document -> each document's id once (Arrow)."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    return column.take(pa.array(np.arange(0, len(column), metrics))).combine_chunks()
 
 
 def _gathered(paths: dict, systems: list, metrics: int):
@@ -467,7 +471,8 @@ def _gathered(paths: dict, systems: list, metrics: int):
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
 
-    parts = {s: list(document_chunks(paths[s], metrics)) for s in systems}
+    parts = {s: [(_document_ids(column, metrics), u.astype(np.int32)) for column, u in document_chunks(paths[s], metrics)]
+             for s in systems}
     ids = {s: pa.chunked_array([p[0] for p in parts[s]], pa.string()).combine_chunks() for s in systems}
     doc_ids = pc.unique(pa.chunked_array([ids[s] for s in systems], pa.string()))
     x = np.zeros((len(doc_ids), len(systems), metrics, 3), dtype=np.int32)

@@ -342,6 +342,35 @@ def test_the_sums_of_some_systems_pairs_alone_equal_plain_sums_per_pair(document
         assert len(check) == 1
 
 
+@pytest.mark.parametrize("documents", [15, 400])
+@pytest.mark.parametrize("some", [None, ["s5", "s2"]])
+def test_blocks_every_system_scored_in_the_sums_order_equal_blocks_through_presence(documents, some):
+    """A block every system scored, its columns in the sums' (sorted) order, as
+    run --reuse adds aligned per-document files (`add` skips the presence matrix
+    then), gives the sums of the same documents added through a presence matrix in
+    another column order; the tests are scipy's."""
+    rng = np.random.default_rng(documents)
+    names = [f"s{k}" for k in range(7)]
+    units = rng.integers(0, 100_001, (documents, 7))
+    doc_ids = [f"d{i}" for i in range(documents)]
+    fast = PairSums()
+    for start in range(0, documents, 6):
+        fast.add(doc_ids[start : start + 6], names, units[start : start + 6], pairs_of=some)
+    masked = PairSums().add(doc_ids, names[::-1], units[:, ::-1], np.ones(units.shape, dtype=bool), pairs_of=some)
+    assert fast.shared is None and masked.shared is None
+    assert (fast.systems, fast.documents, fast.largest) == (masked.systems, masked.documents, masked.largest)
+    for name in ("count", "total", "squares", "products"):
+        assert np.array_equal(getattr(fast, name), getattr(masked, name)), name
+    if documents <= EXACT_MAX_DOCUMENTS:
+        assert fast.raw[0] == masked.raw[0] == doc_ids
+        assert np.array_equal(fast.raw[1], units) and fast.raw[2].all()
+    else:
+        assert fast.raw is None and masked.raw is None
+    if some is None:
+        check_against_direct(fast, units, np.ones(units.shape, dtype=bool), names,
+                             raw_kept=documents <= EXACT_MAX_DOCUMENTS)
+
+
 def test_many_pairs_are_tested_in_chunks_with_the_same_results(monkeypatch):
     from rouge_core import significance
 
