@@ -324,7 +324,9 @@ class ScoreDocumentFn(beam.DoFn):
         rows = [[] for _ in self.profiles]
         humans, i, scored, systems, reference_counts, carried_scored = 0, 0, 0, set(), set(), 0
         for group in groups:
-            carried_scored += group.doc_id in carried and any(j not in failed for j in range(i, i + len(group.candidates)))
+            if group.doc_id in carried:  # (scored: some candidate of it did not fail)
+                rows_of = range(i, i + len(group.candidates))
+                carried_scored += any(j not in failed for j in rows_of) if failed else bool(rows_of)
             first = i  # the group's first candidate: the human pseudo-system's references are its
             for problem in group_text_problems(group, self.check):
                 yield beam.pvalue.TaggedOutput(TEXT_CHECKS, problem)
