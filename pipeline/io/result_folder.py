@@ -120,15 +120,13 @@ class ResultFolder:
 
     def copy_to(self, name: str, target: str) -> int:
         """Copy a listed file to `target` (a path or URL), checked against the manifest
-        as it is copied (a copy that does not match is deleted again: FolderChanged);
-        returns its size.  For reusing a previous run's files."""
+        before and as it is copied: the copy is hashed too, so a local file edited in
+        place after its check (even to the same size) leaves no copy (it is deleted
+        again: FolderChanged); returns its size.  For reusing a previous run's files."""
         entry = self._entry(name)
         with self.verified(name) as fh, files.create(target) as out:
-            size = 0
-            while chunk := fh.read(1 << 20):
-                out.write(chunk)
-                size += len(chunk)
-        if size != entry.size and entry.size is not None:  # (changed after the check: a local file edited in place)
+            size, sha256 = _copy_hashing(fh, out)
+        if (entry.size is not None and size != entry.size) or sha256 != entry.sha256:
             files.delete([target])
             raise FolderChanged(f"{self.location(name)}: changed while it was copied")
         return size

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.compare import ComparedRun
+from pipeline.io import files
 from pipeline.io.result_folder import NUMBER, TEXT, FolderChanged, ResultFolder, ResultFolderError
 from tests.pipeline.runs import run_pipeline, seal, write_jsonl
 from tests.pipeline.test_compare import corpus
@@ -221,3 +222,43 @@ def test_copy_to_copies_a_listed_file_checked_and_leaves_nothing_of_a_changed_on
     with pytest.raises(FolderChanged):
         opened.copy_to(name, str(tmp_path / "other.parquet"))
     assert not (tmp_path / "other.parquet").exists()
+
+
+def test_copy_to_never_leaves_bytes_edited_in_place_after_the_check(runs, tmp_path, monkeypatch):
+    """A listed file edited in place to the same size between its check and its copy
+    (a writer that does not rename): the copy holds the checked bytes, or there is no
+    copy (FolderChanged), never the edited bytes under the manifest's name."""
+    folder = tmp_path / "f"
+    shutil.copytree(runs / "a", folder)
+    opened = ResultFolder.open(str(folder))
+    name = f"per_document/{shards(folder)[1]}"
+    path = folder / name
+    original = path.read_bytes()
+    edited = original[:-9] + bytes([original[-9] ^ 0xFF]) + original[-8:]  # (one byte of the footer, same size)
+    real_open = files.open_read
+
+    class EditedOnRewind:  # the file, edited in place when it is read again from its start
+        def __init__(self, fh):
+            self.fh = fh
+
+        def seek(self, offset, whence=0):
+            if (offset, whence) == (0, 0) and self.fh.tell():
+                with open(path, "r+b") as out:
+                    out.write(edited)
+            return self.fh.seek(offset, whence)
+
+        def __getattr__(self, attr):
+            return getattr(self.fh, attr)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    monkeypatch.setattr(files, "open_read", lambda p, *a, **k: EditedOnRewind(real_open(p, *a, **k))
+                        if str(p).endswith(name) else real_open(p, *a, **k))
+    copy = tmp_path / "copy.parquet"
+    with pytest.raises(FolderChanged, match="changed while it was copied"):
+        opened.copy_to(name, str(copy))
+    assert not copy.exists() and path.read_bytes() == edited and original != edited
