@@ -80,8 +80,10 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     REPORT_INDEX (for run.json: what a later run copies of a system that did not
     change).  `carried` (a pipeline.reuse.ReusePlan): the systems a reusing run
     takes whole from its previous run, with their table rows (their signature and
-    documents had this run's) and where their report blocks lie in its verified
-    report files; `counts` then count them too (pipeline.reuse.with_carried_counts)."""
+    documents had this run's; their report blocks are copied into their part files,
+    pipeline.beam.reuse.CopyCarried); `counts` then count them too
+    (pipeline.reuse.with_carried_counts).  Nothing of the report is written when a
+    previous file was refused (`counts`' reuse): the run is done again."""
     order = {(p.name, tag): (i, j) for i, p in enumerate(profiles) for j, tag in enumerate(p.metric_order)}
     if carried is not None:
         summaries = summaries + carried_rows(carried.system_rows, profiles, facts)
@@ -95,22 +97,19 @@ def write_system_tables(summaries: list, staging: str, profiles: list[Profile], 
     table = views.profiles_markdown(rows, profiles, facts)
     files.write_bytes(files.join(staging, "system_scores.md"),
                       ((f"**{warning}**\n\n" if warning else "") + table).encode("utf-8"))
+    if carried is not None and (counts.get("reuse") or {}).get("refused"):
+        return  # (a carried system's report block is missing: the run is done again, reusing nothing)
     parts, index = [], {}
     reported = [p for p in profiles if p.reports_rouge155]
     for profile in reported:
         systems = sorted({s[1] for s in summaries if s[0] == profile.name})
         name = report_name(profile.name, profiles)
-        copied = {} if carried is None else {
-            system: (files.join(carried.folder.path, name), *place) for system, place in carried.report_parts.get(name, {}).items()}
         index[name], offset = [], 0
         with files.create(files.join(staging, name)) as out:
-            for system in systems:
-                if system in copied:
-                    length = copy_range(out, *copied[system])
-                else:
-                    part = report_part(staging, profile.name, system)
-                    length = copy_range(out, part, 0, None)
-                    parts.append(part)
+            for system in systems:  # (a carried system's part: its previous block, pipeline.beam.reuse.CopyCarried)
+                part = report_part(staging, profile.name, system)
+                length = append_file(out, part)
+                parts.append(part)
                 index[name].append([system, offset, length])
                 offset += length
     files.delete(parts)
@@ -134,20 +133,13 @@ def report_name(profile: str, profiles: list[Profile]) -> str:
     return "rouge155.txt" if len(reported) == 1 and len(profiles) == 1 else f"rouge155-{profile}.txt"
 
 
-def copy_range(out, path: str, offset: int, length) -> int:
-    """Copy `length` bytes (None: to the end) of `path` from `offset` into `out`,
-    a chunk at a time; returns the bytes copied."""
+def append_file(out, path: str) -> int:
+    """Copy the file `path` to the end of `out`, a chunk at a time; returns its bytes."""
     copied = 0
     with files.open_read(path) as fh:
-        fh.seek(offset)
-        while length is None or copied < length:
-            chunk = fh.read(1 << 20 if length is None else min(1 << 20, length - copied))
-            if not chunk:
-                break
+        while chunk := fh.read(1 << 20):
             out.write(chunk)
             copied += len(chunk)
-    if length is not None and copied != length:
-        raise OSError(f"{path}: {length} bytes wanted from {offset}, {copied} found")
     return copied
 
 

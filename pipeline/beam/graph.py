@@ -7,7 +7,7 @@ from typing import Optional
 
 import apache_beam as beam
 
-from pipeline.beam.aggregate import AggregatePerSystem
+from pipeline.beam.aggregate import AggregatePerSystem, report_name
 from pipeline.beam.counts import CountRows
 from pipeline.beam.documents import GroupDocuments, ScoreDocuments
 from pipeline.beam.read import ReadSummaries, bucket_count
@@ -50,7 +50,8 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     if carried:
         references = references | "CarriedReferences" >> beam.Map(reuse.references_per_document)
     written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
-    copied = p | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
+    reports = {report_name(q.name, profiles): q.name for q in profiles if q.reports_rouge155}
+    copied = p | "CopyCarried" >> CopyCarried(reuse, staging, reports) if carried else None
     significance = None
     if config.significance.enabled:
         tables = (written, copied["files"]) | "AllDocumentFiles" >> beam.Flatten() if carried else scored["documents"]

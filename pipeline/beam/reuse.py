@@ -6,7 +6,8 @@ exact; DESIGN.md section 15):
                        of columns keyed by bucket of the join (GroupDocuments' third
                        input, where a candidate scored before with the same digests
                        takes its previous values: pipeline.reuse.BucketPrevious)
-    CopyCarried        the carried systems' per-document files, copied verified
+    CopyCarried        the carried systems' per-document files and ROUGE-1.5.5
+                       report blocks, copied verified
 
 (With systems carried whole, a document's systems are no longer together in one
 scored batch: the significance table comes from the per-document files then,
@@ -23,6 +24,7 @@ from __future__ import annotations
 import apache_beam as beam
 import numpy as np
 
+from pipeline.beam.aggregate import report_part
 from pipeline.beam.read import BATCH_ROWS, bucket_of
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolderError
@@ -132,14 +134,38 @@ def copy_file(task, plan: ReusePlan, staging: str):
         yield profile, (system, target)
 
 
+def copy_report_blocks(task, plan: ReusePlan, staging: str):
+    """The carried systems' blocks of one previous ROUGE-1.5.5 report file, (its name,
+    its profile), each into the system's part file in `staging` (pipeline.beam.aggregate
+    joins every system's part), read from the file as verified: a report replaced or
+    edited since the plan read it gives the message ("refused" on REUSE_COUNTS), never
+    another run's blocks."""
+    name, profile = task
+    try:
+        with plan.folder.verified(name) as fh:
+            for system, (offset, length) in sorted(plan.report_parts.get(name, {}).items()):
+                fh.seek(offset)
+                with files.create(report_part(staging, profile, system)) as out:
+                    left = length
+                    while left and (chunk := fh.read(min(left, 1 << 20))):
+                        out.write(chunk)
+                        left -= len(chunk)
+                if left:
+                    raise ResultFolderError(f"{plan.folder.location(name)}: the block of {system!r} ends past the file")
+    except ResultFolderError as err:
+        yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))
+
+
 class CopyCarried(beam.PTransform):
     """The carried systems' per-document files (every format the previous run wrote
-    of them: its output settings are this run's) copied into `staging`: a dict,
-    "files" ((profile, (system, path)) of each Parquet file) and "reuse" (REUSE_COUNTS)."""
+    of them: its output settings are this run's) copied into `staging`, and their
+    blocks of each ROUGE-1.5.5 report (`reports`: {report file: its profile}) into
+    their part files there: a dict, "files" ((profile, (system, path)) of each Parquet
+    file) and "reuse" (REUSE_COUNTS)."""
 
-    def __init__(self, plan: ReusePlan, staging: str):
+    def __init__(self, plan: ReusePlan, staging: str, reports: dict):
         super().__init__()
-        self.plan, self.staging = plan, staging
+        self.plan, self.staging, self.reports = plan, staging, reports
 
     def expand(self, pbegin):
         listed = self.plan.folder.names("per_document/*")
@@ -153,4 +179,10 @@ class CopyCarried(beam.PTransform):
             | "CarriedFiles" >> beam.Create(sorted(tasks))
             | "Copy" >> beam.FlatMap(copy_file, self.plan, self.staging).with_outputs(REUSE_COUNTS, main="files")
         )
-        return {"files": copied["files"], "reuse": copied[REUSE_COUNTS]}
+        blocks = (
+            pbegin
+            | "CarriedReports" >> beam.Create(sorted((n, p) for n, p in self.reports.items() if n in self.plan.report_parts))
+            | "CopyBlocks" >> beam.FlatMap(copy_report_blocks, self.plan, self.staging).with_outputs(REUSE_COUNTS)
+        )
+        reuse = (copied[REUSE_COUNTS], blocks[REUSE_COUNTS]) | "CopyCounts" >> beam.Flatten()
+        return {"files": copied["files"], "reuse": reuse}

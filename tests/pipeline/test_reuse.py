@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+import pipeline.beam.reuse
 from pipeline.io.tables import document_file_stem
 from tests.pipeline.runs import document_rows, run_pipeline, seal, table_bytes, write_jsonl
 
@@ -328,6 +329,33 @@ def test_a_sealed_table_that_this_tool_never_writes_reuses_nothing(tmp_path, las
     reused, _ = tonight(tmp_path, last_night, files, previous=previous)  # (its tables: the full run's)
     refused = reused["reuse"]["refused"]
     assert refused is not None and expected in refused and (name in refused or "carried system" in refused), refused
+
+
+def test_a_previous_report_replaced_while_the_run_works_gives_none_of_its_blocks(tmp_path, last_night, monkeypatch,
+                                                                                  caplog):
+    """The previous folder's rouge155.txt replaced (renamed over by a file of the same
+    size, as a rerun of that night with --overwrite does) after the plan checked it:
+    the carried systems' blocks are copied from the checked file or not at all.  The
+    blocks were copied by path when the report was joined, and the published report
+    held the replacement's blocks, exit 0."""
+    caplog.set_level(logging.WARNING)
+    previous = tampered_copy(tmp_path, last_night, lambda folder: None)
+    copy_blocks = pipeline.beam.reuse.copy_report_blocks
+
+    def replaced_first(task, plan, staging):
+        report = previous / task[0]
+        data = report.read_bytes()
+        assert b"alpha" in data
+        (previous / "replacement").write_bytes(data.replace(b"alpha", b"ALPHA"))
+        (previous / "replacement").rename(report)
+        yield from copy_blocks(task, plan, staging)
+
+    monkeypatch.setattr(pipeline.beam.reuse, "copy_report_blocks", replaced_first)
+    reused, _ = tonight(tmp_path, last_night, {s: rows_of(s) for s in SYSTEMS}, previous=previous)  # (the full run's tables)
+    refused = reused["reuse"]["refused"]
+    assert refused is not None and "rouge155.txt: its bytes differ from the _SUCCESS" in refused, refused
+    assert b"ALPHA" not in (tmp_path / "reused" / "rouge155.txt").read_bytes()
+    assert any(r.getMessage().endswith("; running again") for r in caplog.records)
 
 
 def test_a_carried_systems_rows_in_a_file_read_again_are_duplicates_as_in_a_full_run(tmp_path, last_night, caplog):
