@@ -36,6 +36,7 @@ from rouge_core.resampling import (
     percentile_interval,
     poisson_weight_block,
     to_units,
+    units_of,
 )
 
 BLOCK = 512  # documents per matrix product
@@ -107,7 +108,7 @@ def stack(values: list[bytes]) -> np.ndarray:
 def units(values: np.ndarray) -> np.ndarray:
     """R, P, F (five-decimal scores) of every metric as exact integers in 1e-5 units,
     shape (metrics, 3); `to_units` on arrays."""
-    return np.rint(values[..., 3:6] * SCORE_UNITS).astype(np.int64)
+    return units_of(values[..., 3:6])
 
 
 def exact_mean(scores: Iterable[float]) -> float:

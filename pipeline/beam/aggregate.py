@@ -135,12 +135,8 @@ def report_name(profile: str, profiles: list[Profile]) -> str:
 
 def append_file(out, path: str) -> int:
     """Copy the file `path` to the end of `out`, a chunk at a time; returns its bytes."""
-    copied = 0
     with files.open_read(path) as fh:
-        while chunk := fh.read(1 << 20):
-            out.write(chunk)
-            copied += len(chunk)
-    return copied
+        return files.copy_stream(fh, out)
 
 
 def table_row(row: dict, had: int) -> dict:

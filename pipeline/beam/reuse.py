@@ -146,11 +146,8 @@ def copy_report_blocks(task, plan: ReusePlan, staging: str):
             for system, (offset, length) in sorted(plan.report_parts.get(name, {}).items()):
                 fh.seek(offset)
                 with files.create(report_part(staging, profile, system)) as out:
-                    left = length
-                    while left and (chunk := fh.read(min(left, 1 << 20))):
-                        out.write(chunk)
-                        left -= len(chunk)
-                if left:
+                    copied = files.copy_stream(fh, out, length)
+                if copied != length:
                     raise ResultFolderError(f"{plan.folder.location(name)}: the block of {system!r} ends past the file")
     except ResultFolderError as err:
         yield beam.pvalue.TaggedOutput(REUSE_COUNTS, ("refused", str(err)))

@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import sys
+from typing import Optional
 
 from pipeline.io.stores import configure_here, object_store
 
@@ -112,8 +113,21 @@ def copy(sources: list[str], targets: list[str]) -> None:
         else:
             os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
             with open(source, "rb") as src, open(target, "wb") as dst:
-                while chunk := src.read(1 << 20):
-                    dst.write(chunk)
+                copy_stream(src, dst)
+
+
+def copy_stream(source, out, length: Optional[int] = None) -> int:
+    """Copy from the open binary file `source` (from where it stands) into `out`, a
+    chunk at a time, to its end or `length` bytes; returns the bytes copied (fewer
+    than `length` when the file ends first)."""
+    copied = 0
+    while length is None or copied < length:
+        chunk = source.read(1 << 20 if length is None else min(1 << 20, length - copied))
+        if not chunk:
+            break
+        out.write(chunk)
+        copied += len(chunk)
+    return copied
 
 
 def list_tree(folder: str) -> dict[str, int]:
