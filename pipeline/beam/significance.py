@@ -46,10 +46,10 @@ from pipeline.io.tables import (
     DOCUMENTS_PER_ROW_GROUP,
     SIGNIFICANCE_COLUMNS,
     arrow_schema,
+    column_key,
     csv_cell,
     document_batches,
     names,
-    parquet_rows,
 )
 from pipeline.render.significance import PADDED_ROWS, markdown_header, markdown_rows, markdown_table
 from pipeline.reuse import REUSE_COUNTS
@@ -393,7 +393,8 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
     for system, path in sorted(found):
         paths.setdefault(system, []).append(path)
     systems = sorted(paths)
-    rows = {s: sum(parquet_rows(p) for p in paths[s]) for s in systems}
+    keys = {s: [column_key(p, "doc_id") for p in paths[s]] for s in systems}
+    rows = {s: sum(r for r, _ in keys[s]) for s in systems}
     carried = [s for s in systems if reuse is not None and s in set(reuse.carried)]
     short = next((s for s in carried if rows[s] != reuse.document_rows(s, profile)), None)
     if short is not None:  # (a full run's pairs with it would be over every one of its documents)
@@ -405,7 +406,8 @@ def profile_blocks(element, tags: dict, pairs_mode: str, confidence: float, adju
     sums = None
     if aligned:
         copied, read_again = _copied(reuse, profile, systems, documents)
-        sums = _aligned(paths, systems, len(metrics), read_again, documents)
+        same = _same_documents(keys, [s for s in systems if s not in carried])
+        sums = _aligned(paths, systems, len(metrics), read_again, documents, same)
     if sums is None:  # (documents that differ between systems)
         doc_ids, x, present = _gathered(paths, systems, len(metrics))
         copied, read_again = _copied(reuse, profile, systems, len(doc_ids))
@@ -425,36 +427,48 @@ def _copied(reuse, profile: str, systems: list, documents: int) -> tuple[dict, o
     return copied_pairs(reuse, profile), [s for s in systems if s not in set(reuse.carried)]
 
 
-def _aligned(paths: dict, systems: list, metrics: int, read_again, documents: int):
+def _same_documents(keys: dict, written: list) -> bool:
+    """Whether every system's per-document files hold the doc_ids of the first of
+    `written` (systems whose files this run wrote), in the same order, by their
+    files' doc_id `column_key`s ({system: [(rows, key), ...]}): False when that
+    cannot be told so (the ids are then compared, decoded)."""
+    if not written or any(key is None for found in keys.values() for _, key in found):
+        return False
+    return all(found == keys[written[0]] for found in keys.values())
+
+
+def _aligned(paths: dict, systems: list, metrics: int, read_again, documents: int, same: bool = False):
     """Per metric a MetricSums of every system's `documents` documents read side by
     side, or None when the systems turn out to have different documents (their
-    doc_id columns, row for row)."""
+    doc_id columns, row for row; with `same`, the files' bytes showed them equal
+    (`_same_documents`): the ids are not read, but the exact test's)."""
     sums = [MetricSums() for _ in range(metrics)]
     chunk = max(MIN_CHUNK, ALIGNED_VALUES // len(systems))
-    streams = [document_chunks(paths[s], metrics, chunk) for s in systems]
+    exact = documents <= EXACT_MAX_DOCUMENTS  # (a document's id matters only to the exact test)
+    streams = [document_chunks(paths[s], metrics, chunk, ids=not same or (exact and k == 0)) for k, s in enumerate(systems)]
     while True:
         parts = [next(stream, None) for stream in streams]
         if all(part is None for part in parts):
             return sums
-        if any(part is None for part in parts) or not all(part[0].equals(parts[0][0]) for part in parts):
+        if any(part is None for part in parts) or not (same or all(part[0].equals(parts[0][0]) for part in parts)):
             return None
         x = np.stack([part[1] for part in parts], axis=1)  # documents x systems x metrics x 3
-        # (a document's id matters only to the exact test, of at most EXACT_MAX_DOCUMENTS documents)
-        names = _document_ids(parts[0][0], metrics).to_pylist() if documents <= EXACT_MAX_DOCUMENTS else range(len(x))
+        names = _document_ids(parts[0][0], metrics).to_pylist() if exact else range(len(x))
         for m, acc in enumerate(sums):
             for j, column in enumerate(acc.sums):
                 column.add(names, systems, np.ascontiguousarray(x[:, :, m, j]), pairs_of=read_again)
 
 
-def document_chunks(paths: list, metrics: int, documents: int = DOCUMENTS_PER_ROW_GROUP):
+def document_chunks(paths: list, metrics: int, documents: int = DOCUMENTS_PER_ROW_GROUP, ids: bool = True):
     """A (profile, system)'s per-document files, in order, as (the doc_id column, a
-    row per metric (an Arrow array), R/P/F units (documents x metrics x 3, int64)),
-    `documents` documents at a time (`document_batches`: a batch of a row group at
-    a time, within the bounds of an untrusted table: a carried file is a previous run's)."""
+    row per metric (an Arrow array; None unless `ids`), R/P/F units (documents x
+    metrics x 3, int64)), `documents` documents at a time (`document_batches`: a
+    batch of a row group at a time, within the bounds of an untrusted table: a
+    carried file is a previous run's)."""
     for path in paths:
-        for table in document_batches(path, metrics, ["doc_id", *MEASURES], documents):
+        for table in document_batches(path, metrics, ["doc_id", *MEASURES] if ids else list(MEASURES), documents):
             values = np.stack([table.column(name).to_numpy() for name in MEASURES], axis=1)
-            yield table.column("doc_id"), units_of(values).reshape(-1, metrics, len(MEASURES))
+            yield table.column("doc_id") if ids else None, units_of(values).reshape(-1, metrics, len(MEASURES))
 
 
 def _document_ids(column, metrics: int):

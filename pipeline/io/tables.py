@@ -299,6 +299,46 @@ def parquet_rows(path: str) -> int:
     return parquet_footer(path)[1]
 
 
+CHUNK_KEY_MOST_BYTES = 64 << 20  # a column chunk's bytes `column_key` hashes (more: None, the column is decoded)
+
+
+def column_key(path: str, column: str) -> tuple[int, Optional[tuple]]:
+    """(rows, a key of `column`'s values) of a Parquet file (a path or URL): per row
+    group its rows, the column chunk's type, codec, encodings, values, page offsets
+    (from the chunk's start) and the SHA-256 of its bytes, what its decoded values
+    are a function of.  Two files of equal keys hold equal values in that column
+    (the significance tests of `run --reuse` line up the systems' per-document files
+    so, without decoding their doc_ids: a file equal to one this run wrote is
+    within every bound that file is).  The key is None when the column is not a
+    flat column of the file, a chunk lies elsewhere or is over CHUNK_KEY_MOST_BYTES."""
+    import hashlib  # noqa: PLC0415
+
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    with files.open_read(path) as fh:
+        meta = pq.ParquetFile(fh).metadata
+        leaves = [meta.schema.column(i).path for i in range(meta.num_columns)]
+        if leaves.count(column) != 1:
+            return meta.num_rows, None
+        index, key = leaves.index(column), []
+        for group in range(meta.num_row_groups):
+            chunk = meta.row_group(group).column(index)
+            start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+            size = chunk.total_compressed_size
+            if chunk.file_path or start is None or start < 4 or not 0 <= size <= CHUNK_KEY_MOST_BYTES:
+                return meta.num_rows, None
+            fh.seek(start)
+            digest, left = hashlib.sha256(), size
+            while left and (data := fh.read(min(left, 1 << 20))):
+                digest.update(data)
+                left -= len(data)
+            if left:
+                return meta.num_rows, None
+            key.append((meta.row_group(group).num_rows, chunk.physical_type, chunk.compression, chunk.encodings,
+                        chunk.num_values, chunk.data_page_offset - start, size, digest.digest()))
+        return meta.num_rows, tuple(key)
+
+
 def parquet_footer(path: str) -> tuple:
     """(Arrow schema, rows) of a Parquet file (a path or URL), as its footer says."""
     import pyarrow.parquet as pq  # noqa: PLC0415

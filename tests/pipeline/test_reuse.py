@@ -151,6 +151,35 @@ def test_other_settings_reuse_nothing_and_say_so(tmp_path, last_night, caplog):
     assert said == [f"reusing nothing from {last_night[0] / 'night-1'}: other settings: n: 2 -> 1"]
 
 
+@pytest.mark.parametrize("recoded", [False, True])
+def test_carried_files_line_up_by_their_doc_id_bytes_or_their_decoded_ids(tmp_path, last_night, monkeypatch, recoded):
+    # The significance tests of a run with carried systems read every system's
+    # per-document files side by side. A file whose doc_id column has the bytes of one
+    # this run wrote is not decoded (its ids are those); a carried file written
+    # otherwise (here: sealed again after another codec rewrote it, its values kept)
+    # has its ids decoded and compared. Either way the tests are the full run's.
+    import pipeline.beam.significance as significance
+
+    lined_up = []
+    aligned = significance._aligned
+    monkeypatch.setattr(significance, "_aligned", lambda *args: lined_up.append(args[-1]) or aligned(*args))
+
+    def recode(folder):
+        part = _system_file(folder, "alpha")
+        pq.write_table(pq.read_table(part), part, compression="zstd", row_group_size=7)
+        seal(folder)
+
+    previous = tampered_copy(tmp_path, last_night, recode) if recoded else last_night[0] / "night-1"
+    files = {s: rows_of(s) for s in SYSTEMS[:2]} | {"gamma": rows_of("gamma", version=lambda i: int(i % 5 == 0))}
+    inputs = night(tmp_path / "in-2", files)
+    run_pipeline(tmp_path / "full", inputs, flags=FLAGS)
+    reused = run_pipeline(tmp_path / "reused", inputs, flags=FLAGS, reuse=str(previous))
+    assert reused["reuse"]["systems_carried"] == ["alpha", "beta"]
+    assert lined_up == [not recoded]
+    for name in ("significance.parquet", "significance.csv", "system_scores.parquet"):
+        assert (tmp_path / "reused" / name).read_bytes() == (tmp_path / "full" / name).read_bytes(), name
+
+
 def tampered_copy(tmp_path, last_night, change):
     folder = tmp_path / "previous"
     shutil.copytree(last_night[0] / "night-1", folder)

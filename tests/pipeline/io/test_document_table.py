@@ -149,3 +149,42 @@ def test_a_shard_built_in_many_chunks_gives_the_bytes_of_rows(monkeypatch):
         columns = document_columns(shuffled, TAGS, ORDER)
         assert columns["doc_id"].num_chunks == -(-len(docs) // chunk)
         assert parquet_columns_bytes(columns, DOCUMENT_COLUMNS) == parquet_bytes(rows_of(docs), DOCUMENT_COLUMNS)
+
+
+def _table_file(path, doc_ids, system="s", **write):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"system": [system] * len(doc_ids), "doc_id": doc_ids, "recall": [0.5] * len(doc_ids)})
+    pq.write_table(table, path, row_group_size=4, **write)
+    return str(path)
+
+
+def test_the_doc_id_key_is_equal_exactly_for_files_whose_doc_id_bytes_are(tmp_path):
+    # `column_key` tells two files' doc_ids equal from the bytes of their column chunks
+    # (what the decoded values are a function of), whatever the other columns hold.
+    from pipeline.io.tables import column_key
+
+    ids = [f"d{i:03d}" for i in range(10)]
+    key = column_key(_table_file(tmp_path / "a.parquet", ids, "alpha"), "doc_id")
+    assert key[0] == 10 and len(key[1]) == 3  # (its rows; a key per row group of 4 rows)
+    assert column_key(_table_file(tmp_path / "b.parquet", ids, "a much longer system name"), "doc_id") == key
+    one_changed = ids[:7] + ["d999"] + ids[8:]
+    assert column_key(_table_file(tmp_path / "c.parquet", one_changed, "alpha"), "doc_id") != key
+    other_codec = column_key(_table_file(tmp_path / "d.parquet", ids, "alpha", compression="zstd"), "doc_id")
+    assert other_codec[1] is not None and other_codec != key  # (equal values, other bytes: then they are decoded)
+    assert column_key(str(tmp_path / "a.parquet"), "no_such_column") == (10, None)
+
+
+def test_a_doc_id_chunk_over_the_bound_gives_no_key(tmp_path, monkeypatch):
+    # (a footer can claim any size: a chunk over CHUNK_KEY_MOST_BYTES is not hashed; its ids are decoded, bounded)
+    import pyarrow.parquet as pq
+
+    import pipeline.io.tables as tables
+
+    path = _table_file(tmp_path / "a.parquet", [f"d{i}" for i in range(10)])
+    largest = max(pq.ParquetFile(path).metadata.row_group(g).column(1).total_compressed_size for g in range(3))
+    monkeypatch.setattr(tables, "CHUNK_KEY_MOST_BYTES", largest)
+    assert tables.column_key(path, "doc_id")[1] is not None
+    monkeypatch.setattr(tables, "CHUNK_KEY_MOST_BYTES", largest - 1)
+    assert tables.column_key(path, "doc_id") == (10, None)
