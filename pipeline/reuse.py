@@ -138,6 +138,21 @@ class ReusePlan:
                             if name.startswith(stem) and name.endswith(".parquet")]
         return out
 
+    def carried_files(self) -> dict:
+        """{(profile, system, name): its manifest Entry} of the carried systems'
+        per-document files, in every format the previous run wrote them (its output
+        settings are this run's): what CopyCarried copies, checked against these
+        entries as it copies them (so the run's manifest takes them:
+        Manifest.of_folder's `known`)."""
+        listed = self.folder.names("per_document/*")
+        out = {}
+        for system in self.carried:
+            for profile, names in self.document_files(system).items():
+                stems = {name.rsplit(".", 1)[0] for name in names}
+                out.update({(profile, system, name): self.folder.manifest.files[name]
+                            for name in listed if name.rsplit(".", 1)[0] in stems})
+        return out
+
     def record(self) -> dict:
         """run.json's "reuse" before the counts are known (pipeline.beam.run adds them)."""
         out = {"from": self.source, "run_id": self.previous_run or None, "refused": self.refused}

@@ -165,15 +165,9 @@ class CopyCarried(beam.PTransform):
         self.plan, self.staging, self.reports = plan, staging, reports
 
     def expand(self, pbegin):
-        listed = self.plan.folder.names("per_document/*")
-        tasks = []
-        for system in self.plan.carried:
-            for profile, names in self.plan.document_files(system).items():
-                stems = {name.rsplit(".", 1)[0] for name in names}
-                tasks += [(profile, system, name) for name in listed if name.rsplit(".", 1)[0] in stems]
         copied = (
             pbegin
-            | "CarriedFiles" >> beam.Create(sorted(tasks))
+            | "CarriedFiles" >> beam.Create(sorted(self.plan.carried_files()))
             | "Copy" >> beam.FlatMap(copy_file, self.plan, self.staging).with_outputs(REUSE_COUNTS, main="files")
         )
         blocks = (

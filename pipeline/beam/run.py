@@ -397,7 +397,8 @@ def _run(config: RunConfig, beam_args: Sequence[str], inputs: Optional[dict], pr
         with progress.stage("report", 1, "pages", always_end=True) as stage:
             write_run_report(folder, record)
             stage.update(1)
-        staging.publish()  # the manifest, _SUCCESS, written last
+        carried = plan.carried_files() if plan is not None and plan.reuses else {}
+        staging.publish({name: entry for (_, _, name), entry in carried.items()})  # the manifest, _SUCCESS, last
     except RunFailed as err:
         try:
             explained = explain_failure(folder, final, run_id, counts, keep=True, config=config)

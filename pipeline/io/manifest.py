@@ -77,14 +77,18 @@ class Manifest:
         return cls(run_id, {name: Entry(len(data), hashlib.sha256(data).hexdigest()) for name, data in contents.items()})
 
     @classmethod
-    def of_folder(cls, folder: str, run_id: str) -> "Manifest":
+    def of_folder(cls, folder: str, run_id: str, known: Optional[dict] = None) -> "Manifest":
         """The manifest of every file under `folder` (local or URL) but `_SUCCESS`,
-        each read once to hash it."""
+        each read once to hash it, but a file of `known` ({name: Entry}: files the
+        run copied, hashed as they were) of the size it lists."""
+        known = known or {}
         listed = {}
-        for name in sorted(files.list_tree(folder)):
-            if name != SUCCESS:
-                size, sha256 = digest(files.join(folder, *name.split("/")))
-                listed[name] = Entry(size, sha256)
+        for name, size in sorted(files.list_tree(folder).items()):
+            if name == SUCCESS:
+                continue
+            entry = known.get(name)
+            listed[name] = entry if entry is not None and entry.size == size else Entry(
+                *digest(files.join(folder, *name.split("/"))))
         return cls(run_id, listed)
 
     @classmethod

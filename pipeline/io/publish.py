@@ -303,15 +303,16 @@ class Staging:
             raise OutputError(f"cannot create the result folder {self.final}: {err.strerror} ({err.filename})")
         return self
 
-    def seal(self) -> None:
+    def seal(self, known: Optional[dict] = None) -> None:
         """Write the manifest, `_SUCCESS`: every file of the staging folder with its
-        size and SHA-256, what a reader may trust and a later --overwrite may remove
-        (and nothing else).  The last write."""
+        size and SHA-256 (`known`: of files copied checked, Manifest.of_folder), what
+        a reader may trust and a later --overwrite may remove (and nothing else).  The
+        last write."""
         with open(os.path.join(self.path, SUCCESS), "wb") as fh:
-            fh.write(Manifest.of_folder(self.path, self.run_id).to_bytes())
+            fh.write(Manifest.of_folder(self.path, self.run_id, known).to_bytes())
 
-    def publish(self) -> None:
-        self.seal()
+    def publish(self, known: Optional[dict] = None) -> None:
+        self.seal(known)
         test_pause("before_publish")
         if self.replaces is None:
             self._publish_new()

@@ -337,10 +337,10 @@ class UrlStaging:
                       for n, size in present.items()
                       if n != SUCCESS and (n not in listed or listed[n].size != size))
 
-    def publish(self) -> None:
-        """Seal and publish (see the module's docstring); OutputError if the output
-        changed or the lock was lost meanwhile."""
-        manifest = Manifest.of_folder(self.path, self.run_id)
+    def publish(self, known: Optional[dict] = None) -> None:
+        """Seal and publish (see the module's docstring; `known`: Manifest.of_folder);
+        OutputError if the output changed or the lock was lost meanwhile."""
+        manifest = Manifest.of_folder(self.path, self.run_id, known)
         test_pause("before_publish")
         self.lock.check()
         self._check_unchanged()

@@ -120,15 +120,18 @@ class ResultFolder:
 
     def copy_to(self, name: str, target: str) -> int:
         """Copy a listed file to `target` (a path or URL), checked against the manifest
-        before and as it is copied: the copy is hashed too, so a local file edited in
-        place after its check (even to the same size) leaves no copy (it is deleted
-        again: FolderChanged); returns its size.  For reusing a previous run's files."""
+        as it is copied (a store's file: downloaded and checked first): the copy is
+        hashed, so a local file edited in place while it is copied (even to the same
+        size) leaves no copy (it is deleted again: FolderChanged); returns its size.
+        For reusing a previous run's files."""
         entry = self._entry(name)
-        with self.verified(name) as fh, files.create(target) as out:
+        location = self.location(name)
+        source = self.verified(name) if files.is_url(location) else self._open_local(location)
+        with source as fh, files.create(target) as out:
             size, sha256 = _copy_hashing(fh, out)
         if (entry.size is not None and size != entry.size) or sha256 != entry.sha256:
             files.delete([target])
-            raise FolderChanged(f"{self.location(name)}: changed while it was copied")
+            raise self._differs(location)
         return size
 
     def rows(self, name: str, columns: dict[str, str]) -> Iterator[tuple[int, dict]]:
@@ -241,33 +244,47 @@ class ResultFolder:
         SHA-256) against the manifest: FolderChanged when they differ."""
         entry = self._entry(name)
         location = self.location(name)
-        gone = FolderChanged(f"{location}: listed in its folder's {SUCCESS} but gone: the folder is being "
-                             "replaced (read it again once no run is writing it)")
-        try:
-            if files.is_url(location):
-                fh = tempfile.TemporaryFile(prefix="rouge-pipeline-")  # (no name: gone when closed)
-                try:
-                    with files.open_read(location) as source:
-                        size, sha256 = _copy_hashing(source, fh)
-                except Exception as err:  # a store's own error: gone, or another failure
-                    fh.close()
-                    if name not in files.list_tree(self.path):
-                        raise gone from err
-                    raise ResultFolderError(f"{location}: cannot read it ({type(err).__name__}: {err})") from err
-            else:
-                fh = files.open_read(location)  # (a pipe or a device is refused)
+        if files.is_url(location):
+            fh = tempfile.TemporaryFile(prefix="rouge-pipeline-")  # (no name: gone when closed)
+            try:
+                with files.open_read(location) as source:
+                    size, sha256 = _copy_hashing(source, fh)
+            except Exception as err:  # a store's own error: gone, or another failure
+                fh.close()
+                if name not in files.list_tree(self.path):
+                    raise self._gone(location) from err
+                raise ResultFolderError(f"{location}: cannot read it ({type(err).__name__}: {err})") from err
+        else:
+            fh = self._open_local(location)
+            try:
                 size, sha256 = _copy_hashing(fh, None)
-        except FileNotFoundError as err:
-            raise gone from err
-        except OSError as err:
-            raise ResultFolderError(f"{location}: cannot read it ({err})") from err
+            except OSError as err:
+                fh.close()
+                raise ResultFolderError(f"{location}: cannot read it ({err})") from err
         if (entry.size is not None and size != entry.size) or sha256 != entry.sha256:
             fh.close()
-            raise FolderChanged(f"{location}: its bytes differ from the {SUCCESS} read when {self.path} was opened: "
-                                "the folder was replaced or edited while it was read (read it again once no run is "
-                                "writing it)")
+            raise self._differs(location)
         fh.seek(0)
         return fh
+
+    def _open_local(self, location: str):
+        """A listed local file, open for reading (a pipe or a device is refused)."""
+        try:
+            return files.open_read(location)
+        except FileNotFoundError as err:
+            raise self._gone(location) from err
+        except OSError as err:
+            raise ResultFolderError(f"{location}: cannot read it ({err})") from err
+
+    def _differs(self, location: str) -> FolderChanged:
+        return FolderChanged(f"{location}: its bytes differ from the {SUCCESS} read when {self.path} was opened: "
+                             "the folder was replaced or edited while it was read (read it again once no run is "
+                             "writing it)")
+
+    @staticmethod
+    def _gone(location: str) -> FolderChanged:
+        return FolderChanged(f"{location}: listed in its folder's {SUCCESS} but gone: the folder is being "
+                             "replaced (read it again once no run is writing it)")
 
     def _run_record(self) -> dict:
         """run.json, checked: a JSON object whose signature parses and whose run_id

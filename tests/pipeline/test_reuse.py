@@ -106,6 +106,12 @@ def test_a_changed_and_an_added_system_beside_unchanged_ones(tmp_path, last_nigh
         assert listed[str(tmp_path / "in-2" / f"{name}.jsonl")]["sha256"] == hashlib.sha256(data).hexdigest()
     said = [r.getMessage() for r in caplog.records if "reusing" in r.getMessage()]
     assert len(said) == 1 and "2 system(s) carried whole, 2 unchanged input file(s) not read" in said[0]
+    # the manifest lists every file with the size and SHA-256 of its bytes (the copies' taken as they were copied)
+    listed = json.loads((tmp_path / "reused" / "_SUCCESS").read_text())["files"]
+    on_disk = {p.relative_to(tmp_path / "reused").as_posix(): p.read_bytes()
+               for p in (tmp_path / "reused").rglob("*") if p.is_file() and p.name != "_SUCCESS"}
+    assert listed == {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                      for name, data in on_disk.items()}
 
 
 def test_corrected_references_rescore_every_systems_rows_of_those_documents(tmp_path, last_night):

@@ -224,10 +224,10 @@ def test_copy_to_copies_a_listed_file_checked_and_leaves_nothing_of_a_changed_on
     assert not (tmp_path / "other.parquet").exists()
 
 
-def test_copy_to_never_leaves_bytes_edited_in_place_after_the_check(runs, tmp_path, monkeypatch):
-    """A listed file edited in place to the same size between its check and its copy
-    (a writer that does not rename): the copy holds the checked bytes, or there is no
-    copy (FolderChanged), never the edited bytes under the manifest's name."""
+def test_copy_to_never_leaves_bytes_edited_in_place_while_it_copies(runs, tmp_path, monkeypatch):
+    """A listed file edited in place to the same size once it is open (a writer that
+    does not rename): the copy holds the listed bytes, or there is no copy
+    (FolderChanged), never the edited bytes under the manifest's name."""
     folder = tmp_path / "f"
     shutil.copytree(runs / "a", folder)
     opened = ResultFolder.open(str(folder))
@@ -237,15 +237,15 @@ def test_copy_to_never_leaves_bytes_edited_in_place_after_the_check(runs, tmp_pa
     edited = original[:-9] + bytes([original[-9] ^ 0xFF]) + original[-8:]  # (one byte of the footer, same size)
     real_open = files.open_read
 
-    class EditedOnRewind:  # the file, edited in place when it is read again from its start
+    class EditedOnRead:  # the file, edited in place when its bytes are first read
         def __init__(self, fh):
             self.fh = fh
 
-        def seek(self, offset, whence=0):
-            if (offset, whence) == (0, 0) and self.fh.tell():
+        def read(self, *args):
+            if not self.fh.tell():
                 with open(path, "r+b") as out:
                     out.write(edited)
-            return self.fh.seek(offset, whence)
+            return self.fh.read(*args)
 
         def __getattr__(self, attr):
             return getattr(self.fh, attr)
@@ -256,9 +256,24 @@ def test_copy_to_never_leaves_bytes_edited_in_place_after_the_check(runs, tmp_pa
         def __exit__(self, *exc):
             self.fh.close()
 
-    monkeypatch.setattr(files, "open_read", lambda p, *a, **k: EditedOnRewind(real_open(p, *a, **k))
+    monkeypatch.setattr(files, "open_read", lambda p, *a, **k: EditedOnRead(real_open(p, *a, **k))
                         if str(p).endswith(name) else real_open(p, *a, **k))
     copy = tmp_path / "copy.parquet"
-    with pytest.raises(FolderChanged, match="changed while it was copied"):
+    with pytest.raises(FolderChanged, match="its bytes differ from the _SUCCESS"):
         opened.copy_to(name, str(copy))
     assert not copy.exists() and path.read_bytes() == edited and original != edited
+
+
+def test_a_manifest_takes_the_entry_of_a_known_file_of_its_size_and_hashes_the_rest(tmp_path):
+    # (`run --reuse` copies a carried file checked against the previous manifest: its entry is not hashed again)
+    import hashlib
+
+    from pipeline.io.manifest import Entry, Manifest
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_bytes(b"alpha")
+    (tmp_path / "sub" / "b.txt").write_bytes(b"beta!")
+    known = {"a.txt": Entry(5, "0" * 64), "sub/b.txt": Entry(4, "1" * 64), "gone.txt": Entry(1, "2" * 64)}
+    listed = Manifest.of_folder(str(tmp_path), "0" * 12, known).files
+    assert listed == {"a.txt": Entry(5, "0" * 64),  # taken as known (its size)
+                      "sub/b.txt": Entry(5, hashlib.sha256(b"beta!").hexdigest())}  # another size: hashed
