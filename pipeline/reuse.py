@@ -699,16 +699,15 @@ class BucketPrevious:
         out, carried, i, found = [], [], 0, False
         systems, documents, references = self.systems, self.documents, self.references
         check = self.check_references_ and bool(documents)
-        for group in groups:
-            k = documents.get(group.doc_id)
+        for doc_id, candidates in groups:
+            k = documents.get(doc_id)
             if k is not None:
-                carried.append(group.doc_id)
+                carried.append(doc_id)
                 if check and digests[i][8:] != references[8 * k : 8 * k + 8]:
-                    self.changed += len(group.candidates)
-            for c, _ in group.candidates:
+                    self.changed += len(candidates)
+            for c, _ in candidates:
                 rows = systems.get(c.system)
-                k = rows[0].get(group.doc_id) if rows is not None else None
-                if k is not None and rows[1][16 * k : 16 * k + 16] == digests[i]:
+                if rows is not None and (k := rows[0].get(doc_id)) is not None and rows[1][16 * k : 16 * k + 16] == digests[i]:
                     out.append(tuple(v[w * k : w * k + w] for v, w in zip(rows[2], rows[3])))
                     found = True
                 else:

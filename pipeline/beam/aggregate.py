@@ -23,7 +23,7 @@ import shutil
 
 import apache_beam as beam
 
-from pipeline.beam.combiners import SystemCombineFn
+from pipeline.beam.combiners import Gathered, SystemCombineFn
 from pipeline.beam.documents import scored_documents
 from pipeline.beam.progress import tally
 from pipeline.beam.spill import SpilledGroupByKey
@@ -254,7 +254,7 @@ class AggregatePerSystem(beam.PTransform):
             {"stats": aggregates, "averages": averages}
             | "JoinPerSystem" >> beam.CoGroupByKey()
             | "SystemRows" >> beam.FlatMap(system_rows, by_name, facts)
-            | "GatherSummaries" >> beam.combiners.ToList()
+            | "GatherSummaries" >> Gathered()
             | "WriteSystemTables" >> beam.Map(write_system_tables, self.staging, self.profiles, facts,
                                                beam.pvalue.AsSingleton(self.counts), config.run.max_rejected,
                                                self.carried)

@@ -17,8 +17,9 @@ class RunCounts(beam.CombineFn):
     before the shuffle; every total is a sum, a count or a minimum, so the result
     does not depend on how the input is split or ordered."""
 
-    def __init__(self, with_reuse: bool):
+    def __init__(self, with_reuse: bool, references=None):
         self.with_reuse = with_reuse
+        self.references = references  # (fewest, most) or None -> the run's (systems carried: pipeline.reuse)
 
     def create_accumulator(self):
         return {"rows_read": 0, "read_errors": Counter(), "errors_by_reason": Counter(), "errors_by_system": Counter(),
@@ -71,6 +72,7 @@ class RunCounts(beam.CombineFn):
 
     def extract_output(self, acc):
         found = [r for r in acc["references_per_document"] if r is not None]
+        fewest_and_most = (min(r[0] for r in found), max(r[1] for r in found)) if found else None
         human = acc["human_documents"]
         return {
             "read_counts": (acc["rows_read"], dict(acc["read_errors"])),
@@ -84,8 +86,8 @@ class RunCounts(beam.CombineFn):
             "documents_by_system": sorted(acc["documents_by_system"].items()),
             "errors_by_system": sorted(acc["errors_by_system"].items()),
             "text_checks": sorted(acc["text_checks"].items()),
-            # one value (ScoreDocuments' fewest and most, perhaps made for carried systems)
-            "references_per_document": found[0] if found else None,
+            # the fewest and the most of every scored batch's (the signature's nrefs), or the carried systems'
+            "references_per_document": self.references(fewest_and_most) if self.references else fewest_and_most,
             "reuse": (sorted(acc["reuse"].items()) + [("refused", r) for r in sorted(acc["refused"])]
                       if self.with_reuse else None),
         }
@@ -104,8 +106,9 @@ class CountRows(beam.PTransform):
     """A dict of the graph's PCollections in ("read_counts", "references" (reference
     row batches), "unused", "human" (numbers of human pseudo-documents), "documents"
     (scored batches), "errors", "text_checks" ((kind, owner, doc_id), optional),
-    "references_per_document" (one element, optional) and with a previous run
-    "reuse", its (name, value) counts: pipeline.reuse.REUSE_COUNTS); out, the run's
+    "references_per_document" ((fewest, most) references of a document, per scored
+    batch; `references` makes the run's of them, with systems carried) and with a
+    previous run "reuse", its (name, value) counts: pipeline.reuse.REUSE_COUNTS); out, the run's
     counts (one dict, `pipeline.io.tables.run_counts`, whence the per-system table's
     documents had, rejected share and references per document), also written to
     `staging` as `_counts.json`.  Scored documents are counted once, in the first
@@ -114,9 +117,9 @@ class CountRows(beam.PTransform):
     Each input becomes (name, small value) where it is, and one combine sums them
     all (`RunCounts`): a graph of a few transforms, not a combine per count."""
 
-    def __init__(self, staging: str, first_profile: str):
+    def __init__(self, staging: str, first_profile: str, references=None):
         super().__init__()
-        self.staging, self.first = staging, first_profile
+        self.staging, self.first, self.references = staging, first_profile, references
 
     def expand(self, c):
         first = self.first
@@ -136,7 +139,7 @@ class CountRows(beam.PTransform):
         run = (
             tagged
             | "AllCounts" >> beam.Flatten()
-            | "Sum" >> beam.CombineGlobally(RunCounts("reuse" in c))
+            | "Sum" >> beam.CombineGlobally(RunCounts("reuse" in c, self.references))
             | "Counts" >> beam.Map(lambda counts: run_counts(None, **counts))
         )
         run | "WriteCounts" >> beam.Map(write_counts, self.staging)

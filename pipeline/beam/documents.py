@@ -372,9 +372,9 @@ class ScoreDocuments(beam.PTransform):
     digest), ...]), Lin 2004's human pseudo-system among them when `human` names
     it: what every table shows), "human" (per batch, the number of human
     pseudo-documents), "errors", "text_checks" ((kind, owner, doc_id) per text
-    rouge_core.textcheck flags), "references" (one element: the fewest and the
-    most references a scored candidate had, or None when none was scored; the
-    signature's nrefs) and "reuse" (with a previous run, its counts:
+    rouge_core.textcheck flags), "references" (per list scored, the fewest and
+    the most references a scored candidate had: CountRows makes the signature's
+    nrefs of them) and "reuse" (with a previous run, its counts:
     pipeline.reuse.REUSE_COUNTS).
 
     A scored batch is plain tuples: the stages after it spill them (the report, the
@@ -391,13 +391,5 @@ class ScoreDocuments(beam.PTransform):
         scored = groups | "Score" >> beam.ParDo(fn).with_outputs(
             ERRORS, HUMAN, TEXT_CHECKS, REFERENCE_COUNTS, REUSE_COUNTS, main="documents"
         )
-        references = scored[REFERENCE_COUNTS] | "FewestAndMostReferences" >> beam.CombineGlobally(fewest_and_most)
         return {"human": scored[HUMAN], "documents": batched(scored.documents), "errors": scored[ERRORS],
-                "text_checks": scored[TEXT_CHECKS], "references": references, "reuse": scored[REUSE_COUNTS]}
-
-
-def fewest_and_most(pairs) -> tuple[int, int] | None:
-    """The fewest and the most of (fewest, most) pairs (None for none): the references
-    per document that the signature names (`rouge_core.signature.nrefs_range`)."""
-    pairs = [pair for pair in pairs if pair is not None]
-    return (min(p[0] for p in pairs), max(p[1] for p in pairs)) if pairs else None
+                "text_checks": scored[TEXT_CHECKS], "references": scored[REFERENCE_COUNTS], "reuse": scored[REUSE_COUNTS]}

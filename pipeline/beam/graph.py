@@ -46,9 +46,6 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
-    references = scored["references"]  # (per document, for the signature; with systems carried, pipeline.reuse)
-    if carried:
-        references = references | "CarriedReferences" >> beam.Map(reuse.references_per_document)
     written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
     reports = {report_name(q.name, profiles): q.name for q in profiles if q.reports_rouge155}
     copied = p | "CopyCarried" >> CopyCarried(reuse, staging, reports) if carried else None
@@ -65,13 +62,13 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         "documents": scored["documents"],
         "errors": errors,
         "text_checks": scored["text_checks"],
-        "references_per_document": references,
+        "references_per_document": scored["references"],  # (the signature's; with systems carried, pipeline.reuse)
     }
     if reuse:
         parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []),
                  *([significance["reuse"]] if significance and "reuse" in significance else []))
         counts["reuse"] = parts | "ReuseCounts" >> beam.Flatten()
-    counts = counts | "CountRows" >> CountRows(staging, profiles[0].name)
+    counts = counts | "CountRows" >> CountRows(staging, profiles[0].name, reuse.references_per_document if carried else None)
     if carried:  # the per-system table counts the carried systems' rows as a full run does
         counts = counts | "CarriedCounts" >> beam.Map(with_carried_counts, reuse)
     scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(config, staging, counts, reuse if carried else None)

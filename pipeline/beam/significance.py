@@ -38,6 +38,7 @@ from typing import NamedTuple
 import apache_beam as beam
 import numpy as np
 
+from pipeline.beam.combiners import Gathered
 from pipeline.beam.progress import tally
 from pipeline.io import files
 from pipeline.io.result_folder import ResultFolderError
@@ -681,7 +682,7 @@ class SignificanceTables(beam.PTransform):
         written = (
             blocks
             | "WriteBlockParts" >> beam.Map(write_block_part, self.staging)
-            | "GatherBlocks" >> beam.combiners.ToList()
+            | "GatherBlocks" >> Gathered()
             | "WriteSignificance"
             >> beam.Map(write_significance_tables, self.staging, self.order, self.test.describe())
         )

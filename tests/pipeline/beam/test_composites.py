@@ -142,7 +142,8 @@ def test_count_rows_tallies_errors_text_checks_references_and_reuse(tmp_path):
             # (kind, owner, doc_id): counted per (owner, kind), the first doc_id the example
             "text_checks": pc("Checks", [("one_sentence", "A", "d9"), ("one_sentence", "A", "d2"),
                                          ("markup", "refs", "d5")]),
-            "references_per_document": pc("Nrefs", [(1, 3)]),
+            # per scored list, its fewest and most references: the run's are the fewest and the most of all
+            "references_per_document": pc("Nrefs", [(2, 3), (1, 2), (2, 2)]),
             "reuse": pc("Reuse", [("rows_reused", 2), ("refused", "b"), ("rows_reused", 1), ("refused", "a")]),
         } | CountRows(str(tmp_path), DEFAULT_PROFILE)
         assert_that(out | beam.Map(lambda c: c["reuse"]["rows_reused"]), equal_to([3]))
