@@ -108,10 +108,11 @@ class CountRows(beam.PTransform):
     (scored batches), "errors", "text_checks" ((kind, owner, doc_id), optional),
     "references_per_document" ((fewest, most) references of a document, per scored
     batch; `references` makes the run's of them, with systems carried) and with a
-    previous run "reuse", its (name, value) counts: pipeline.reuse.REUSE_COUNTS); out, the run's
-    counts (one dict, `pipeline.io.tables.run_counts`, whence the per-system table's
-    documents had, rejected share and references per document), also written to
-    `staging` as `_counts.json`.  Scored documents are counted once, in the first
+    previous run "reuse", its (name, value) counts: pipeline.reuse.REUSE_COUNTS); out a
+    dict: "counts", the run's counts (one dict, `pipeline.io.tables.run_counts`,
+    whence the per-system table's documents had, rejected share and references per
+    document), also written to `staging` as `_counts.json`, and "error_rows", the
+    number of "errors" (the readers' own error rows are in the counts, not in it).  Scored documents are counted once, in the first
     profile; the human pseudo-system is counted apart (it is not an input row).
 
     Each input becomes (name, small value) where it is, and one combine sums them
@@ -136,11 +137,12 @@ class CountRows(beam.PTransform):
         }
         tagged = [c[name] | f"Tag{name.title().replace('_', '')}" >> beam.Map(tag) for name, tag in tags.items()
                   if c.get(name) is not None]
-        run = (
+        summed = (
             tagged
             | "AllCounts" >> beam.Flatten()
             | "Sum" >> beam.CombineGlobally(RunCounts("reuse" in c, self.references))
-            | "Counts" >> beam.Map(lambda counts: run_counts(None, **counts))
         )
+        run = summed | "Counts" >> beam.Map(lambda counts: run_counts(None, **counts))
         run | "WriteCounts" >> beam.Map(write_counts, self.staging)
-        return run
+        rows = summed | "ErrorRows" >> beam.Map(lambda counts: sum(n for _, n in counts["errors_by_reason"]))
+        return {"counts": run, "error_rows": rows}

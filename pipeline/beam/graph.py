@@ -13,7 +13,7 @@ from pipeline.beam.documents import GroupDocuments, ScoreDocuments
 from pipeline.beam.read import ReadSummaries, bucket_count
 from pipeline.beam.reuse import CopyCarried, ReadPrevious
 from pipeline.beam.significance import SignificanceTables
-from pipeline.beam.write import WriteResults
+from pipeline.beam.write import WriteErrors, WriteResults
 from pipeline.config import RunConfig
 from pipeline.io.rows import most_texts
 from pipeline.reuse import ReusePlan, with_carried_counts
@@ -46,7 +46,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
-    written = (scored["documents"], errors) | "WriteResults" >> WriteResults(staging, config.output, profiles)
+    written = scored["documents"] | "WriteResults" >> WriteResults(staging, config.output, profiles)
     reports = {report_name(q.name, profiles): q.name for q in profiles if q.reports_rouge155}
     copied = p | "CopyCarried" >> CopyCarried(reuse, staging, reports) if carried else None
     significance = None
@@ -68,7 +68,10 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
         parts = (previous["reuse"], grouped["reuse"], scored["reuse"], *([copied["reuse"]] if carried else []),
                  *([significance["reuse"]] if significance and "reuse" in significance else []))
         counts["reuse"] = parts | "ReuseCounts" >> beam.Flatten()
-    counts = counts | "CountRows" >> CountRows(staging, profiles[0].name, reuse.references_per_document if carried else None)
+    counted = counts | "CountRows" >> CountRows(staging, profiles[0].name,
+                                                reuse.references_per_document if carried else None)
+    errors | "WriteErrors" >> WriteErrors(staging, counted["error_rows"])
+    counts = counted["counts"]
     if carried:  # the per-system table counts the carried systems' rows as a full run does
         counts = counts | "CarriedCounts" >> beam.Map(with_carried_counts, reuse)
     scored["documents"] | "AggregatePerSystem" >> AggregatePerSystem(config, staging, counts, reuse if carried else None)

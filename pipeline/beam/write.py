@@ -106,21 +106,20 @@ def system_documents(batch) -> list:
 
 
 class WriteResults(beam.PTransform):
-    """(scored batches, errors) in; per_document/ and errors/ written to `staging`:
-    the per-document rows grouped per (profile, system) through spill files
-    (pipeline.beam.spill), each (profile, system)'s files written where its rows
-    are loaded (`per_document_writer`); the errors in shards that follow their
-    number.  Out: (profile, (system, path)) of each per-document Parquet file written."""
+    """Scored batches in; per_document/ written to `staging`: the per-document rows
+    grouped per (profile, system) through spill files (pipeline.beam.spill), each
+    (profile, system)'s files written where its rows are loaded
+    (`per_document_writer`).  Out: (profile, (system, path)) of each per-document
+    Parquet file written."""
 
     def __init__(self, staging: str, output, profiles):
         super().__init__()
         self.staging, self.output, self.profiles = staging, output, profiles
 
-    def expand(self, inputs):
-        batches, errors = inputs
+    def expand(self, batches):
         write = per_document_writer(self.staging, self.output.per_document_formats, self.profiles,
                                     self.output.per_document_shards)
-        written = (
+        return (
             batches
             | "BySystem" >> beam.FlatMap(system_documents)
             | "PerDocument" >> SpilledGroupByKey(
@@ -128,12 +127,16 @@ class WriteResults(beam.PTransform):
                 then=lambda element: [(element[0][0], (element[0][1], name + ".parquet")) for name in write(element)])
             | "DocumentFiles" >> beam.FlatMap(lambda names: names)
         )
-        errors | "Errors" >> ShardedWrite(
-            error_places,
-            errors_writer(self.staging),
-            errors | "CountErrors" >> beam.combiners.Count.Globally(),
-            self.staging,
-            "errors",
-            record=ErrorRecord,
-        )
-        return written
+
+
+class WriteErrors(beam.PTransform):
+    """Error rows in; errors/ written to `staging`, in shards that follow `number`
+    (one element: how many rows come; CountRows counts them with the run's counts)."""
+
+    def __init__(self, staging: str, number):
+        super().__init__()
+        self.staging, self.number = staging, number
+
+    def expand(self, errors):
+        return errors | "Shards" >> ShardedWrite(error_places, errors_writer(self.staging), self.number, self.staging,
+                                                 "errors", record=ErrorRecord)

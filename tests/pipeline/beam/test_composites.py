@@ -146,7 +146,9 @@ def test_count_rows_tallies_errors_text_checks_references_and_reuse(tmp_path):
             "references_per_document": pc("Nrefs", [(2, 3), (1, 2), (2, 2)]),
             "reuse": pc("Reuse", [("rows_reused", 2), ("refused", "b"), ("rows_reused", 1), ("refused", "a")]),
         } | CountRows(str(tmp_path), DEFAULT_PROFILE)
-        assert_that(out | beam.Map(lambda c: c["reuse"]["rows_reused"]), equal_to([3]))
+        assert_that(out["counts"] | beam.Map(lambda c: c["reuse"]["rows_reused"]), equal_to([3]))
+        # the rows of "errors" (3; the readers' own error row is in the counts only): WriteErrors' shards
+        assert_that(out["error_rows"], equal_to([3]), label="ErrorRows")
     counts = json.loads((tmp_path / "_counts.json").read_text())
     assert counts["rows_read"] == 4 and counts["scored"] == 2 and counts["documents"] == 2
     assert counts["reference_rows"] == 4
