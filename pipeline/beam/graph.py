@@ -11,7 +11,7 @@ from pipeline.beam.aggregate import AggregatePerSystem, report_name
 from pipeline.beam.counts import CountRows
 from pipeline.beam.documents import GroupDocuments, ScoreDocuments
 from pipeline.beam.read import ReadSummaries, bucket_count
-from pipeline.beam.reuse import CopyCarried, ReadPrevious
+from pipeline.beam.reuse import CopyCarried, ReadPrevious, reuse_tasks
 from pipeline.beam.significance import SignificanceTables
 from pipeline.beam.write import WriteErrors, WriteResults
 from pipeline.config import RunConfig
@@ -40,15 +40,16 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, inputs: dict, staging: s
     read = p | "ReadSummaries" >> ReadSummaries(
         config.input, inputs["candidates"], inputs["references"], staging, config.run.progress_seconds, buckets,
     )
-    previous = p | "ReadPrevious" >> ReadPrevious(reuse, buckets) if reuse else None
+    reports = {report_name(q.name, profiles): q.name for q in profiles if q.reports_rouge155}
+    tasks = p | "ReuseTasks" >> beam.Create(reuse_tasks(reuse, reports)) if reuse else None
+    previous = tasks | "ReadPrevious" >> ReadPrevious(reuse, buckets) if reuse else None
     grouped = (read["candidates"], read["references"], *([previous["items"]] if reuse else [])) | "GroupDocuments" >> (
         GroupDocuments(staging, config.input.conflicting_references == "keep", most_texts(config.input))
     )
     scored = grouped["documents"] | "ScoreDocuments" >> ScoreDocuments(profiles, config.run.progress_seconds, human)
     errors = (grouped["errors"], scored["errors"]) | "CollectErrors" >> beam.Flatten()
     written = scored["documents"] | "WriteResults" >> WriteResults(staging, config.output, profiles)
-    reports = {report_name(q.name, profiles): q.name for q in profiles if q.reports_rouge155}
-    copied = p | "CopyCarried" >> CopyCarried(reuse, staging, reports) if carried else None
+    copied = tasks | "CopyCarried" >> CopyCarried(reuse, staging) if carried else None
     significance = None
     if config.significance.enabled:
         tables = (written, copied["files"]) | "AllDocumentFiles" >> beam.Flatten() if carried else scored["documents"]

@@ -1,6 +1,7 @@
 """`run --reuse` in the graph (pipeline.reuse holds the plan and what proves a reuse
 exact; DESIGN.md section 15):
 
+    reuse_tasks        what ReadPrevious and CopyCarried do, in one Create
     ReadPrevious       the previous run's rows of the systems this run reads again,
                        and the documents of the systems it carries whole, as blocks
                        of columns keyed by bucket of the join (GroupDocuments' third
@@ -48,6 +49,8 @@ class ReadPreviousFn(beam.DoFn):
         self.known: dict = {}
 
     def process(self, task):
+        if task[0] not in ("rows", "documents"):  # (CopyCarried's)
+            return
         pending: dict = {}  # bucket -> [its held parts, rows held]
         try:
             if task[0] == "rows":
@@ -90,22 +93,41 @@ def _block(head: tuple, parts: list) -> tuple:
     return (*head, ids, *(b"".join(c) for c in zip(*(part[1] for part in parts))))
 
 
+def reuse_tasks(plan: ReusePlan, reports: dict) -> list:
+    """Every task of a run reusing `plan`, sorted, for one Create that ReadPrevious and
+    CopyCarried share (a Create is a few transforms and a stage of the runner's):
+    ("rows", system) of each system read again, and with systems carried
+    ("documents",), ("file", profile, system, name) of each of their per-document
+    files and ("report", name, profile) of each ROUGE-1.5.5 report file (`reports`:
+    {report file: its profile}) that holds their blocks."""
+    tasks = [("rows", system) for system in plan.systems]
+    if plan.carried:
+        tasks += [("documents",)] + [("file", *key) for key in plan.carried_files()]
+        tasks += [("report", name, profile) for name, profile in reports.items() if name in plan.report_parts]
+    return sorted(tasks)
+
+
 class ReadPrevious(beam.PTransform):
-    """The previous run's items for the join (see ReadPreviousFn): a dict, "items"
-    ((bucket, [block]) elements) and "reuse" (its counts: REUSE_COUNTS)."""
+    """`reuse_tasks` in; the previous run's items for the join (see ReadPreviousFn): a
+    dict, "items" ((bucket, [block]) elements) and "reuse" (its counts: REUSE_COUNTS)."""
 
     def __init__(self, plan: ReusePlan, buckets: int):
         super().__init__()
         self.plan, self.buckets = plan, buckets
 
-    def expand(self, pbegin):
-        tasks = [("rows", system) for system in self.plan.systems] + ([("documents",)] if self.plan.carried else [])
-        read = (
-            pbegin
-            | "Tasks" >> beam.Create(tasks)
-            | "Read" >> beam.ParDo(ReadPreviousFn(self.plan, self.buckets)).with_outputs(REUSE_COUNTS, main="items")
-        )
+    def expand(self, tasks):
+        read = tasks | "Read" >> beam.ParDo(ReadPreviousFn(self.plan, self.buckets)).with_outputs(
+            REUSE_COUNTS, main="items")
         return {"items": read["items"], "reuse": read[REUSE_COUNTS]}
+
+
+def copy_carried(task, plan: ReusePlan, staging: str):
+    """One of `reuse_tasks`: a "file" (`copy_file`) or a "report" (`copy_report_blocks`)
+    copied into the staging folder; others are ReadPrevious's."""
+    if task[0] == "file":
+        yield from copy_file(task[1:], plan, staging)
+    elif task[0] == "report":
+        yield from copy_report_blocks(task[1:], plan, staging)
 
 
 def copy_file(task, plan: ReusePlan, staging: str):
@@ -154,26 +176,17 @@ def copy_report_blocks(task, plan: ReusePlan, staging: str):
 
 
 class CopyCarried(beam.PTransform):
-    """The carried systems' per-document files (every format the previous run wrote
-    of them: its output settings are this run's) copied into `staging`, and their
-    blocks of each ROUGE-1.5.5 report (`reports`: {report file: its profile}) into
-    their part files there: a dict, "files" ((profile, (system, path)) of each Parquet
-    file) and "reuse" (REUSE_COUNTS)."""
+    """`reuse_tasks` in; the carried systems' per-document files (every format the
+    previous run wrote of them: its output settings are this run's) copied into
+    `staging`, and their blocks of each ROUGE-1.5.5 report into their part files
+    there: a dict, "files" ((profile, (system, path)) of each Parquet file) and
+    "reuse" (REUSE_COUNTS)."""
 
-    def __init__(self, plan: ReusePlan, staging: str, reports: dict):
+    def __init__(self, plan: ReusePlan, staging: str):
         super().__init__()
-        self.plan, self.staging, self.reports = plan, staging, reports
+        self.plan, self.staging = plan, staging
 
-    def expand(self, pbegin):
-        copied = (
-            pbegin
-            | "CarriedFiles" >> beam.Create(sorted(self.plan.carried_files()))
-            | "Copy" >> beam.FlatMap(copy_file, self.plan, self.staging).with_outputs(REUSE_COUNTS, main="files")
-        )
-        blocks = (
-            pbegin
-            | "CarriedReports" >> beam.Create(sorted((n, p) for n, p in self.reports.items() if n in self.plan.report_parts))
-            | "CopyBlocks" >> beam.FlatMap(copy_report_blocks, self.plan, self.staging).with_outputs(REUSE_COUNTS)
-        )
-        reuse = (copied[REUSE_COUNTS], blocks[REUSE_COUNTS]) | "CopyCounts" >> beam.Flatten()
-        return {"files": copied["files"], "reuse": reuse}
+    def expand(self, tasks):
+        copied = tasks | "Copy" >> beam.FlatMap(copy_carried, self.plan, self.staging).with_outputs(
+            REUSE_COUNTS, main="files")
+        return {"files": copied["files"], "reuse": copied[REUSE_COUNTS]}
