@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 from collections import Counter
@@ -311,8 +312,6 @@ def column_key(path: str, column: str) -> tuple[int, Optional[tuple]]:
     so, without decoding their doc_ids: a file equal to one this run wrote is
     within every bound that file is).  The key is None when the column is not a
     flat column of the file, a chunk lies elsewhere or is over CHUNK_KEY_MOST_BYTES."""
-    import hashlib  # noqa: PLC0415
-
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     with files.open_read(path) as fh:
