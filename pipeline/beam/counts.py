@@ -112,8 +112,9 @@ class CountRows(beam.PTransform):
     dict: "counts", the run's counts (one dict, `pipeline.io.tables.run_counts`,
     whence the per-system table's documents had, rejected share and references per
     document), also written to `staging` as `_counts.json`, and "error_rows", the
-    number of "errors" (the readers' own error rows are in the counts, not in it).  Scored documents are counted once, in the first
-    profile; the human pseudo-system is counted apart (it is not an input row).
+    number of "errors" (the readers' own error rows are in the counts, not in
+    it).  Scored documents are counted once, in the first profile; the human
+    pseudo-system is counted apart (it is not an input row).
 
     Each input becomes (name, small value) where it is, and one combine sums them
     all (`RunCounts`): a graph of a few transforms, not a combine per count."""
