@@ -34,9 +34,9 @@ from pipeline.reuse import REUSE_COUNTS, ReusePlan, carried_documents, previous_
 
 
 class ReadPreviousFn(beam.DoFn):
-    """A task in: ("rows", system) (the previous rows of a system read again) or
-    ("documents",) (every document of the carried systems, with its references'
-    digest); out (bucket, [block]): a bucket's rows or documents as columns
+    """A task in (`reuse_tasks`; CopyCarried's kinds pass by): ("rows", system) (the
+    previous rows of a system read again) or ("documents",) (every document of the
+    carried systems, with its references' digest); out (bucket, [block]): a bucket's rows or documents as columns
     (pipeline.reuse.BucketPrevious), at least BATCH_ROWS of them a block but a
     bucket's last, or the message of a file that failed its check ("refused" on REUSE_COUNTS)."""
 

@@ -8,10 +8,12 @@ Every reader and writer of the project goes through these few functions, so
 from __future__ import annotations
 
 import glob as _glob
+import hashlib
 import os
 import re
 import stat
 import sys
+import types
 from typing import Optional
 
 from pipeline.io.stores import configure_here, object_store
@@ -114,6 +116,20 @@ def copy(sources: list[str], targets: list[str]) -> None:
             os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
             with open(source, "rb") as src, open(target, "wb") as dst:
                 copy_stream(src, dst)
+
+
+def hashed_copy(source, out=None, length: Optional[int] = None) -> tuple[int, str]:
+    """(bytes read, their SHA-256 in hex) of the open binary file `source`, from
+    where it stands to its end or `length` bytes (`copy_stream`), written into `out`
+    too when given."""
+    digest = hashlib.sha256()
+
+    def write(chunk: bytes) -> None:
+        digest.update(chunk)
+        if out is not None:
+            out.write(chunk)
+
+    return copy_stream(source, types.SimpleNamespace(write=write), length), digest.hexdigest()
 
 
 def copy_stream(source, out, length: Optional[int] = None) -> int:

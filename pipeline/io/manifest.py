@@ -157,9 +157,5 @@ def check_name(name) -> None:
 
 def digest(path: str) -> tuple[int, str]:
     """(size, SHA-256) of a file (local or URL), read once, a MiB at a time."""
-    sha256, size = hashlib.sha256(), 0
     with files.open_read(path) as fh:
-        while chunk := fh.read(1 << 20):
-            sha256.update(chunk)
-            size += len(chunk)
-    return size, sha256.hexdigest()
+        return files.hashed_copy(fh)

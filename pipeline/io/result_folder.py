@@ -33,7 +33,6 @@ file.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 import tempfile
 from typing import Iterator, Optional
@@ -128,7 +127,7 @@ class ResultFolder:
         location = self.location(name)
         source = self.verified(name) if files.is_url(location) else self._open_local(location)
         with source as fh, files.create(target) as out:
-            size, sha256 = _copy_hashing(fh, out)
+            size, sha256 = files.hashed_copy(fh, out)
         if (entry.size is not None and size != entry.size) or sha256 != entry.sha256:
             files.delete([target])
             raise self._differs(location)
@@ -248,7 +247,7 @@ class ResultFolder:
             fh = tempfile.TemporaryFile(prefix="rouge-pipeline-")  # (no name: gone when closed)
             try:
                 with files.open_read(location) as source:
-                    size, sha256 = _copy_hashing(source, fh)
+                    size, sha256 = files.hashed_copy(source, fh)
             except Exception as err:  # a store's own error: gone, or another failure
                 fh.close()
                 if name not in files.list_tree(self.path):
@@ -257,7 +256,7 @@ class ResultFolder:
         else:
             fh = self._open_local(location)
             try:
-                size, sha256 = _copy_hashing(fh, None)
+                size, sha256 = files.hashed_copy(fh)
             except OSError as err:
                 fh.close()
                 raise ResultFolderError(f"{location}: cannot read it ({err})") from err
@@ -372,17 +371,6 @@ def _not_a_folder(path: str) -> str:
     if files.is_url(path) or not os.path.lexists(path):
         return f"{path}: no such result folder"
     return f"{path}: not a folder, so not a result folder"
-
-
-def _copy_hashing(source, target) -> tuple[int, str]:
-    """Read `source` to its end (into `target` when given): (size, SHA-256)."""
-    sha256, size = hashlib.sha256(), 0
-    while chunk := source.read(1 << 20):
-        sha256.update(chunk)
-        size += len(chunk)
-        if target is not None:
-            target.write(chunk)
-    return size, sha256.hexdigest()
 
 
 def _table_kind(name: str) -> str:

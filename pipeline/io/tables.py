@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import hashlib
 import io
 import json
 from collections import Counter
@@ -327,14 +326,11 @@ def column_key(path: str, column: str) -> tuple[int, Optional[tuple]]:
             if chunk.file_path or start is None or start < 4 or not 0 <= size <= CHUNK_KEY_MOST_BYTES:
                 return meta.num_rows, None
             fh.seek(start)
-            digest, left = hashlib.sha256(), size
-            while left and (data := fh.read(min(left, 1 << 20))):
-                digest.update(data)
-                left -= len(data)
-            if left:
+            read, sha256 = files.hashed_copy(fh, length=size)
+            if read != size:
                 return meta.num_rows, None
             key.append((meta.row_group(group).num_rows, chunk.physical_type, chunk.compression, chunk.encodings,
-                        chunk.num_values, chunk.data_page_offset - start, size, digest.digest()))
+                        chunk.num_values, chunk.data_page_offset - start, size, sha256))
         return meta.num_rows, tuple(key)
 
 
