@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 import time
 import uuid
 
@@ -104,14 +105,20 @@ class Progress:
 
 
 _TALLIES: dict = {}
+_TALLIES_LOCK = threading.Lock()  # a worker's threads (multi_threading mode) share its tallies
 
 
 def tally(stage: str, what: str, n: int = 1) -> None:
     """Count from a plain function (a Map or a CombineFn's extract_output): one
-    Progress per stage and worker process, made on first use."""
-    progress = _TALLIES.get(stage)
-    if progress is None or progress.folder != (os.environ.get(PROGRESS_FOLDER_ENV) or None):
-        progress = _TALLIES[stage] = Progress(stage, 30.0)
-        progress.start()
-    progress.add(what, n)
-    progress.flush(force=True)  # a tally counts whole systems or pairs: few, and each worth showing
+    Progress per stage and worker process, made on first use.  Safe from many threads
+    at once: a tally is made whole before another thread can see it, and counted and
+    handed on under a lock (tallies are few, so the lock costs nothing that shows)."""
+    folder = os.environ.get(PROGRESS_FOLDER_ENV) or None
+    with _TALLIES_LOCK:
+        progress = _TALLIES.get(stage)
+        if progress is None or progress.folder != folder:
+            progress = Progress(stage, 30.0)
+            progress.start()
+            _TALLIES[stage] = progress
+        progress.add(what, n)
+        progress.flush(force=True)  # a tally counts whole systems or pairs: few, and each worth showing

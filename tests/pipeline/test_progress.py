@@ -222,6 +222,45 @@ def test_workers_hand_on_their_counts_through_files_that_the_driver_sums(tmp_pat
     assert len(list(tmp_path.glob("*.json"))) == 2  # one file per worker, replaced, never appended
 
 
+def test_a_tally_counts_every_call_from_many_threads_at_once(tmp_path, monkeypatch):
+    """Beam's multi_threading mode runs a worker's bundles in threads of one process,
+    and they share its tallies.  A tally seen by another thread before it was started
+    failed a run ("'Progress' object has no attribute 'pending'"); here the start is
+    slowed so that every thread arrives while the first is still making it."""
+    import threading
+    import time
+
+    from pipeline.beam import progress as worker
+
+    monkeypatch.setenv(worker.PROGRESS_FOLDER_ENV, str(tmp_path))
+    monkeypatch.setattr(worker, "_TALLIES", {})
+    start = worker.Progress.start
+
+    def slow_start(self):
+        time.sleep(0.05)
+        start(self)
+
+    monkeypatch.setattr(worker.Progress, "start", slow_start)
+    threads, calls, failures = 8, 200, []
+    barrier = threading.Barrier(threads)
+
+    def count():
+        barrier.wait()
+        try:
+            for _ in range(calls):
+                worker.tally("significance", "metrics")
+        except Exception as error:  # noqa: BLE001 - the test reports what a thread met
+            failures.append(repr(error))
+
+    pool = [threading.Thread(target=count) for _ in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    assert failures == []
+    assert read_counts(str(tmp_path))["significance"] == {"metrics": threads * calls}
+
+
 @pytest.fixture(scope="module")
 def long_input(tmp_path_factory) -> Path:
     """40,000 short summaries (5 systems x 8,000 documents) in 4 shards: a run of
