@@ -78,14 +78,21 @@ def _temporary_folders(tmp_path_factory):
     in one folder that the session removes.  Beam makes a folder per Pipeline and
     removes it only when the pipeline runs (`run` removes it when building fails,
     pipeline.beam.run), so tests that build a graph and never run it, or see it
-    refused, left one in /tmp each.  (Subprocesses keep their own TMPDIR.)"""
+    refused, left one in /tmp each.  The processes the tests start inherit it as
+    TMPDIR: a Beam job service's artifacts and its stager's files, Dask's scratch
+    space (the hosts of tests/pipeline/beam/runners/hosts.py get an environment of
+    their own and a private /tmp)."""
     folder = tmp_path_factory.mktemp("tempfile")
-    before = tempfile.tempdir
-    tempfile.tempdir = str(folder)
+    before, before_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = str(folder)
     try:
         yield folder
     finally:
         tempfile.tempdir = before
+        if before_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before_env
         shutil.rmtree(folder, ignore_errors=True)
 
 
