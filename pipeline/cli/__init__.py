@@ -102,12 +102,25 @@ class _QuietBeam(logging.Filter):
         )
 
 
-def _configure_logging(verbose: bool) -> None:
+@contextlib.contextmanager
+def _command_logging(verbose: bool):
+    """The root logger says warnings on stderr as "rouge-pipeline: ..." while the
+    command runs; the caller's handlers and level are put back after, never closed
+    (`logging.basicConfig(force=True)` closes them: a program that calls `main()`
+    would lose its log files)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("rouge-pipeline: %(message)s"))
     if not verbose:
         handler.addFilter(_QuietBeam())
-    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 class Terminated(BaseException):
@@ -170,13 +183,13 @@ def stray_rouge_flags(sub: argparse.ArgumentParser, args: list[str]) -> list[str
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The command line: exit 0 done, 1 failed, 2 refused before any work (one line
     on stderr, nothing on stdout), or the command's own statuses.  The process's
-    garbage-collector thresholds, SIGTERM handler and thread exception hook are the
-    command's while it runs, and restored after."""
+    garbage-collector thresholds, SIGTERM handler, thread exception hook and root
+    logger are the command's while it runs, and restored after."""
     argv = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in argv
-    _configure_logging(verbose)
     failed = threading.Event()
-    with fewer_collections(), _signal_handler(signal.SIGTERM, _on_sigterm), _thread_hook(verbose, failed):
+    with _command_logging(verbose), fewer_collections(), _signal_handler(signal.SIGTERM, _on_sigterm), \
+            _thread_hook(verbose, failed):
         try:
             return _command(argv)
         except UsageError as err:

@@ -18,23 +18,31 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 # The process's state before and after CALL (a statement), printed as JSON.
+# The calling program logs to a file of its own (host.log), which must stay open and
+# keep receiving its lines.
 PROBE = """
-import gc, json, signal, sys, threading
+import gc, json, logging, signal, sys, threading
 import numpy  # (BLAS loaded before the first look)
 import threadpoolctl
 
+logging.basicConfig(filename="host.log", level=logging.INFO)
+
 def state():
+    root = logging.getLogger()
     return {
         "blas": [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()],
         "gc": list(gc.get_threshold()),
         "excepthook": repr(threading.excepthook),
         "sigterm": repr(signal.getsignal(signal.SIGTERM)),
         "sigusr1": repr(signal.getsignal(signal.SIGUSR1)),
+        "logging": [root.level, [(repr(h), getattr(h, "stream", None) is not None) for h in root.handlers]],
     }
 
 before = state()
 CALL
-print(json.dumps({"before": before, "after": state()}))
+after = state()
+logging.getLogger("host").info("the host's line after the call")
+print(json.dumps({"before": before, "after": after}))
 """
 
 
@@ -90,6 +98,32 @@ def test_the_command_line_restores_what_it_set_when_called_in_process(tmp_path):
         assert main(["score", "c.txt", "r.txt", "--rouge-args", "-n 1 -r 10", "--quiet", "-b"]) == 0
     """, tmp_path)
     assert seen["after"] == seen["before"]
+    assert "the host's line after the call" in (tmp_path / "host.log").read_text()
+
+
+def test_the_command_line_logs_to_the_callers_stderr_and_hands_logging_back(tmp_path):
+    """While it runs, `main` logs its warnings to the sys.stderr it was called with
+    (here a capture, closed after, as a test's is); after it, a warning goes to the
+    caller's handlers only, never to a stream `main` once saw (which printed
+    "--- Logging error ---" in CI when a Dask thread logged after a test)."""
+    row = {"system": "s", "doc_id": "d1", "candidate": "the cat sat", "references": ["the cat sat down"]}
+    (tmp_path / "in.jsonl").write_text(json.dumps(row) + "\n")
+    seen = probe("""
+        import io, pathlib
+        from pipeline.cli import main
+
+        inside = io.StringIO()
+        sys.stderr = inside
+        assert main(["run", "--input", "in.jsonl", "--output", "out", "--reuse", "nowhere", "--quiet"]) == 0
+        sys.stderr = sys.__stderr__
+        pathlib.Path("inside.txt").write_text(inside.getvalue())
+        inside.close()  # a capture, closed once its test is done
+        logging.getLogger("late.thread").warning("a warning after the command")
+    """, tmp_path)
+    assert seen["after"] == seen["before"]
+    assert "rouge-pipeline: reusing nothing from nowhere" in (tmp_path / "inside.txt").read_text()
+    host = (tmp_path / "host.log").read_text()
+    assert "a warning after the command" in host and "reusing nothing" not in host
 
 
 def test_a_worker_fault_leaves_the_thread_hook_and_signals_as_they_were(tmp_path):

@@ -458,7 +458,7 @@ def test_index_evaluation_ids_reuse_rows_and_carry_nothing(tmp_path):
     run_pipeline(tmp_path / "night-1", inputs, flags=FLAGS, eval_ids="index")
     files = {s: rows_of(s, documents=range(2, DOCUMENTS)) for s in SYSTEMS[:3]}  # two documents removed
     inputs = night(tmp_path / "in-2", files)
-    full = run_pipeline(tmp_path / "full", inputs, flags=FLAGS, eval_ids="index")
+    run_pipeline(tmp_path / "full", inputs, flags=FLAGS, eval_ids="index")
     reused = run_pipeline(tmp_path / "reused", inputs, flags=FLAGS, eval_ids="index", reuse=str(tmp_path / "night-1"))
     assert table_bytes(tmp_path / "reused") == table_bytes(tmp_path / "full")
     assert reused["reuse"]["rows_reused"] == 3 * (DOCUMENTS - 2) and "eval_ids = index" in reused["reuse"]["not_carried"]
