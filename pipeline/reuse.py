@@ -34,7 +34,6 @@ doc_ids, no human pseudo-system, and in split form reference files unchanged.
 from __future__ import annotations
 
 import copy
-import hashlib
 import itertools
 from dataclasses import dataclass, field
 from typing import Optional
@@ -43,6 +42,7 @@ import numpy as np
 
 from pipeline.config import RunConfig, table_settings
 from pipeline.io import files
+from pipeline.io.manifest import digest
 from pipeline.io.result_folder import ResultFolder, ResultFolderError
 from pipeline.io.tables import (
     SIGNATURE_BYTES,
@@ -554,11 +554,7 @@ def _fingerprints(paths: list[str], sizes: set) -> dict[str, dict]:
             continue
         if size is None or size not in sizes:
             continue
-        digest = hashlib.sha256()
-        with files.open_read(path) as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
-        out[path] = {"bytes": size, "sha256": digest.hexdigest()}
+        out[path] = {"bytes": size, "sha256": digest(path)[1]}
     return out
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -42,7 +41,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from pipeline.io import files
-from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, parse_json
+from pipeline.io.manifest import MARKER, MAX_BYTES, SUCCESS, Manifest, digest, parse_json
 from rouge_core import RougeConfigError
 
 # Top-level names a result folder may hold (a previous version's folders included).
@@ -81,14 +80,6 @@ LEGACY_PARTS = {
     "per_document": re.compile(r"part-([0-9a-f]{16}-)?\d{5}-of-\d{5}\.(parquet|csv|jsonl)"),
     "errors": re.compile(r"(part-\d{5}-of-\d{5}|file-[0-9a-f]{16})\.(parquet|jsonl)"),
 }
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _walk(folder: str) -> tuple[list[str], list[str]]:
@@ -145,7 +136,7 @@ def _foreign_entries(folder: str) -> Optional[list[str]]:
     listed = recorded_files(folder)
     if listed:
         markers = {SUCCESS} if MARKER in listed else {SUCCESS, MARKER}
-        foreign = [f for f in found if f not in markers and (f not in listed or _sha256(os.path.join(folder, f)) != listed[f])]
+        foreign = [f for f in found if f not in markers and (f not in listed or digest(os.path.join(folder, f))[1] != listed[f])]
         folders = {os.path.dirname(f) + os.sep for f in listed if os.path.dirname(f)}
         folders |= {sub + os.sep for sub in LEGACY_PARTS}  # may be empty
         foreign += [o for o in other if o not in folders]
